@@ -1,0 +1,78 @@
+/** Base class of every error fenceq throws; callers branch on the class, never on the message. */
+export class FenceqError extends Error {
+  override name = 'FenceqError';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+/** Bad input at an entry point: names the field and the value it got; nothing was written. */
+export class ValidationError extends FenceqError {
+  override name = 'ValidationError';
+  /** The field (a dotted path such as `jobs[2].payload`) whose value was refused. */
+  readonly field: string;
+  /** The refused value, as given (truncated when it is long). */
+  readonly value: unknown;
+  constructor(field: string, value: unknown, reason: string, options?: { cause?: unknown }) {
+    super(`invalid ${field} (${describeValue(value)}): ${reason}`, options);
+    this.field = field;
+    this.value = truncate(value);
+  }
+}
+
+/** The job id names no job in the table. */
+export class JobNotFoundError extends FenceqError {
+  override name = 'JobNotFoundError';
+  /** The id looked up. */
+  readonly jobId: string;
+  constructor(jobId: string) {
+    super(`no job with id ${JSON.stringify(jobId)}`);
+    this.jobId = jobId;
+  }
+}
+
+/** The table does not exist or is not reachable at the configured endpoint. */
+export class TableUnavailableError extends FenceqError {
+  override name = 'TableUnavailableError';
+  /** The table that was asked for. */
+  readonly tableName: string;
+  constructor(tableName: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.tableName = tableName;
+  }
+}
+
+/** An operation asked for a transition the job's current state does not allow (for example requeueing a job that is not dead). */
+export class InvalidStateError extends FenceqError {
+  override name = 'InvalidStateError';
+  /** The job concerned. */
+  readonly jobId: string;
+  /** The state the job is in. */
+  readonly state: string;
+  constructor(jobId: string, state: string, wanted: string) {
+    super(`job ${JSON.stringify(jobId)} is ${state}; ${wanted}`);
+    this.jobId = jobId;
+    this.state = state;
+  }
+}
+
+function describeValue(value: unknown): string {
+  if (value === undefined) return 'undefined';
+  if (typeof value === 'string') return JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value);
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint' || value === null) {
+    return String(value);
+  }
+  if (typeof value === 'function') return 'a function';
+  try {
+    const s = JSON.stringify(value);
+    if (s === undefined) return typeof value;
+    return s.length > 80 ? `${s.slice(0, 80)}…` : s;
+  } catch {
+    return `a ${typeof value} that is not JSON`;
+  }
+}
+
+function truncate(value: unknown): unknown {
+  if (typeof value === 'string' && value.length > 200) return `${value.slice(0, 200)}…`;
+  return value;
+}

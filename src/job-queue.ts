@@ -1,0 +1,277 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { ValidationError } from './errors.js';
+import type { Job, Json, Lease } from './job.js';
+import type { JobStore, LeaseRequest } from './job-store.js';
+import { defaultLogger, type Logger } from './log.js';
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.js';
+import { QUEUE_REGISTRY_ID } from './schema.js';
+import { ackDoneIfLeaseHeld, type AckDoneOutcome } from './store/ack-done.js';
+import { ackFailedIfLeaseHeld, type AckFailedOutcome } from './store/ack-failed.js';
+import { listJobs, queueStats, type JobPage, type QueueStats } from './store/browse.js';
+import { cancelIfLive, type CancelOutcome } from './store/cancel.js';
+import { itemToJob } from './store/codec.js';
+import type { DeadJobNotice, QueueHooks, StoreContext } from './store/context.js';
+import { findUndeliveredDeadNotices, markDeadNotifiedIfUndelivered } from './store/dead-notices.js';
+import { prepareEnqueue, putIfAbsent, registerQueues, type EnqueueInput, type EnqueueOutcome } from './store/enqueue.js';
+import { ensureTable } from './store/ensure-table.js';
+import { readItem, translate } from './store/io.js';
+import { leaseDue } from './store/lease.js';
+import { reclaimExpiredLeases, type ReclaimCounts } from './store/reclaim-orphaned.js';
+import { releaseIfLeaseHeld, type ReleaseOutcome } from './store/release.js';
+import { releaseUnownedIfLive, type ReleaseUnownedOutcome } from './store/release-unowned.js';
+import { renewIfLeaseHeld, type RenewOutcome } from './store/renew.js';
+import { requeueIfDead, type RequeueOutcome } from './store/requeue-dead.js';
+import {
+  checkId,
+  checkInt,
+  checkJson,
+  checkKnownKeys,
+  checkLease,
+  checkObject,
+  checkOwner,
+  checkQueue,
+  checkTtl,
+  errorText,
+  MAX_ENQUEUE_BATCH,
+  MAX_LEASE_BATCH,
+} from './validate.js';
+
+/** Options of {@link JobQueue}. */
+export interface JobQueueOptions {
+  /** The DynamoDB table (create it with `ensureTable` or the CDK stack). */
+  readonly tableName: string;
+  /** A client to use; otherwise one is built from `endpoint` and `region`. */
+  readonly client?: DynamoDBClient;
+  /** DynamoDB endpoint URL, such as a local emulator's; default the SDK's (AWS). */
+  readonly endpoint?: string;
+  /** AWS region; default from the environment, or us-east-1 for a local endpoint. */
+  readonly region?: string;
+  /** Epoch ms; default Date.now. Every condition takes `:now` from it. */
+  readonly clock?: () => number;
+  /** Where log lines go; default JSON lines on stderr (FENCEQ_LOG=silent for none). */
+  readonly logger?: Logger;
+  /** Backoff of failed jobs. @default { baseMs: 1000, maxMs: 3600000 } */
+  readonly retry?: RetryPolicy;
+  /** How long done, dead and cancelled jobs are kept before TTL deletes them. @default 7 days */
+  readonly retentionMs?: number;
+  /** Wake-up and dead-job hooks (the SQS integration plugs in here). */
+  readonly hooks?: QueueHooks;
+  /** Source of jitter in [0, 1); default Math.random. */
+  readonly random?: () => number;
+}
+
+const DEFAULT_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
+const LOOPBACK = /^https?:\/\/(localhost|127\.\d+\.\d+\.\d+|\[::1\])(:\d+)?\/?$/;
+
+/** Builds a DynamoDB client for an endpoint; a loopback endpoint gets placeholder credentials when none are set. */
+export function dynamoClient(opts: { endpoint?: string; region?: string } = {}): DynamoDBClient {
+  const local = opts.endpoint !== undefined && LOOPBACK.test(opts.endpoint);
+  const haveCreds = Boolean(process.env.AWS_ACCESS_KEY_ID || process.env.AWS_PROFILE);
+  return new DynamoDBClient({
+    endpoint: opts.endpoint,
+    region: opts.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? (local || opts.endpoint ? 'us-east-1' : undefined),
+    ...(local && !haveCreds ? { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
+  });
+}
+
+/**
+ * The fenced job queue on one DynamoDB table: producers enqueue, workers lease and ack, operators
+ * force-release, cancel and requeue. Every lease is identified by `(id, generation)`; anything a
+ * dead or superseded lease sends later is a logged no-op that returns `{ outcome: 'stale' }`.
+ */
+export class JobQueue implements JobStore {
+  /** The table this queue lives in. */
+  readonly tableName: string;
+  /** The low-level client (for ensureTable and tests). */
+  readonly client: DynamoDBClient;
+  private readonly ctx: StoreContext;
+  private readonly registered = new Set<string>();
+
+  constructor(options: JobQueueOptions) {
+    const o = checkObject('options', options);
+    checkKnownKeys('options', o, ['tableName', 'client', 'endpoint', 'region', 'clock', 'logger', 'retry', 'retentionMs', 'hooks', 'random']);
+    if (typeof options.tableName !== 'string' || !/^[A-Za-z0-9_.-]{3,255}$/.test(options.tableName)) {
+      throw new ValidationError('options.tableName', options.tableName, 'a table name is 3-255 characters of A-Z a-z 0-9 _ . -');
+    }
+    if (options.endpoint !== undefined && (typeof options.endpoint !== 'string' || !/^https?:\/\/\S+$/.test(options.endpoint))) {
+      throw new ValidationError('options.endpoint', options.endpoint, 'must be an http(s) URL');
+    }
+    if (options.clock !== undefined && typeof options.clock !== 'function') {
+      throw new ValidationError('options.clock', options.clock, 'must be a function returning epoch ms');
+    }
+    const retry = options.retry ?? DEFAULT_RETRY_POLICY;
+    checkInt('options.retry.baseMs', retry.baseMs, 1, 86_400_000);
+    checkInt('options.retry.maxMs', retry.maxMs, retry.baseMs, 7 * 86_400_000);
+    this.tableName = options.tableName;
+    this.client = options.client ?? dynamoClient(options);
+    this.ctx = {
+      doc: DynamoDBDocumentClient.from(this.client, { marshallOptions: { removeUndefinedValues: true } }),
+      tableName: options.tableName,
+      clock: options.clock ?? Date.now,
+      logger: options.logger ?? defaultLogger(),
+      random: options.random ?? Math.random,
+      retry,
+      retentionMs:
+        options.retentionMs === undefined ? DEFAULT_RETENTION_MS : checkInt('options.retentionMs', options.retentionMs, 60_000, 3650 * 86_400_000),
+      hooks: options.hooks ?? {},
+    };
+  }
+
+  /** Creates the table if missing and waits until it is active. */
+  async ensureTable(): Promise<void> {
+    await ensureTable(this.client, this.tableName);
+  }
+
+  /** Enqueues one job. An existing id is never overwritten: the outcome is `exists`. */
+  async enqueue(input: EnqueueInput): Promise<EnqueueOutcome> {
+    const item = prepareEnqueue('job', input, this.ctx.clock());
+    await this.register([item.queue as string]);
+    return putIfAbsent(this.ctx, item);
+  }
+
+  /**
+   * Enqueues many jobs. Every input is validated before anything is written, so one bad job
+   * writes nothing; outcomes are keyed by job id (a repeated id in one batch is refused).
+   */
+  async enqueueMany(inputs: readonly EnqueueInput[]): Promise<Map<string, EnqueueOutcome>> {
+    if (!Array.isArray(inputs)) throw new ValidationError('jobs', inputs, 'must be an array');
+    if (inputs.length > MAX_ENQUEUE_BATCH) throw new ValidationError('jobs.length', inputs.length, `at most ${MAX_ENQUEUE_BATCH} per call`);
+    const now = this.ctx.clock();
+    const items = inputs.map((input, i) => prepareEnqueue(`jobs[${i}]`, input, now));
+    const seen = new Set<string>();
+    items.forEach((item, i) => {
+      if (seen.has(item.id as string)) throw new ValidationError(`jobs[${i}].id`, item.id, 'appears twice in one batch');
+      seen.add(item.id as string);
+    });
+    await this.register([...new Set(items.map((i) => i.queue as string))]);
+    const out = new Map<string, EnqueueOutcome>();
+    const queue = [...items];
+    const write = async (): Promise<void> => {
+      for (let item = queue.shift(); item; item = queue.shift()) out.set(item.id as string, await putIfAbsent(this.ctx, item));
+    };
+    await Promise.all(Array.from({ length: Math.min(16, items.length) }, write));
+    return new Map(items.map((i) => [i.id as string, out.get(i.id as string)!]));
+  }
+
+  /** Claims up to `max` due jobs, highest priority first, then oldest; may take over lapsed leases. */
+  async lease(req: LeaseRequest): Promise<Lease[]> {
+    const o = checkObject('lease', req);
+    checkKnownKeys('lease', o, ['owner', 'queues', 'ttlMs', 'max']);
+    const owner = checkOwner('lease.owner', req.owner);
+    const ttlMs = checkTtl('lease.ttlMs', req.ttlMs);
+    const max = req.max === undefined ? 1 : checkInt('lease.max', req.max, 1, MAX_LEASE_BATCH);
+    let queues: readonly string[];
+    if (req.queues === undefined) queues = await this.queues();
+    else {
+      if (!Array.isArray(req.queues) || req.queues.length === 0 || req.queues.length > 20) {
+        throw new ValidationError('lease.queues', req.queues, 'must be an array of 1-20 queue names');
+      }
+      queues = req.queues.map((q, i) => checkQueue(`lease.queues[${i}]`, q));
+    }
+    if (queues.length === 0) return [];
+    return leaseDue(this.ctx, { owner, queues, ttlMs, max });
+  }
+
+  /** Marks the leased job done with `result` (default null). Stale leases get `{ outcome: 'stale' }`. */
+  async ackDone(lease: Lease, result: Json = null): Promise<AckDoneOutcome> {
+    const l = checkLease('lease', lease);
+    return ackDoneIfLeaseHeld(this.ctx, l, checkJson('result', result));
+  }
+
+  /** Records a failed attempt: retried after backoff while attempts remain and `retryable` (default true), else dead. */
+  async ackFailed(lease: Lease, error: unknown, opts: { retryable?: boolean } = {}): Promise<AckFailedOutcome> {
+    const l = checkLease('lease', lease);
+    const o = checkObject('options', opts);
+    checkKnownKeys('options', o, ['retryable']);
+    if (opts.retryable !== undefined && typeof opts.retryable !== 'boolean') {
+      throw new ValidationError('options.retryable', opts.retryable, 'must be a boolean');
+    }
+    return ackFailedIfLeaseHeld(this.ctx, l, errorText(error), opts.retryable ?? true);
+  }
+
+  /** Extends the lease to now + ttlMs; the generation never changes. */
+  async renew(lease: Lease, ttlMs: number): Promise<RenewOutcome> {
+    return renewIfLeaseHeld(this.ctx, checkLease('lease', lease), checkTtl('ttlMs', ttlMs));
+  }
+
+  /** Hands the job back to pending at once (graceful stop); the attempt is not counted. */
+  async release(lease: Lease, opts: { reason?: string } = {}): Promise<ReleaseOutcome> {
+    const l = checkLease('lease', lease);
+    const o = checkObject('options', opts);
+    checkKnownKeys('options', o, ['reason']);
+    if (opts.reason !== undefined && typeof opts.reason !== 'string') throw new ValidationError('options.reason', opts.reason, 'must be a string');
+    return releaseIfLeaseHeld(this.ctx, l, opts.reason === undefined ? undefined : errorText(opts.reason));
+  }
+
+  /** The operator's force-release by id: bumps the generation, returns a running job to pending; never touches a finished job. */
+  async releaseUnowned(id: string): Promise<ReleaseUnownedOutcome> {
+    return releaseUnownedIfLive(this.ctx, checkId('id', id));
+  }
+
+  /** Returns running jobs whose lease lapsed to pending (or dead at their attempt cap). */
+  async reclaimOrphaned(opts: { max?: number } = {}): Promise<ReclaimCounts> {
+    const o = checkObject('options', opts);
+    checkKnownKeys('options', o, ['max']);
+    const max = opts.max === undefined ? 1000 : checkInt('options.max', opts.max, 1, 100_000);
+    return reclaimExpiredLeases(this.ctx, max);
+  }
+
+  /** Cancels a pending or running job (a running holder's acks become stale). */
+  async cancel(id: string): Promise<CancelOutcome> {
+    return cancelIfLive(this.ctx, checkId('id', id));
+  }
+
+  /** Puts a dead job back to pending with its attempts reset. */
+  async requeueDead(id: string): Promise<RequeueOutcome> {
+    return requeueIfDead(this.ctx, checkId('id', id));
+  }
+
+  /** Reads a job (consistently); null when there is none. */
+  async get(id: string): Promise<Job | null> {
+    const item = await readItem(this.ctx, checkId('id', id));
+    return item ? itemToJob(item) : null;
+  }
+
+  /** Lists jobs of one queue in one state (pending, running or dead), a page at a time. */
+  async list(args: { queue: string; state: string; limit?: number; cursor?: string }): Promise<JobPage> {
+    const o = checkObject('list', args);
+    checkKnownKeys('list', o, ['queue', 'state', 'limit', 'cursor']);
+    const limit = args.limit === undefined ? 50 : checkInt('list.limit', args.limit, 1, 1000);
+    if (args.cursor !== undefined && typeof args.cursor !== 'string') throw new ValidationError('list.cursor', args.cursor, 'must be a string');
+    return listJobs(this.ctx, { queue: checkQueue('list.queue', args.queue), state: String(args.state), limit, cursor: args.cursor });
+  }
+
+  /** Figures per queue: pending, due, running, expired leases, dead, oldest due age. */
+  async stats(queues?: readonly string[]): Promise<QueueStats[]> {
+    const names = queues === undefined ? await this.queues() : queues.map((q, i) => checkQueue(`queues[${i}]`, q));
+    return queueStats(this.ctx, names);
+  }
+
+  /** Names of every queue that has had a job enqueued. */
+  async queues(): Promise<string[]> {
+    try {
+      const out = await this.ctx.doc.send(new GetCommand({ TableName: this.tableName, Key: { id: QUEUE_REGISTRY_ID }, ConsistentRead: true }));
+      return [...((out.Item?.names as Set<string> | undefined) ?? [])].sort();
+    } catch (err) {
+      throw translate(this.ctx, err);
+    }
+  }
+
+  /** Records that the dead-job notice of `generation` was delivered; false if the job has moved on. */
+  async markDeadNotified(id: string, generation: number): Promise<boolean> {
+    return markDeadNotifiedIfUndelivered(this.ctx, checkId('id', id), checkInt('generation', generation, 0, Number.MAX_SAFE_INTEGER));
+  }
+
+  /** Dead jobs whose notification has not been delivered (for the reclaim run to re-send). */
+  async undeliveredDeadNotices(max = 100): Promise<DeadJobNotice[]> {
+    return findUndeliveredDeadNotices(this.ctx, checkInt('max', max, 1, 10_000));
+  }
+
+  private async register(queues: readonly string[]): Promise<void> {
+    const fresh = queues.filter((q) => !this.registered.has(q));
+    if (fresh.length === 0) return;
+    await registerQueues(this.ctx, fresh);
+    for (const q of fresh) this.registered.add(q);
+  }
+}

@@ -1,0 +1,36 @@
+import type { Json, Lease } from './job.js';
+import type { AckDoneOutcome } from './store/ack-done.js';
+import type { AckFailedOutcome } from './store/ack-failed.js';
+import type { ReleaseOutcome } from './store/release.js';
+import type { RenewOutcome } from './store/renew.js';
+
+/** Arguments of a lease call. */
+export interface LeaseRequest {
+  /** Who takes the leases (a worker id). */
+  readonly owner: string;
+  /** Queues to lease from; all registered queues when omitted. */
+  readonly queues?: readonly string[];
+  /** Lease lifetime in ms (1 s to 12 h). */
+  readonly ttlMs: number;
+  /** Most jobs to claim (1-100, default 1). */
+  readonly max?: number;
+}
+
+/**
+ * What a worker needs from the queue, and nothing more. The worker runtime talks only to this
+ * interface, so it runs unchanged over the direct DynamoDB store or over the Lambda API.
+ */
+export interface JobStore {
+  /** Claims up to `max` due jobs. */
+  lease(req: LeaseRequest): Promise<Lease[]>;
+  /** Marks the leased job done. */
+  ackDone(lease: Lease, result?: Json): Promise<AckDoneOutcome>;
+  /** Records a failed attempt: retried after backoff, or dead. */
+  ackFailed(lease: Lease, error: unknown, opts?: { retryable?: boolean }): Promise<AckFailedOutcome>;
+  /** Extends the lease; never changes its generation. */
+  renew(lease: Lease, ttlMs: number): Promise<RenewOutcome>;
+  /** Hands the job back to pending at once, not counting the attempt. */
+  release(lease: Lease, opts?: { reason?: string }): Promise<ReleaseOutcome>;
+}
+
+export type { AckDoneOutcome, AckFailedOutcome, ReleaseOutcome, RenewOutcome };

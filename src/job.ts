@@ -1,0 +1,93 @@
+/** The states a job moves through. `pending` and `running` are live; the rest are terminal. */
+export const JOB_STATES = ['pending', 'running', 'done', 'dead', 'cancelled'] as const;
+
+/** One of {@link JOB_STATES}. */
+export type JobState = (typeof JOB_STATES)[number];
+
+/** States from which a job never moves again (except an operator's requeue of a dead job). */
+export const TERMINAL_STATES: ReadonlySet<JobState> = new Set(['done', 'dead', 'cancelled']);
+
+/** JSON-compatible value: what payloads and results are made of. */
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+/** How the last lease of a job ended, recorded with the generation that ended it so a retried call is recognised. */
+export type SettledBy = 'done' | 'failed' | 'released';
+
+/** A job as stored in the table. */
+export interface Job {
+  /** Unique id; a producer-chosen id is an idempotency key. */
+  readonly id: string;
+  /** The job's kind: workers lease by queue. */
+  readonly queue: string;
+  /** Current state. */
+  readonly state: JobState;
+  /** Fencing token: bumped by every lease, release, force-release, reclaim and cancel. */
+  readonly leaseGeneration: number;
+  /** Random per enqueue, so a deleted-then-reused id never matches an old lease (no ABA). */
+  readonly incarnation: string;
+  /** Who holds the lease while running. */
+  readonly leaseOwner?: string;
+  /** Epoch ms at which the current lease lapses. */
+  readonly leaseExpiresAt?: number;
+  /** Leases taken so far, counted at lease time (a graceful release gives one back). */
+  readonly attempts: number;
+  /** After this many attempts a failure makes the job dead. */
+  readonly maxAttempts: number;
+  /** Epoch ms before which the job is not due. */
+  readonly runAt: number;
+  /** Larger runs first. */
+  readonly priority: number;
+  /** What the producer gave. */
+  readonly payload: Json;
+  /** What the handler returned (done jobs). */
+  readonly result?: Json;
+  /** The last failure, as text. */
+  readonly lastError?: string;
+  /** Generation whose ack/release last settled the job, and how. */
+  readonly settledGeneration?: number;
+  /** How that generation settled. */
+  readonly settledBy?: SettledBy;
+  /** For dead jobs: whether the dead-job notification has been delivered. */
+  readonly deadNotified?: boolean;
+  /** Epoch ms. */
+  readonly createdAt: number;
+  /** Epoch ms. */
+  readonly updatedAt: number;
+}
+
+/**
+ * A held lease: the job and the generation that identifies this lease. Pass it back unchanged to
+ * ack, renew or release; every such call matches `(id, generation, state = running)` only.
+ */
+export interface Lease {
+  /** The job id. */
+  readonly id: string;
+  /** The fencing token of this lease. */
+  readonly generation: number;
+  /** The job's incarnation, so a recreated id cannot match. */
+  readonly incarnation: string;
+  /** The worker that holds it. */
+  readonly owner: string;
+  /** Epoch ms at which the lease lapses unless renewed. */
+  readonly expiresAt: number;
+  /** Which attempt this is (1-based). */
+  readonly attempt: number;
+  /** The attempts allowed. */
+  readonly maxAttempts: number;
+  /** The job's queue. */
+  readonly queue: string;
+  /** The job's payload. */
+  readonly payload: Json;
+}
+
+/** Outcome of a call made with a lease that no longer holds the job: a logged no-op. */
+export interface StaleOutcome {
+  readonly outcome: 'stale';
+  readonly id: string;
+  /** The generation the caller presented. */
+  readonly generation: number;
+  /** The job's generation now, or null when the job is gone. */
+  readonly currentGeneration: number | null;
+  /** The job's state now, or null when the job is gone. */
+  readonly currentState: JobState | null;
+}

@@ -1,0 +1,75 @@
+import { GLOBAL_SHARDS, QUEUE_SHARDS } from './schema.js';
+
+/** Largest allowed |priority|; priorities are integers in [-PRIORITY_LIMIT, PRIORITY_LIMIT]. */
+export const PRIORITY_LIMIT = 1_000_000;
+
+/** Stable shard of an id in [0, n): FNV-1a, so every process puts an id on the same shard. */
+export function shardOf(id: string, n: number): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) {
+    h ^= id.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return (h >>> 0) % n;
+}
+
+const pad = (n: number, width: number): string => String(n).padStart(width, '0');
+
+/** Index partition of a pending job that was due when written, sorted by priority then due time. */
+export function readyPartition(queue: string, shard: number): string {
+  return `ready|${queue}|${shard}`;
+}
+
+/** Index partition of a pending job that becomes due later (delayed, retried, released), sorted by due time. */
+export function scheduledPartition(queue: string, shard: number): string {
+  return `sched|${queue}|${shard}`;
+}
+
+/** Index partition of a running job, for reclaim and orphan takeover. */
+export function leasePartition(shard: number): string {
+  return `lease|${shard}`;
+}
+
+/** Index partition of a dead job, for listing and for re-sending its notification. */
+export function deadPartition(shard: number): string {
+  return `dead|${shard}`;
+}
+
+/** Index keys of a pending job written with `runAt <= now`. */
+export function readyKeys(id: string, queue: string, priority: number, runAt: number): IndexKeys {
+  return {
+    gpk: readyPartition(queue, shardOf(id, QUEUE_SHARDS)),
+    gsk: `${pad(PRIORITY_LIMIT - priority, 7)}|${pad(runAt, 15)}|${id}`,
+  };
+}
+
+/** Index keys of a pending job due at `runAt` (in the future when written). */
+export function scheduledKeys(id: string, queue: string, runAt: number): IndexKeys {
+  return { gpk: scheduledPartition(queue, shardOf(id, QUEUE_SHARDS)), gsk: `${pad(runAt, 15)}|${id}` };
+}
+
+/** Highest scheduled sort key due at `now`: every key `<=` this one has runAt <= now. */
+export function scheduledDueBound(now: number): string {
+  return `${pad(now, 15)}|~`;
+}
+
+/** Index keys of a pending job: ready if due at `now`, else scheduled. */
+export function pendingKeys(id: string, queue: string, priority: number, runAt: number, now: number): IndexKeys {
+  return runAt <= now ? readyKeys(id, queue, priority, runAt) : scheduledKeys(id, queue, runAt);
+}
+
+/** Index keys of a running job. */
+export function leaseKeys(id: string, queue: string): IndexKeys {
+  return { gpk: leasePartition(shardOf(id, GLOBAL_SHARDS)), gsk: `${queue}|${id}` };
+}
+
+/** Index keys of a dead job. */
+export function deadKeys(id: string, queue: string, diedAt: number): IndexKeys {
+  return { gpk: deadPartition(shardOf(id, GLOBAL_SHARDS)), gsk: `${queue}|${pad(diedAt, 15)}|${id}` };
+}
+
+/** The two index key attributes of an item. */
+export interface IndexKeys {
+  readonly gpk: string;
+  readonly gsk: string;
+}

@@ -1,0 +1,46 @@
+/**
+ * The table's shape, defined once. The store, the test harness, `ensureTable()`, the local stack
+ * and the CDK stack all read it from here, so they cannot drift.
+ */
+
+/** Attribute names of the table's keys, its one index and its TTL. */
+export const TABLE_SCHEMA = {
+  /** Partition key of the base table: the job id. */
+  partitionKey: 'id',
+  /** The sparse "work" index: which jobs are ready, scheduled, leased or dead, by partition. */
+  workIndex: {
+    name: 'work',
+    partitionKey: 'gpk',
+    sortKey: 'gsk',
+    /** Attributes copied into the index so lease and reclaim can filter without reading the base item. */
+    projectedAttributes: [
+      'queue',
+      'state',
+      'runAt',
+      'priority',
+      'leaseExpiresAt',
+      'leaseGeneration',
+      'incarnation',
+      'attempts',
+      'maxAttempts',
+      'deadNotified',
+      'leaseOwner',
+    ],
+  },
+  /** Epoch seconds after which DynamoDB's TTL deletes a terminal job. */
+  ttlAttribute: 'expireAt',
+} as const;
+
+/**
+ * How many index partitions each queue's ready and scheduled jobs are spread over. One DynamoDB
+ * partition takes about 1,000 writes a second; a job lands on a shard by a hash of its id and a
+ * lease reads all shards and merges them, so priority order holds across shards. Producers and
+ * workers must agree on it, which is why it is a constant of the schema and not an option.
+ */
+export const QUEUE_SHARDS = 4;
+
+/** How many index partitions hold running (leased) and dead jobs, across all queues. */
+export const GLOBAL_SHARDS = 4;
+
+/** The id of the one non-job item: the registry of queue names (job ids cannot start with `~`). */
+export const QUEUE_REGISTRY_ID = '~queues';

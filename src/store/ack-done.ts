@@ -1,0 +1,43 @@
+/**
+ * ackDone: running -> done.
+ * Guard:   leaseHeld (state = running AND leaseGeneration = :gen AND incarnation = :inc).
+ * Writes:  result, settledGeneration = :gen, settledBy = done, TTL; leaves the index.
+ * Lost race: a consistent read classifies it. The job settled as done by this same generation
+ *   means an earlier try landed and its answer was lost: success (`repeated: true`). Anything
+ *   else is stale: a logged no-op that returns the job's current generation and state.
+ */
+import type { Lease, StaleOutcome } from '../job.js';
+import { classifyLostRace } from './classify.js';
+import type { StoreContext } from './context.js';
+import { buildUpdate } from './expression.js';
+import { guarded, leaseHeld } from './guards.js';
+import { updateIf } from './io.js';
+
+/** Outcome of ackDone. */
+export type AckDoneOutcome =
+  | { readonly outcome: 'done'; readonly id: string; readonly generation: number; readonly repeated: boolean }
+  | StaleOutcome;
+
+/** Marks the leased job done with `resultText` (JSON text), if the lease still holds it. */
+export async function ackDoneIfLeaseHeld(ctx: StoreContext, lease: Lease, resultText: string): Promise<AckDoneOutcome> {
+  const now = ctx.clock();
+  const update = buildUpdate({
+    set: {
+      state: 'done',
+      result: resultText,
+      settledGeneration: lease.generation,
+      settledBy: 'done',
+      updatedAt: now,
+      expireAt: Math.ceil((now + ctx.retentionMs) / 1000),
+    },
+    remove: ['leaseOwner', 'leaseExpiresAt', 'gpk', 'gsk'],
+  });
+  const item = await updateIf(ctx, { Key: { id: lease.id }, ...guarded(update, leaseHeld(lease)) });
+  if (item) {
+    ctx.logger.info('job.done', { id: lease.id, queue: lease.queue, generation: lease.generation, attempt: lease.attempt });
+    return { outcome: 'done', id: lease.id, generation: lease.generation, repeated: false };
+  }
+  const lost = await classifyLostRace(ctx, 'ackDone', lease, 'done');
+  if (lost.kind === 'repeat') return { outcome: 'done', id: lease.id, generation: lease.generation, repeated: true };
+  return lost.outcome;
+}

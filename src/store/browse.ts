@@ -1,0 +1,177 @@
+/**
+ * Read-only views for operators: list jobs by queue and state, and per-queue figures. Both read
+ * the work index only (never a Scan); done and cancelled jobs are not indexed, so they are
+ * reached by id (`get`).
+ */
+import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { ValidationError } from '../errors.js';
+import type { JobState } from '../job.js';
+import { deadPartition, leasePartition, readyPartition, scheduledPartition } from '../keys.js';
+import { GLOBAL_SHARDS, QUEUE_SHARDS, TABLE_SCHEMA } from '../schema.js';
+import type { Item } from './codec.js';
+import type { StoreContext } from './context.js';
+import { translate } from './io.js';
+
+/** One row of a listing: what the index knows of a job. */
+export interface JobSummary {
+  readonly id: string;
+  readonly queue: string;
+  readonly state: JobState;
+  readonly runAt: number | undefined;
+  readonly priority: number | undefined;
+  readonly attempts: number;
+  readonly maxAttempts: number;
+  readonly leaseGeneration: number;
+  readonly leaseOwner: string | undefined;
+  readonly leaseExpiresAt: number | undefined;
+}
+
+/** A page of a listing; pass `cursor` back for the next page (absent on the last). */
+export interface JobPage {
+  readonly jobs: JobSummary[];
+  readonly cursor?: string;
+}
+
+/** Per-queue figures, from the index. */
+export interface QueueStats {
+  readonly queue: string;
+  /** Pending jobs, due or not. */
+  readonly pending: number;
+  /** Pending jobs due now. */
+  readonly due: number;
+  /** Running jobs (leased). */
+  readonly running: number;
+  /** Running jobs whose lease has lapsed (waiting for takeover or reclaim). */
+  readonly expired: number;
+  /** Dead jobs still retained. */
+  readonly dead: number;
+  /** Age in ms of the longest-waiting due job (now - runAt), 0 when none is due. */
+  readonly oldestDueAgeMs: number;
+}
+
+/** The states `list` can show (done and cancelled are reachable only by id). */
+export const LISTABLE_STATES = ['pending', 'running', 'dead'] as const;
+
+function partitionsFor(queue: string, state: string): { pk: string; prefix?: string }[] {
+  switch (state) {
+    case 'pending':
+      return Array.from({ length: QUEUE_SHARDS }, (_, s) => [
+        { pk: readyPartition(queue, s) },
+        { pk: scheduledPartition(queue, s) },
+      ]).flat();
+    case 'running':
+      return Array.from({ length: GLOBAL_SHARDS }, (_, s) => ({ pk: leasePartition(s), prefix: `${queue}|` }));
+    case 'dead':
+      return Array.from({ length: GLOBAL_SHARDS }, (_, s) => ({ pk: deadPartition(s), prefix: `${queue}|` }));
+    default:
+      throw new ValidationError('state', state, `list shows ${LISTABLE_STATES.join(', ')}; done and cancelled jobs are read by id`);
+  }
+}
+
+function partitionQuery(ctx: StoreContext, p: { pk: string; prefix?: string }): QueryCommandInput {
+  const { name, partitionKey, sortKey } = TABLE_SCHEMA.workIndex;
+  return {
+    TableName: ctx.tableName,
+    IndexName: name,
+    KeyConditionExpression: p.prefix ? '#pk = :pk AND begins_with(#sk, :prefix)' : '#pk = :pk',
+    ExpressionAttributeNames: p.prefix ? { '#pk': partitionKey, '#sk': sortKey } : { '#pk': partitionKey },
+    ExpressionAttributeValues: p.prefix ? { ':pk': p.pk, ':prefix': p.prefix } : { ':pk': p.pk },
+  };
+}
+
+/** Lists jobs of one queue in one state, `limit` at a time. */
+export async function listJobs(
+  ctx: StoreContext,
+  args: { queue: string; state: string; limit: number; cursor?: string },
+): Promise<JobPage> {
+  const parts = partitionsFor(args.queue, args.state);
+  let { index, key } = decodeCursor(args.cursor, parts.length);
+  const jobs: JobSummary[] = [];
+  while (index < parts.length && jobs.length < args.limit) {
+    const page = await send(ctx, {
+      ...partitionQuery(ctx, parts[index]!),
+      Limit: args.limit - jobs.length,
+      ExclusiveStartKey: key,
+    });
+    jobs.push(...(page.Items ?? []).map(toSummary));
+    key = page.LastEvaluatedKey;
+    if (!key) index++;
+  }
+  return index < parts.length ? { jobs, cursor: encodeCursor(index, key) } : { jobs };
+}
+
+/** Figures for each queue in `queues`, read from the index. */
+export async function queueStats(ctx: StoreContext, queues: readonly string[]): Promise<QueueStats[]> {
+  const now = ctx.clock();
+  return Promise.all(
+    queues.map(async (queue) => {
+      const [pending, running, dead] = await Promise.all(
+        (['pending', 'running', 'dead'] as const).map((state) => readAll(ctx, partitionsFor(queue, state))),
+      );
+      const dueItems = pending!.filter((i) => (i.runAt as number) <= now);
+      const oldest = dueItems.reduce((m, i) => Math.min(m, i.runAt as number), now);
+      return {
+        queue,
+        pending: pending!.length,
+        due: dueItems.length,
+        running: running!.length,
+        expired: running!.filter((i) => (i.leaseExpiresAt as number) < now).length,
+        dead: dead!.length,
+        oldestDueAgeMs: now - oldest,
+      };
+    }),
+  );
+}
+
+async function readAll(ctx: StoreContext, parts: { pk: string; prefix?: string }[]): Promise<Item[]> {
+  const out: Item[] = [];
+  for (const p of parts) {
+    let key: Record<string, unknown> | undefined;
+    do {
+      const page = await send(ctx, { ...partitionQuery(ctx, p), ExclusiveStartKey: key });
+      out.push(...((page.Items ?? []) as Item[]));
+      key = page.LastEvaluatedKey;
+    } while (key);
+  }
+  return out;
+}
+
+async function send(ctx: StoreContext, input: QueryCommandInput) {
+  try {
+    return await ctx.doc.send(new QueryCommand(input));
+  } catch (err) {
+    throw translate(ctx, err);
+  }
+}
+
+function toSummary(i: Record<string, unknown>): JobSummary {
+  return {
+    id: i.id as string,
+    queue: i.queue as string,
+    state: i.state as JobState,
+    runAt: i.runAt as number | undefined,
+    priority: i.priority as number | undefined,
+    attempts: i.attempts as number,
+    maxAttempts: i.maxAttempts as number,
+    leaseGeneration: i.leaseGeneration as number,
+    leaseOwner: i.leaseOwner as string | undefined,
+    leaseExpiresAt: i.leaseExpiresAt as number | undefined,
+  };
+}
+
+function encodeCursor(index: number, key: Record<string, unknown> | undefined): string {
+  return Buffer.from(JSON.stringify({ i: index, k: key ?? null })).toString('base64url');
+}
+
+function decodeCursor(cursor: string | undefined, parts: number): { index: number; key: Record<string, unknown> | undefined } {
+  if (cursor === undefined) return { index: 0, key: undefined };
+  try {
+    const o = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { i: unknown; k: unknown };
+    if (typeof o.i === 'number' && Number.isInteger(o.i) && o.i >= 0 && o.i < parts && (o.k === null || typeof o.k === 'object')) {
+      return { index: o.i, key: (o.k ?? undefined) as Record<string, unknown> | undefined };
+    }
+  } catch {
+    // fall through to the error below
+  }
+  throw new ValidationError('cursor', cursor, 'is not a cursor returned by list');
+}

@@ -1,0 +1,43 @@
+/**
+ * cancel: pending or running -> cancelled.
+ * Guard:   state = :seenState AND leaseGeneration = :seen (as read); a race re-reads.
+ * Writes:  leaseGeneration + 1 (a running holder's later ack, renew or release is stale, and its
+ *          next renewal aborts the handler), TTL; leaves the index.
+ *   done, dead, cancelled: unchanged (outcome `terminal`).
+ */
+import { JobNotFoundError } from '../errors.js';
+import type { JobState } from '../job.js';
+import type { StoreContext } from './context.js';
+import { buildUpdate } from './expression.js';
+import { readItem, updateIf } from './io.js';
+
+/** Outcome of cancel. */
+export type CancelOutcome =
+  | { readonly outcome: 'cancelled'; readonly id: string; readonly generation: number; readonly previousState: JobState }
+  | { readonly outcome: 'terminal'; readonly id: string; readonly state: JobState };
+
+/** Cancels a live job; throws JobNotFoundError when there is no such job. */
+export async function cancelIfLive(ctx: StoreContext, id: string): Promise<CancelOutcome> {
+  for (;;) {
+    const item = await readItem(ctx, id);
+    if (!item) throw new JobNotFoundError(id);
+    const state = item.state as JobState;
+    if (state !== 'pending' && state !== 'running') return { outcome: 'terminal', id, state };
+    const seen = item.leaseGeneration as number;
+    const now = ctx.clock();
+    const update = buildUpdate({
+      set: { state: 'cancelled', updatedAt: now, expireAt: Math.ceil((now + ctx.retentionMs) / 1000) },
+      setExpr: { leaseGeneration: ':next' },
+      remove: ['leaseOwner', 'leaseExpiresAt', 'gpk', 'gsk'],
+      values: { ':seen': seen, ':next': seen + 1, ':seenState': state },
+    });
+    const written = await updateIf(ctx, {
+      Key: { id },
+      ...update,
+      ConditionExpression: '#state = :seenState AND #leaseGeneration = :seen',
+    });
+    if (!written) continue;
+    ctx.logger.warn('job.cancelled', { id, queue: item.queue, previousState: state, previousOwner: item.leaseOwner, generation: seen + 1 });
+    return { outcome: 'cancelled', id, generation: seen + 1, previousState: state };
+  }
+}

@@ -1,0 +1,47 @@
+import type { Job, JobState, Lease, SettledBy } from '../job.js';
+import { parseJson } from '../validate.js';
+
+/** A raw table item, as the document client returns it. */
+export type Item = Record<string, unknown>;
+
+/** Turns a stored item into a {@link Job}. */
+export function itemToJob(item: Item): Job {
+  const job: Job = {
+    id: item.id as string,
+    queue: item.queue as string,
+    state: item.state as JobState,
+    leaseGeneration: item.leaseGeneration as number,
+    incarnation: item.incarnation as string,
+    leaseOwner: item.leaseOwner as string | undefined,
+    leaseExpiresAt: item.leaseExpiresAt as number | undefined,
+    attempts: item.attempts as number,
+    maxAttempts: item.maxAttempts as number,
+    runAt: item.runAt as number,
+    priority: item.priority as number,
+    payload: parseJson(item.payload as string) ?? null,
+    result: parseJson(item.result as string | undefined),
+    lastError: item.lastError as string | undefined,
+    settledGeneration: item.settledGeneration as number | undefined,
+    settledBy: item.settledBy as SettledBy | undefined,
+    deadNotified: item.deadNotified as boolean | undefined,
+    createdAt: item.createdAt as number,
+    updatedAt: item.updatedAt as number,
+  };
+  for (const k of Object.keys(job) as (keyof Job)[]) if (job[k] === undefined) delete (job as Partial<Job>)[k];
+  return job;
+}
+
+/** Builds the lease a successful claim hands out, from the item the claim wrote. */
+export function itemToLease(item: Item): Lease {
+  return {
+    id: item.id as string,
+    generation: item.leaseGeneration as number,
+    incarnation: item.incarnation as string,
+    owner: item.leaseOwner as string,
+    expiresAt: item.leaseExpiresAt as number,
+    attempt: item.attempts as number,
+    maxAttempts: item.maxAttempts as number,
+    queue: item.queue as string,
+    payload: parseJson(item.payload as string) ?? null,
+  };
+}

@@ -1,0 +1,52 @@
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { Logger } from '../log.js';
+import type { RetryPolicy } from '../retry-policy.js';
+
+/** What a job that just died tells the notifier (see `markDeadNotified`). */
+export interface DeadJobNotice {
+  readonly id: string;
+  readonly queue: string;
+  readonly attempts: number;
+  readonly lastError: string | undefined;
+  /** The generation at death: `markDeadNotified` is guarded on it. */
+  readonly generation: number;
+}
+
+/**
+ * Hooks the store calls after a transition lands, for wake-ups and dead-job notifications.
+ * They are hints and side channels: the table is the truth, and a hook that throws is logged and
+ * never undoes or fails the transition.
+ */
+export interface QueueHooks {
+  /** Jobs in these queues became due now (enqueue, release, retry due at once, reclaim). */
+  onJobsDue?(queues: readonly string[]): void | Promise<void>;
+  /** A job became dead; its notification is recorded as not yet delivered. */
+  onJobDead?(notice: DeadJobNotice): void | Promise<void>;
+}
+
+/** Everything a store transition needs: the table, the clock, and where to log. */
+export interface StoreContext {
+  readonly doc: DynamoDBDocumentClient;
+  readonly tableName: string;
+  /** Epoch ms; every condition takes `:now` from here. */
+  readonly clock: () => number;
+  readonly logger: Logger;
+  /** In [0, 1): jitter and incarnations. */
+  readonly random: () => number;
+  readonly retry: RetryPolicy;
+  /** How long a finished job is kept before TTL deletes it. */
+  readonly retentionMs: number;
+  readonly hooks: QueueHooks;
+}
+
+/** Calls a hook without letting it fail or slow the transition that triggered it. */
+export function fireHook(ctx: StoreContext, name: keyof QueueHooks, run: () => void | Promise<void> | undefined): void {
+  try {
+    const p = run();
+    if (p && typeof (p as Promise<void>).catch === 'function') {
+      (p as Promise<void>).catch((err: unknown) => ctx.logger.error('hook.failed', { hook: name, error: err }));
+    }
+  } catch (err) {
+    ctx.logger.error('hook.failed', { hook: name, error: err });
+  }
+}

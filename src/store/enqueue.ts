@@ -1,0 +1,120 @@
+/**
+ * enqueue: (no item) -> pending
+ * Guard:   attribute_not_exists(id). A producer-chosen id is an idempotency key.
+ * Lost race / repeat: the id exists; nothing is written and the outcome is `exists` with the
+ *   existing job's state, read consistently.
+ * Index:   ready partition when due now, scheduled partition when runAt is later.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ValidationError } from '../errors.js';
+import type { Json, Job, JobState } from '../job.js';
+import { pendingKeys } from '../keys.js';
+import { QUEUE_REGISTRY_ID } from '../schema.js';
+import {
+  checkId,
+  checkInstant,
+  checkInt,
+  checkJson,
+  checkKnownKeys,
+  checkObject,
+  checkPriority,
+  checkQueue,
+} from '../validate.js';
+import { itemToJob, type Item } from './codec.js';
+import { fireHook, type StoreContext } from './context.js';
+import { readItem, translate } from './io.js';
+
+/** What a producer gives to enqueue one job. */
+export interface EnqueueInput {
+  /** The job's kind; workers lease by queue. */
+  readonly queue: string;
+  /** Any JSON value up to 64 KiB. */
+  readonly payload: Json;
+  /** Idempotency key; a random UUID when omitted. */
+  readonly id?: string;
+  /** Not due before this instant (epoch ms or Date); default now. */
+  readonly runAt?: number | Date;
+  /** Larger runs first; default 0. */
+  readonly priority?: number;
+  /** Attempts before a failing job is dead; default 5. */
+  readonly maxAttempts?: number;
+}
+
+/** Outcome of one enqueue: created, or already there (never overwritten). */
+export type EnqueueOutcome =
+  | { readonly outcome: 'created'; readonly id: string; readonly job: Job }
+  | { readonly outcome: 'exists'; readonly id: string; readonly state: JobState | null };
+
+/** Attempts allowed when the producer does not say. */
+export const DEFAULT_MAX_ATTEMPTS = 5;
+
+const KNOWN = ['queue', 'payload', 'id', 'runAt', 'priority', 'maxAttempts'] as const;
+
+/** Validates one input and builds the item it will write; throws a ValidationError and writes nothing. */
+export function prepareEnqueue(field: string, input: unknown, now: number): Item {
+  const o = checkObject(field, input);
+  checkKnownKeys(field, o, KNOWN);
+  const queue = checkQueue(`${field}.queue`, o.queue);
+  if (o.payload === undefined) throw new ValidationError(`${field}.payload`, undefined, 'is required (use null for no payload)');
+  const payload = checkJson(`${field}.payload`, o.payload);
+  const id = o.id === undefined ? randomUUID() : checkId(`${field}.id`, o.id);
+  const runAt = o.runAt === undefined ? now : checkInstant(`${field}.runAt`, o.runAt);
+  const priority = o.priority === undefined ? 0 : checkPriority(`${field}.priority`, o.priority);
+  const maxAttempts = o.maxAttempts === undefined ? DEFAULT_MAX_ATTEMPTS : checkInt(`${field}.maxAttempts`, o.maxAttempts, 1, 1000);
+  return {
+    id,
+    queue,
+    state: 'pending',
+    // Generations start at the enqueue instant, so an id that retention deleted and a producer
+    // reused keeps handing out larger generations than any the old job did.
+    leaseGeneration: now,
+    incarnation: randomBytes(8).toString('hex'),
+    attempts: 0,
+    maxAttempts,
+    runAt,
+    priority,
+    payload,
+    createdAt: now,
+    updatedAt: now,
+    ...pendingKeys(id, queue, priority, runAt, now),
+  };
+}
+
+/** Writes a prepared item unless its id exists. */
+export async function putIfAbsent(ctx: StoreContext, item: Item): Promise<EnqueueOutcome> {
+  const id = item.id as string;
+  try {
+    await ctx.doc.send(
+      new PutCommand({ TableName: ctx.tableName, Item: item, ConditionExpression: 'attribute_not_exists(id)' }),
+    );
+  } catch (err) {
+    if (!(err instanceof ConditionalCheckFailedException)) throw translate(ctx, err);
+    const existing = await readItem(ctx, id);
+    ctx.logger.info('job.exists', { id, queue: item.queue, state: existing?.state });
+    return { outcome: 'exists', id, state: (existing?.state as JobState | undefined) ?? null };
+  }
+  const job = itemToJob(item);
+  ctx.logger.info('job.enqueued', { id, queue: job.queue, runAt: job.runAt, priority: job.priority });
+  if (job.runAt <= (item.createdAt as number)) fireHook(ctx, 'onJobsDue', () => ctx.hooks.onJobsDue?.([job.queue]));
+  return { outcome: 'created', id, job };
+}
+
+/** Adds queue names to the registry item (idempotent), so `queues()` and stats can list them. */
+export async function registerQueues(ctx: StoreContext, queues: readonly string[]): Promise<void> {
+  if (queues.length === 0) return;
+  try {
+    await ctx.doc.send(
+      new UpdateCommand({
+        TableName: ctx.tableName,
+        Key: { id: QUEUE_REGISTRY_ID },
+        UpdateExpression: 'ADD #names :names',
+        ExpressionAttributeNames: { '#names': 'names' },
+        ExpressionAttributeValues: { ':names': new Set(queues) },
+      }),
+    );
+  } catch (err) {
+    throw translate(ctx, err);
+  }
+}

@@ -1,0 +1,117 @@
+/**
+ * reclaimOrphaned: running (lease expired) -> pending after backoff, or -> dead at the attempt cap.
+ * Finds:   running jobs in the lease partitions of the work index whose expiry is before now
+ *          (an index query, never a Scan).
+ * Guard:   state = running AND leaseGeneration = :seen AND leaseExpiresAt = :seenExpiry AND
+ *          incarnation = :inc, all as read. A completion, a renewal, a release or a takeover
+ *          that lands in between changes one of them, so a reclaim never undoes it.
+ * Writes:  leaseGeneration + 1; the lapsed lease counts as a failed attempt: retried after
+ *          backoff, or dead once attempts reach maxAttempts, so a job that kills its worker
+ *          every time ends dead instead of looping for ever.
+ * Lost race: counted in `lostRaces` and left alone; the winner's write stands.
+ */
+import { deadKeys, leasePartition, scheduledKeys } from '../keys.js';
+import { backoffDelay } from '../retry-policy.js';
+import { GLOBAL_SHARDS, TABLE_SCHEMA } from '../schema.js';
+import type { Item } from './codec.js';
+import { fireHook, type StoreContext } from './context.js';
+import { buildUpdate } from './expression.js';
+import { updateIf } from './io.js';
+import { queryItems } from './lease.js';
+
+/** What one reclaim pass did. */
+export interface ReclaimCounts {
+  /** Expired leases found in the index. */
+  readonly expired: number;
+  /** Returned to pending (retry after backoff). */
+  readonly reclaimed: number;
+  /** Made dead at their attempt cap. */
+  readonly dead: number;
+  /** Changed by someone else between the read and the write (left as they were). */
+  readonly lostRaces: number;
+  /** Ids reclaimed or made dead, keyed by outcome. */
+  readonly ids: { readonly reclaimed: string[]; readonly dead: string[] };
+}
+
+/** Reclaims up to `max` running jobs whose lease expired before now. */
+export async function reclaimExpiredLeases(ctx: StoreContext, max: number): Promise<ReclaimCounts> {
+  const now = ctx.clock();
+  const expired = await findExpiredLeases(ctx, now, max);
+  const ids = { reclaimed: [] as string[], dead: [] as string[] };
+  let lostRaces = 0;
+  const dueQueues = new Set<string>();
+  for (const item of expired) {
+    const result = await reclaimOne(ctx, item, now);
+    if (result === 'lost') lostRaces++;
+    else {
+      ids[result].push(item.id as string);
+      if (result === 'reclaimed') dueQueues.add(item.queue as string);
+    }
+  }
+  if (dueQueues.size) fireHook(ctx, 'onJobsDue', () => ctx.hooks.onJobsDue?.([...dueQueues]));
+  const counts = { expired: expired.length, reclaimed: ids.reclaimed.length, dead: ids.dead.length, lostRaces, ids };
+  ctx.logger.info('reclaim.finished', { expired: counts.expired, reclaimed: counts.reclaimed, dead: counts.dead, lostRaces });
+  return counts;
+}
+
+/** Running jobs whose lease lapsed before `now`, from the lease partitions of the index. */
+export async function findExpiredLeases(ctx: StoreContext, now: number, max: number): Promise<Item[]> {
+  const { name, partitionKey } = TABLE_SCHEMA.workIndex;
+  const pages = await Promise.all(
+    Array.from({ length: GLOBAL_SHARDS }, (_, shard) =>
+      queryItems(
+        ctx,
+        {
+          TableName: ctx.tableName,
+          IndexName: name,
+          KeyConditionExpression: '#pk = :pk',
+          FilterExpression: '#exp < :now',
+          ExpressionAttributeNames: { '#pk': partitionKey, '#exp': 'leaseExpiresAt' },
+          ExpressionAttributeValues: { ':pk': leasePartition(shard), ':now': now },
+        },
+        max,
+      ),
+    ),
+  );
+  return pages
+    .flat()
+    .sort((a, b) => (a.leaseExpiresAt as number) - (b.leaseExpiresAt as number))
+    .slice(0, max);
+}
+
+async function reclaimOne(ctx: StoreContext, item: Item, now: number): Promise<'reclaimed' | 'dead' | 'lost'> {
+  const id = item.id as string;
+  const queue = item.queue as string;
+  const attempts = item.attempts as number;
+  const seen = item.leaseGeneration as number;
+  const owner = item.leaseOwner as string | undefined;
+  const lastError = `lease of ${owner ?? 'unknown owner'} expired at ${new Date(item.leaseExpiresAt as number).toISOString()} (attempt ${attempts} of ${String(item.maxAttempts)})`;
+  const dead = attempts >= (item.maxAttempts as number);
+  const runAt = now + backoffDelay(ctx.retry, attempts, ctx.random);
+  const update = buildUpdate({
+    set: dead
+      ? { state: 'dead', lastError, updatedAt: now, deadNotified: false, expireAt: Math.ceil((now + ctx.retentionMs) / 1000), ...deadKeys(id, queue, now) }
+      : { state: 'pending', lastError, updatedAt: now, runAt, ...scheduledKeys(id, queue, runAt) },
+    setExpr: { leaseGeneration: ':seen + :one' },
+    remove: ['leaseOwner', 'leaseExpiresAt'],
+    values: { ':seen': seen, ':one': 1, ':seenExpiry': item.leaseExpiresAt, ':running': 'running', ':inc': item.incarnation },
+    names: { '#incarnation': 'incarnation' },
+  });
+  const written = await updateIf(ctx, {
+    Key: { id },
+    ...update,
+    ConditionExpression:
+      '#state = :running AND #leaseGeneration = :seen AND #leaseExpiresAt = :seenExpiry AND #incarnation = :inc',
+  });
+  if (!written) {
+    ctx.logger.info('reclaim.lost_race', { id, generation: seen });
+    return 'lost';
+  }
+  if (dead) {
+    ctx.logger.error('job.dead', { id, queue, generation: seen + 1, attempts, error: lastError, by: 'reclaim' });
+    fireHook(ctx, 'onJobDead', () => ctx.hooks.onJobDead?.({ id, queue, attempts, lastError, generation: seen + 1 }));
+    return 'dead';
+  }
+  ctx.logger.warn('job.reclaimed', { id, queue, generation: seen + 1, previousOwner: owner, attempts, retryAt: runAt });
+  return 'reclaimed';
+}

@@ -1,0 +1,47 @@
+/**
+ * release: running -> pending at once (graceful shutdown, a worker that cannot run the job).
+ * Guard:   leaseHeld (state = running AND leaseGeneration = :gen AND incarnation = :inc).
+ * Writes:  leaseGeneration + 1, attempts - 1 (a release is not a failed attempt), runAt = now,
+ *          settledGeneration = :gen, settledBy = released; index to the scheduled partition, due now.
+ * Lost race: a repeat of this release is success; anything else is stale.
+ */
+import type { Lease, StaleOutcome } from '../job.js';
+import { scheduledKeys } from '../keys.js';
+import { classifyLostRace } from './classify.js';
+import { fireHook, type StoreContext } from './context.js';
+import { buildUpdate } from './expression.js';
+import { guarded, leaseHeld } from './guards.js';
+import { updateIf } from './io.js';
+
+/** Outcome of release. */
+export type ReleaseOutcome =
+  | { readonly outcome: 'released'; readonly id: string; readonly generation: number; readonly repeated: boolean }
+  | StaleOutcome;
+
+/** Hands the leased job back to pending, due now, if the lease still holds it. */
+export async function releaseIfLeaseHeld(ctx: StoreContext, lease: Lease, reason?: string): Promise<ReleaseOutcome> {
+  const now = ctx.clock();
+  const update = buildUpdate({
+    set: {
+      state: 'pending',
+      runAt: now,
+      updatedAt: now,
+      settledGeneration: lease.generation,
+      settledBy: 'released',
+      ...scheduledKeys(lease.id, lease.queue, now),
+      ...(reason ? { lastError: reason } : {}),
+    },
+    setExpr: { leaseGeneration: ':gen + :one', attempts: '#attempts - :one' },
+    remove: ['leaseOwner', 'leaseExpiresAt'],
+    values: { ':one': 1 },
+  });
+  const item = await updateIf(ctx, { Key: { id: lease.id }, ...guarded(update, leaseHeld(lease)) });
+  if (item) {
+    ctx.logger.info('lease.released', { id: lease.id, queue: lease.queue, generation: lease.generation, owner: lease.owner, reason });
+    fireHook(ctx, 'onJobsDue', () => ctx.hooks.onJobsDue?.([lease.queue]));
+    return { outcome: 'released', id: lease.id, generation: lease.generation + 1, repeated: false };
+  }
+  const lost = await classifyLostRace(ctx, 'release', lease, 'released');
+  if (lost.kind === 'repeat') return { outcome: 'released', id: lease.id, generation: lease.generation + 1, repeated: true };
+  return lost.outcome;
+}

@@ -1,0 +1,31 @@
+/**
+ * renew: running -> running with a later expiry; the generation never changes.
+ * Guard:   leaseHeld (state = running AND leaseGeneration = :gen AND incarnation = :inc).
+ *          A lease that lapsed but was not yet reclaimed may still renew: reclaim is guarded on
+ *          the expiry it read, so whichever lands first wins and the other matches nothing.
+ * Lost race: stale (logged no-op); the worker aborts the handler and never acks that job.
+ */
+import type { Lease, StaleOutcome } from '../job.js';
+import { classifyLostRace } from './classify.js';
+import type { StoreContext } from './context.js';
+import { buildUpdate } from './expression.js';
+import { guarded, leaseHeld } from './guards.js';
+import { updateIf } from './io.js';
+
+/** Outcome of renew: the lease with its new expiry, or stale. */
+export type RenewOutcome = { readonly outcome: 'renewed'; readonly lease: Lease } | StaleOutcome;
+
+/** Extends the lease to now + ttlMs, if it still holds the job. */
+export async function renewIfLeaseHeld(ctx: StoreContext, lease: Lease, ttlMs: number): Promise<RenewOutcome> {
+  const now = ctx.clock();
+  const expiresAt = now + ttlMs;
+  const update = buildUpdate({ set: { leaseExpiresAt: expiresAt, updatedAt: now } });
+  const item = await updateIf(ctx, { Key: { id: lease.id }, ...guarded(update, leaseHeld(lease)) });
+  if (item) {
+    ctx.logger.info('lease.renewed', { id: lease.id, generation: lease.generation, expiresAt });
+    return { outcome: 'renewed', lease: { ...lease, expiresAt } };
+  }
+  const lost = await classifyLostRace(ctx, 'renew', lease);
+  // classifyLostRace reports a repeat only for settling calls; renew is never one.
+  return lost.kind === 'stale' ? lost.outcome : { outcome: 'renewed', lease: { ...lease, expiresAt } };
+}

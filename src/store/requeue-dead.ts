@@ -1,0 +1,46 @@
+/**
+ * requeueDead: dead -> pending, due now, with its attempts reset (an operator's second chance).
+ * Guard:   state = dead AND leaseGeneration = :seen (as read).
+ * Writes:  leaseGeneration + 1, attempts = 0, runAt = now; leaves the dead partition for the
+ *          scheduled one; the TTL is removed. lastError is kept for the record.
+ * Other states: InvalidStateError (only a dead job can be requeued); nothing is written.
+ */
+import { InvalidStateError, JobNotFoundError } from '../errors.js';
+import { scheduledKeys } from '../keys.js';
+import { fireHook, type StoreContext } from './context.js';
+import { buildUpdate } from './expression.js';
+import { readItem, updateIf } from './io.js';
+
+/** Outcome of requeueDead. */
+export interface RequeueOutcome {
+  readonly outcome: 'requeued';
+  readonly id: string;
+  readonly generation: number;
+}
+
+/** Puts a dead job back to pending. */
+export async function requeueIfDead(ctx: StoreContext, id: string): Promise<RequeueOutcome> {
+  const item = await readItem(ctx, id);
+  if (!item) throw new JobNotFoundError(id);
+  if (item.state !== 'dead') throw new InvalidStateError(id, item.state as string, 'only a dead job can be requeued');
+  const seen = item.leaseGeneration as number;
+  const now = ctx.clock();
+  const update = buildUpdate({
+    set: { state: 'pending', attempts: 0, runAt: now, updatedAt: now, ...scheduledKeys(id, item.queue as string, now) },
+    setExpr: { leaseGeneration: ':next' },
+    remove: ['expireAt', 'deadNotified'],
+    values: { ':seen': seen, ':next': seen + 1, ':dead': 'dead' },
+  });
+  const written = await updateIf(ctx, {
+    Key: { id },
+    ...update,
+    ConditionExpression: '#state = :dead AND #leaseGeneration = :seen',
+  });
+  if (!written) {
+    const now2 = await readItem(ctx, id);
+    throw new InvalidStateError(id, String(now2?.state ?? 'gone'), 'it changed while being requeued; look again');
+  }
+  ctx.logger.warn('job.requeued', { id, queue: item.queue, generation: seen + 1 });
+  fireHook(ctx, 'onJobsDue', () => ctx.hooks.onJobsDue?.([item.queue as string]));
+  return { outcome: 'requeued', id, generation: seen + 1 };
+}

@@ -1,0 +1,162 @@
+import { ValidationError } from './errors.js';
+import type { Json, Lease } from './job.js';
+import { PRIORITY_LIMIT } from './keys.js';
+
+/** Largest payload (or result), as UTF-8 JSON text: well under DynamoDB's 400 KB item limit. */
+export const PAYLOAD_LIMIT_BYTES = 64 * 1024;
+/** Shortest lease lifetime accepted, in ms. */
+export const MIN_TTL_MS = 1_000;
+/** Longest lease lifetime accepted, in ms (12 hours). */
+export const MAX_TTL_MS = 12 * 60 * 60 * 1000;
+/** Most jobs one lease call may claim. */
+export const MAX_LEASE_BATCH = 100;
+/** Most jobs one enqueueMany call may take. */
+export const MAX_ENQUEUE_BATCH = 1_000;
+/** Longest error text kept on a job; longer text is cut, not refused. */
+export const ERROR_TEXT_LIMIT = 4 * 1024;
+
+const QUEUE_RE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+const ID_RE = /^[A-Za-z0-9_][A-Za-z0-9_.:@=+/-]{0,199}$/;
+const OWNER_RE = /^[\x21-\x7e]{1,128}$/;
+const INCARNATION_RE = /^[0-9a-f]{16}$/;
+
+/** A queue name: 1-64 of letters, digits, `_`, `.`, `-`, starting with a letter or digit. */
+export function checkQueue(field: string, value: unknown): string {
+  if (typeof value !== 'string' || !QUEUE_RE.test(value)) {
+    throw new ValidationError(field, value, 'a queue name is 1-64 characters of A-Z a-z 0-9 _ . - and starts with a letter or digit');
+  }
+  return value;
+}
+
+/** A job id: 1-200 of letters, digits and `_ . : @ = + / -`, not starting with `~`, `.` or `-`. */
+export function checkId(field: string, value: unknown): string {
+  if (typeof value !== 'string' || !ID_RE.test(value)) {
+    throw new ValidationError(field, value, 'a job id is 1-200 characters of A-Z a-z 0-9 _ . : @ = + / - starting with a letter, digit or _');
+  }
+  return value;
+}
+
+/** A lease owner: 1-128 printable ASCII characters without spaces. */
+export function checkOwner(field: string, value: unknown): string {
+  if (typeof value !== 'string' || !OWNER_RE.test(value) || value.includes('|')) {
+    throw new ValidationError(field, value, 'an owner is 1-128 printable ASCII characters, no spaces or |');
+  }
+  return value;
+}
+
+/** An integer in [min, max]. */
+export function checkInt(field: string, value: unknown, min: number, max: number): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > max) {
+    throw new ValidationError(field, value, `must be an integer from ${min} to ${max}`);
+  }
+  return value;
+}
+
+/** A lease lifetime in ms. */
+export function checkTtl(field: string, value: unknown): number {
+  return checkInt(field, value, MIN_TTL_MS, MAX_TTL_MS);
+}
+
+/** A priority: an integer in [-1,000,000, 1,000,000]; larger runs first. */
+export function checkPriority(field: string, value: unknown): number {
+  return checkInt(field, value, -PRIORITY_LIMIT, PRIORITY_LIMIT);
+}
+
+/** An epoch-ms instant (a number or a Date). */
+export function checkInstant(field: string, value: unknown): number {
+  const ms = value instanceof Date ? value.getTime() : value;
+  return checkInt(field, ms, 0, 8_640_000_000_000);
+}
+
+/**
+ * A JSON value no larger than {@link PAYLOAD_LIMIT_BYTES} once serialised; returns its text.
+ * Refuses what JSON would silently change: undefined, functions, NaN, Infinity, bigint, Dates,
+ * Maps and other class instances, cycles.
+ */
+export function checkJson(field: string, value: unknown): string {
+  assertPlainJson(field, value, value, 0, new Set());
+  const text = JSON.stringify(value);
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes > PAYLOAD_LIMIT_BYTES) {
+    throw new ValidationError(field, value, `is ${bytes} bytes as JSON; the limit is ${PAYLOAD_LIMIT_BYTES}`);
+  }
+  return text;
+}
+
+function assertPlainJson(field: string, root: unknown, v: unknown, depth: number, seen: Set<object>): void {
+  if (depth > 64) throw new ValidationError(field, root, 'is nested more than 64 levels deep');
+  if (v === null || typeof v === 'string' || typeof v === 'boolean') return;
+  if (typeof v === 'number') {
+    if (!Number.isFinite(v)) throw new ValidationError(field, root, `contains ${v}, which is not JSON`);
+    return;
+  }
+  if (typeof v !== 'object') throw new ValidationError(field, root, `contains a ${typeof v}, which is not JSON`);
+  if (seen.has(v)) throw new ValidationError(field, root, 'contains a cycle');
+  seen.add(v);
+  if (Array.isArray(v)) {
+    for (const item of v) assertPlainJson(field, root, item, depth + 1, seen);
+  } else {
+    const proto = Object.getPrototypeOf(v);
+    if (proto !== Object.prototype && proto !== null) {
+      throw new ValidationError(field, root, `contains a ${proto?.constructor?.name ?? 'non-plain object'}, which is not plain JSON`);
+    }
+    for (const item of Object.values(v)) assertPlainJson(field, root, item, depth + 1, seen);
+  }
+  seen.delete(v);
+}
+
+/** A lease as returned by `lease()`: refuses anything else, so a forged or mangled token writes nothing. */
+export function checkLease(field: string, value: unknown): Lease {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new ValidationError(field, value, 'must be a lease object returned by lease()');
+  }
+  const l = value as Record<string, unknown>;
+  checkId(`${field}.id`, l.id);
+  checkInt(`${field}.generation`, l.generation, 1, Number.MAX_SAFE_INTEGER);
+  if (typeof l.incarnation !== 'string' || !INCARNATION_RE.test(l.incarnation)) {
+    throw new ValidationError(`${field}.incarnation`, l.incarnation, 'must be the 16-hex-digit incarnation from lease()');
+  }
+  checkOwner(`${field}.owner`, l.owner);
+  checkQueue(`${field}.queue`, l.queue);
+  checkInt(`${field}.expiresAt`, l.expiresAt, 0, 8_640_000_000_000);
+  checkInt(`${field}.attempt`, l.attempt, 1, 1_000_000);
+  checkInt(`${field}.maxAttempts`, l.maxAttempts, 1, 1_000_000);
+  return value as Lease;
+}
+
+/** Error text for storage: a string, cut to {@link ERROR_TEXT_LIMIT}. */
+export function errorText(error: unknown): string {
+  let text: string;
+  if (error instanceof Error) text = `${error.name}: ${error.message}`;
+  else if (typeof error === 'string') text = error;
+  else {
+    try {
+      text = JSON.stringify(error) ?? String(error);
+    } catch {
+      text = String(error);
+    }
+  }
+  return text.length > ERROR_TEXT_LIMIT ? `${text.slice(0, ERROR_TEXT_LIMIT)}…` : text;
+}
+
+/** Checks that an options argument is an object, so `lease(undefined)` fails clearly. */
+export function checkObject(field: string, value: unknown): Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new ValidationError(field, value, 'must be an object');
+  }
+  return value as Record<string, unknown>;
+}
+
+/** Rejects keys the caller did not mean (a typo such as `ttl` for `ttlMs` would otherwise be ignored). */
+export function checkKnownKeys(field: string, value: Record<string, unknown>, known: readonly string[]): void {
+  for (const key of Object.keys(value)) {
+    if (!known.includes(key)) {
+      throw new ValidationError(`${field}.${key}`, value[key], `is not a known option (known: ${known.join(', ')})`);
+    }
+  }
+}
+
+/** Parses a stored JSON text back to a value. */
+export function parseJson(text: string | undefined): Json | undefined {
+  return text === undefined ? undefined : (JSON.parse(text) as Json);
+}
