@@ -1,0 +1,205 @@
+/** Read and write commands on jobs: enqueue, get, inspect, list, stats. */
+import type { Job } from '../../job.js';
+import type { EnqueueInput } from '../../store/enqueue.js';
+import { LISTABLE_STATES, type JobSummary } from '../../store/browse.js';
+import { reclaimPeriodMs } from '../config.js';
+import type { CommandContext } from '../context.js';
+import { CliError, EXIT } from '../exit-codes.js';
+import { explainJob } from '../explain.js';
+import { formatDuration, formatInstant, oneLine, parseDuration, renderFields, renderTable } from '../format.js';
+import { readPayload } from '../io.js';
+import { JobNotFoundError } from '../../errors.js';
+
+/** Options of `enqueue`. */
+export interface EnqueueOptions {
+  readonly file?: string;
+  readonly id?: string;
+  readonly delay?: string;
+  readonly runAt?: string;
+  readonly priority?: string;
+  readonly maxAttempts?: string;
+}
+
+/** `fenceq enqueue QUEUE [PAYLOAD]`: one job, payload from the argument, --file or stdin. */
+export async function enqueueCommand(ctx: CommandContext, queueName: string, payloadArg: string | undefined, o: EnqueueOptions): Promise<void> {
+  const payload = await readPayload(ctx.io, payloadArg, o.file);
+  const now = ctx.io.clock();
+  if (o.delay !== undefined && o.runAt !== undefined) throw new CliError(EXIT.usage, 'give --delay or --run-at, not both');
+  let runAt: number | undefined;
+  if (o.delay !== undefined) runAt = now + duration('--delay', o.delay);
+  if (o.runAt !== undefined) {
+    runAt = Date.parse(o.runAt);
+    if (Number.isNaN(runAt)) throw new CliError(EXIT.usage, `invalid --run-at ${JSON.stringify(o.runAt)}: expected an ISO 8601 time such as 2030-01-01T12:00:00Z`);
+  }
+  const input: EnqueueInput = {
+    queue: queueName,
+    payload,
+    ...(o.id !== undefined ? { id: o.id } : {}),
+    ...(runAt !== undefined ? { runAt } : {}),
+    ...(o.priority !== undefined ? { priority: integer('--priority', o.priority) } : {}),
+    ...(o.maxAttempts !== undefined ? { maxAttempts: integer('--max-attempts', o.maxAttempts) } : {}),
+  };
+  const outcome = await ctx.queue().enqueue(input);
+  ctx.print(() => {
+    if (outcome.outcome === 'exists') return `job ${outcome.id} already exists (${outcome.state ?? 'gone'}); nothing written`;
+    const due = runAt === undefined || outcome.job.runAt <= now ? 'due now' : `due ${formatInstant(outcome.job.runAt)} (in ${formatDuration(outcome.job.runAt - now)})`;
+    return `enqueued ${outcome.id} on queue ${outcome.job.queue}, ${due}`;
+  }, outcome);
+}
+
+/** `fenceq get ID`: the stored job. */
+export async function getCommand(ctx: CommandContext, id: string): Promise<void> {
+  const job = await mustGet(ctx, id);
+  ctx.print(() => renderJob(job), job);
+}
+
+/** `fenceq inspect ID`: the job, and in plain words why it is where it is. */
+export async function inspectCommand(ctx: CommandContext, id: string): Promise<void> {
+  const period = reclaimPeriodMs(ctx.options, ctx.io.env);
+  const job = await mustGet(ctx, id);
+  const now = ctx.io.clock();
+  const explanation = explainJob(job, now, { reclaimPeriodMs: period });
+  ctx.print(
+    () =>
+      [
+        `${job.id}  (queue ${job.queue}, ${job.state}, generation ${job.leaseGeneration})`,
+        '',
+        explanation.summary,
+        ...explanation.details.map((d) => `  - ${d}`),
+        '',
+        renderJob(job),
+      ].join('\n'),
+    { job, explanation, now },
+  );
+}
+
+/** Options of `list`. */
+export interface ListOptions {
+  readonly queue?: string;
+  readonly state?: string;
+  readonly limit?: string;
+  readonly cursor?: string;
+}
+
+/**
+ * `fenceq list`: jobs by queue and state, a page at a time. Without --queue it walks every queue,
+ * without --state every listable state; the cursor it prints continues where the page ended.
+ */
+export async function listCommand(ctx: CommandContext, o: ListOptions): Promise<void> {
+  const limit = o.limit === undefined ? 50 : integer('--limit', o.limit);
+  if (limit < 1 || limit > 1000) throw new CliError(EXIT.usage, `invalid --limit ${limit}: must be 1 to 1000`);
+  const states = o.state === undefined ? [...LISTABLE_STATES] : [o.state];
+  if (o.state !== undefined && !(LISTABLE_STATES as readonly string[]).includes(o.state)) {
+    throw new CliError(EXIT.usage, `invalid --state ${JSON.stringify(o.state)}: list shows ${LISTABLE_STATES.join(', ')} (read done or cancelled jobs by id with get)`);
+  }
+  const queue = ctx.queue();
+  const queues = o.queue === undefined ? await queue.queues() : [o.queue];
+  const pairs = queues.flatMap((q) => states.map((s) => ({ q, s })));
+  const start = decodeListCursor(o.cursor);
+  let index = start ? pairs.findIndex((p) => p.q === start.q && p.s === start.s) : 0;
+  if (index < 0) throw new CliError(EXIT.usage, 'invalid --cursor: it belongs to a listing with other --queue/--state options');
+  let inner = start?.c;
+  const jobs: JobSummary[] = [];
+  let next: string | undefined;
+  while (index < pairs.length) {
+    const p = pairs[index]!;
+    const page = await queue.list({ queue: p.q, state: p.s, limit: limit - jobs.length, ...(inner ? { cursor: inner } : {}) });
+    jobs.push(...page.jobs);
+    inner = page.cursor;
+    if (!inner) index++;
+    if (jobs.length >= limit) {
+      if (index < pairs.length) next = encodeListCursor({ q: pairs[index]!.q, s: pairs[index]!.s, c: inner });
+      break;
+    }
+  }
+  const now = ctx.io.clock();
+  ctx.print(() => {
+    if (jobs.length === 0) return 'no jobs';
+    const table = renderTable(
+      ['id', 'queue', 'state', 'attempts', 'when', 'owner'],
+      jobs.map((j) => [j.id, j.queue, j.state, `${j.attempts}/${j.maxAttempts}`, when(j, now), j.leaseOwner ?? '']),
+    );
+    return next ? `${table}\n\nmore: add --cursor ${next}` : table;
+  }, { jobs, ...(next ? { cursor: next } : {}) });
+}
+
+/** `fenceq stats [QUEUE...]`: per queue, pending, due, running, expired leases, dead, oldest due age. */
+export async function statsCommand(ctx: CommandContext, queues: string[]): Promise<void> {
+  const stats = await ctx.queue().stats(queues.length ? queues : undefined);
+  ctx.print(() => {
+    if (stats.length === 0) return 'no queues yet (nothing has been enqueued)';
+    return renderTable(
+      ['queue', 'pending', 'due', 'running', 'expired', 'dead', 'oldest due'],
+      stats.map((s) => [s.queue, s.pending, s.due, s.running, s.expired, s.dead, s.due ? formatDuration(s.oldestDueAgeMs) : '-']),
+    );
+  }, stats);
+}
+
+/** Reads a job or fails with JobNotFoundError (exit 3). */
+export async function mustGet(ctx: CommandContext, id: string): Promise<Job> {
+  const job = await ctx.queue().get(id);
+  if (!job) throw new JobNotFoundError(id);
+  return job;
+}
+
+/** A job as aligned fields. */
+export function renderJob(job: Job): string {
+  return renderFields([
+    ['id', job.id],
+    ['queue', job.queue],
+    ['state', job.state],
+    ['attempts', `${job.attempts} of ${job.maxAttempts}`],
+    ['generation', job.leaseGeneration],
+    ['owner', job.leaseOwner],
+    ['lease expires', job.leaseExpiresAt === undefined ? undefined : formatInstant(job.leaseExpiresAt)],
+    ['run at', formatInstant(job.runAt)],
+    ['priority', job.priority],
+    ['last error', job.lastError === undefined ? undefined : oneLine(job.lastError)],
+    ['payload', oneLine(JSON.stringify(job.payload))],
+    ['result', job.result === undefined ? undefined : oneLine(JSON.stringify(job.result))],
+    ['created', formatInstant(job.createdAt)],
+    ['updated', formatInstant(job.updatedAt)],
+  ]);
+}
+
+function when(j: JobSummary, now: number): string {
+  if (j.state === 'running' && j.leaseExpiresAt !== undefined) {
+    return j.leaseExpiresAt > now ? `lease ${formatDuration(j.leaseExpiresAt - now)} left` : `lease expired ${formatDuration(now - j.leaseExpiresAt)} ago`;
+  }
+  if (j.state === 'pending' && j.runAt !== undefined) return j.runAt > now ? `due in ${formatDuration(j.runAt - now)}` : `due ${formatDuration(now - j.runAt)} ago`;
+  return '';
+}
+
+/** Parses an integer option or fails with a usage error naming it. */
+export function integer(flag: string, text: string): number {
+  if (!/^-?\d+$/.test(text.trim())) throw new CliError(EXIT.usage, `invalid ${flag} ${JSON.stringify(text)}: expected an integer`);
+  return Number(text);
+}
+
+/** Parses a duration option or fails with a usage error naming it. */
+export function duration(flag: string, text: string): number {
+  const ms = parseDuration(text);
+  if (ms === undefined) throw new CliError(EXIT.usage, `invalid ${flag} ${JSON.stringify(text)}: expected a duration such as 500ms, 30s, 5m`);
+  return ms;
+}
+
+interface ListCursor {
+  q: string;
+  s: string;
+  c?: string;
+}
+
+function encodeListCursor(c: ListCursor): string {
+  return Buffer.from(JSON.stringify(c)).toString('base64url');
+}
+
+function decodeListCursor(text: string | undefined): ListCursor | undefined {
+  if (text === undefined) return undefined;
+  try {
+    const o = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as ListCursor;
+    if (typeof o.q === 'string' && typeof o.s === 'string' && (o.c === undefined || typeof o.c === 'string')) return o;
+  } catch {
+    // reported below
+  }
+  throw new CliError(EXIT.usage, `invalid --cursor ${JSON.stringify(text.slice(0, 40))}: pass the cursor a previous list printed`);
+}

@@ -1,0 +1,84 @@
+/**
+ * The CLI's exit codes, which scripts may rely on, and the mapping from any error to one line of
+ * text and one code. No error reaches the terminal as a stack trace.
+ */
+import { FenceqError, InvalidStateError, JobNotFoundError, TableUnavailableError, ValidationError } from '../errors.js';
+
+/** Exit codes of `fenceq`; documented in docs/cli.md. */
+export const EXIT = {
+  /** The command did what was asked. */
+  ok: 0,
+  /** An operational failure: the service refused or failed the call, a worker failed. */
+  failure: 1,
+  /** Bad arguments or options, or a value the queue refuses; nothing was written. */
+  usage: 2,
+  /** No job with that id. */
+  notFound: 3,
+  /** The endpoint cannot be reached, the table is missing, or there are no credentials. */
+  unavailable: 4,
+  /** The job's state does not allow the operation (requeue a job that is not dead, cancel a finished one). */
+  conflict: 5,
+} as const;
+
+/** An error the CLI raises itself, with the exit code it means. */
+export class CliError extends FenceqError {
+  override name = 'CliError';
+  /** The process exit code. */
+  readonly exitCode: number;
+  constructor(exitCode: number, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.exitCode = exitCode;
+  }
+}
+
+const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+/** Where the CLI was talking to, for messages. */
+export interface Target {
+  readonly endpoint?: string;
+  readonly region?: string;
+  readonly tableName?: string;
+}
+
+/** Maps any error to the exit code and the one-line message the CLI prints. */
+export function describeError(err: unknown, target: Target = {}): { exitCode: number; message: string } {
+  const where = target.endpoint ?? (target.region ? `DynamoDB in ${target.region}` : 'DynamoDB');
+  if (err instanceof CliError) return { exitCode: err.exitCode, message: err.message };
+  if (err instanceof ValidationError) return { exitCode: EXIT.usage, message: err.message };
+  if (err instanceof JobNotFoundError) return { exitCode: EXIT.notFound, message: err.message };
+  if (err instanceof InvalidStateError) return { exitCode: EXIT.conflict, message: err.message };
+  if (err instanceof TableUnavailableError) {
+    return {
+      exitCode: EXIT.unavailable,
+      message: `table ${err.tableName} does not exist at ${where} (create it with \`fenceq start\` locally or deploy the stack)`,
+    };
+  }
+  const code = networkCode(err);
+  if (code !== undefined) return { exitCode: EXIT.unavailable, message: `cannot reach ${where} (${code})` };
+  const name = err instanceof Error ? err.name : '';
+  if (name === 'CredentialsProviderError') {
+    return { exitCode: EXIT.unavailable, message: `no AWS credentials found for ${where} (set AWS_PROFILE or AWS_ACCESS_KEY_ID, or pass --endpoint for a local stack)` };
+  }
+  if (name === 'TimeoutError' || name === 'RequestTimeout') return { exitCode: EXIT.unavailable, message: `no answer from ${where} in time` };
+  if (name === 'UnrecognizedClientException' || name === 'InvalidSignatureException' || name === 'ExpiredTokenException') {
+    return { exitCode: EXIT.unavailable, message: `${where} refused the credentials (${name})` };
+  }
+  const text = err instanceof Error ? `${err.name === 'Error' ? '' : `${err.name}: `}${err.message}` : String(err);
+  return { exitCode: EXIT.failure, message: text.split('\n')[0]! };
+}
+
+function networkCode(err: unknown): string | undefined {
+  for (let e: unknown = err, depth = 0; e && depth < 5; depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && UNREACHABLE_CODES.has(code)) return code;
+    const inner = (e as { errors?: unknown[] }).errors;
+    if (Array.isArray(inner)) {
+      for (const i of inner) {
+        const c = networkCode(i);
+        if (c) return c;
+      }
+    }
+    e = (e as { cause?: unknown }).cause;
+  }
+  return undefined;
+}

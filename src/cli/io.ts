@@ -1,0 +1,67 @@
+/** The CLI's streams and environment, injected so commands run in-process in tests. */
+import { readFile } from 'node:fs/promises';
+import type { Json } from '../job.js';
+import { CliError, EXIT } from './exit-codes.js';
+
+/** What a command may touch of the outside world. */
+export interface CliIo {
+  /** Writes to standard output (text as given, no newline added). */
+  readonly stdout: (text: string) => void;
+  /** Writes to standard error. */
+  readonly stderr: (text: string) => void;
+  /** Reads all of standard input; undefined when stdin is a terminal (nothing piped). */
+  readonly readStdin: () => Promise<string | undefined>;
+  /** Whether stdout is a terminal (the live view redraws in place only then). */
+  readonly stdoutIsTTY: boolean;
+  /** Environment variables. */
+  readonly env: NodeJS.ProcessEnv;
+  /** Epoch ms. */
+  readonly clock: () => number;
+}
+
+/** The real process's streams. */
+export function processIo(): CliIo {
+  return {
+    stdout: (t) => process.stdout.write(t),
+    stderr: (t) => process.stderr.write(t),
+    readStdin: async () => {
+      if (process.stdin.isTTY) return undefined;
+      const chunks: Buffer[] = [];
+      for await (const c of process.stdin) chunks.push(c as Buffer);
+      return Buffer.concat(chunks).toString('utf8');
+    },
+    stdoutIsTTY: Boolean(process.stdout.isTTY),
+    env: process.env,
+    clock: Date.now,
+  };
+}
+
+/** Where a payload comes from: an argument, `--file PATH`, or stdin (`-` or nothing given with stdin piped). */
+export async function readPayload(io: CliIo, arg: string | undefined, file: string | undefined): Promise<Json> {
+  if (arg !== undefined && file !== undefined) throw new CliError(EXIT.usage, 'give the payload either as an argument or with --file, not both');
+  let text: string | undefined;
+  let from: string;
+  if (file !== undefined) {
+    from = `--file ${file}`;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (err) {
+      const code = (err as { code?: string }).code;
+      throw new CliError(EXIT.usage, `cannot read --file ${file}: ${code === 'ENOENT' ? 'no such file' : (code ?? 'unreadable')}`);
+    }
+  } else if (arg !== undefined && arg !== '-') {
+    from = 'the payload argument';
+    text = arg;
+  } else {
+    from = 'stdin';
+    text = await io.readStdin();
+    if (text === undefined || text.trim() === '') {
+      throw new CliError(EXIT.usage, 'no payload: give it as an argument (JSON), with --file PATH, or on stdin');
+    }
+  }
+  try {
+    return JSON.parse(text) as Json;
+  } catch {
+    throw new CliError(EXIT.usage, `${from} is not JSON (a string payload needs quotes, e.g. '"hello"')`);
+  }
+}

@@ -1,0 +1,6 @@
+/** Entry point of the `fenceq` command (bin/fenceq.js and `npm start` run this file through tsx). */
+// Set before the SDK loads (hence the dynamic imports): the SDK's Node-version notice is noise on a CLI.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+const { processIo } = await import('./io.js');
+const { runCli } = await import('./program.js');
+process.exitCode = await runCli(process.argv.slice(2), processIo());

@@ -1,0 +1,158 @@
+/**
+ * The `fenceq` command line: commander defines the commands and options; `runCli` runs one
+ * invocation and returns its exit code, turning every error into one line on stderr.
+ */
+import { Command, CommanderError, Option } from 'commander';
+import type { GlobalOptions } from './config.js';
+import { commandContext, type CommandContext } from './context.js';
+import { describeError, EXIT } from './exit-codes.js';
+import type { CliIo } from './io.js';
+import { cancelCommand, reclaimCommand, releaseCommand, requeueCommand } from './commands/admin.js';
+import { enqueueCommand, getCommand, inspectCommand, listCommand, statsCommand } from './commands/jobs.js';
+
+/** Runs one CLI invocation (`argv` without node and script) and resolves to its exit code. */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  const closers: (() => void)[] = [];
+  let exitCode: number = EXIT.ok;
+  let target: GlobalOptions = {};
+  const program = buildProgram(io, (options) => {
+    target = options;
+    return commandContext(io, options, closers);
+  }, (code) => {
+    exitCode = code;
+  });
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // commander has printed its own one-line message (or the help) already.
+      const benign = err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help';
+      return benign ? EXIT.ok : EXIT.usage;
+    }
+    const { exitCode: code, message } = describeError(err, {
+      endpoint: target.endpoint ?? (io.env.DYNAMODB_ENDPOINT || undefined),
+      region: target.region,
+      tableName: target.table,
+    });
+    io.stderr(`fenceq: ${message}\n`);
+    return code;
+  } finally {
+    for (const close of closers) close();
+  }
+  return exitCode;
+}
+
+type ContextFactory = (options: GlobalOptions) => CommandContext;
+
+function buildProgram(io: CliIo, context: ContextFactory, setExit: (code: number) => void): Command {
+  const program = new Command('fenceq')
+    .description('Operate a fenceq job queue: enqueue, inspect, list, release, requeue, cancel, reclaim, run workers, or start the local stack.')
+    .version('0.1.0')
+    .exitOverride()
+    .configureOutput(output(io))
+    .showSuggestionAfterError(true)
+    .option('--table <name>', 'DynamoDB table (env FENCEQ_TABLE)')
+    .option('--endpoint <url>', 'DynamoDB endpoint, e.g. the local stack (env DYNAMODB_ENDPOINT)')
+    .option('--region <region>', 'AWS region (env AWS_REGION)')
+    .option('--outputs <file>', 'read the table and region from `cdk deploy --outputs-file` (env FENCEQ_OUTPUTS)')
+    .option('--json', 'print JSON for scripts instead of tables')
+    .option('--reclaim-period <duration>', 'how often the reclaim pass runs, for inspect (env FENCEQ_RECLAIM_PERIOD, default 60s)');
+
+  const ctx = (cmd: Command): CommandContext => context(cmd.optsWithGlobals() as GlobalOptions);
+  const sub = (name: string) => program.command(name).exitOverride().configureOutput(output(io));
+
+  sub('enqueue')
+    .description('enqueue one job; the payload is JSON from the argument, --file, or stdin')
+    .argument('<queue>', 'queue name')
+    .argument('[payload]', 'JSON payload ("-" or omitted: read stdin)')
+    .option('--file <path>', 'read the JSON payload from a file')
+    .option('--id <id>', 'job id (an idempotency key); default a random UUID')
+    .option('--delay <duration>', 'not due before now + duration (e.g. 30s)')
+    .option('--run-at <iso>', 'not due before this instant (ISO 8601)')
+    .option('--priority <n>', 'larger runs first (default 0)')
+    .option('--max-attempts <n>', 'attempts before the job is dead (default 5)')
+    .action(async (queue: string, payload: string | undefined, o, cmd: Command) => enqueueCommand(ctx(cmd), queue, payload, o));
+
+  sub('get')
+    .description('show a job as stored')
+    .argument('<id>', 'job id')
+    .action(async (id: string, _o, cmd: Command) => getCommand(ctx(cmd), id));
+
+  sub('inspect')
+    .description('explain in plain words why a job is waiting, running, dead or done')
+    .argument('<id>', 'job id')
+    .action(async (id: string, _o, cmd: Command) => inspectCommand(ctx(cmd), id));
+
+  sub('list')
+    .description('list jobs by queue and state (pending, running, dead), a page at a time')
+    .option('--queue <name>', 'only this queue (default every queue)')
+    .addOption(new Option('--state <state>', 'only this state (default all three)'))
+    .option('--limit <n>', 'jobs per page, 1-1000 (default 50)')
+    .option('--cursor <cursor>', 'continue after the page that printed this cursor')
+    .action(async (o, cmd: Command) => listCommand(ctx(cmd), o));
+
+  sub('stats')
+    .description('per queue: pending, due, running, expired leases, dead, age of the oldest due job')
+    .argument('[queues...]', 'queues to show (default every queue)')
+    .action(async (queues: string[], _o, cmd: Command) => statsCommand(ctx(cmd), queues));
+
+  sub('release')
+    .description("force-release a job: take it from whoever holds it and make it due now (needs --force)")
+    .argument('<id>', 'job id')
+    .option('--force', 'confirm: the current holder loses the job and its result is refused')
+    .action(async (id: string, o, cmd: Command) => releaseCommand(ctx(cmd), id, o));
+
+  sub('requeue')
+    .description('put a dead job back to pending, due now, with its attempts reset')
+    .argument('<id>', 'job id')
+    .action(async (id: string, _o, cmd: Command) => requeueCommand(ctx(cmd), id));
+
+  sub('cancel')
+    .description('cancel a pending or running job')
+    .argument('<id>', 'job id')
+    .action(async (id: string, _o, cmd: Command) => cancelCommand(ctx(cmd), id));
+
+  sub('reclaim')
+    .description('run one reclaim pass now: expired leases back to pending, or dead at their last attempt')
+    .option('--max <n>', 'most jobs to reclaim in this pass (default 1000)')
+    .action(async (o, cmd: Command) => reclaimCommand(ctx(cmd), o));
+
+  sub('work')
+    .description('run a worker process (as a Fargate task would); SIGTERM releases held leases before exiting')
+    .requiredOption('--handlers <file>', 'module exporting `handlers`: { [queue]: async (payload, ctx) => result }')
+    .option('--queues <names>', 'comma-separated queues to work (default every queue in the handlers file)')
+    .option('--concurrency <n>', 'jobs run at once (default 4)')
+    .option('--lease-ttl <duration>', 'lease lifetime; renewed while the handler runs (default 30s)')
+    .option('--poll <duration>', 'idle poll interval (default 1s)')
+    .option('--owner <id>', 'worker id written on its leases (default host-pid-random)')
+    .option('--stop-timeout <duration>', 'on SIGTERM, how long running handlers get before their leases are released (default 10s)')
+    .action(async (o, cmd: Command) => {
+      const { workCommand } = await import('./commands/work.js');
+      setExit(await workCommand(ctx(cmd), o));
+    });
+
+  sub('start')
+    .description('start the local stack (DynamoDB and SQS emulators, Lambda endpoint, reclaim timer) and a demo workload')
+    .option('--no-demo', 'serve the stack alone until Ctrl-C')
+    .option('--data <dir>', 'keep the table on disk in this directory (default in memory)')
+    .option('--jobs <n>', 'demo: how many jobs to enqueue (default 40)')
+    .option('--duration <duration>', 'demo: how long the producer keeps enqueueing (default 8s)')
+    .option('--workers <n>', 'demo: worker processes (default 4)')
+    .option('--keep-alive', 'after the demo, keep serving until Ctrl-C')
+    .option('--table-name <name>', 'table to create (default fenceq-local)')
+    .option('--port <n>', 'DynamoDB emulator port (default a free one)')
+    .action(async (o, cmd: Command) => {
+      const { startCommand } = await import('./commands/start.js');
+      setExit(await startCommand(ctx(cmd), o));
+    });
+
+  return program;
+}
+
+function output(io: CliIo) {
+  return {
+    writeOut: io.stdout,
+    writeErr: io.stderr,
+    outputError: (text: string, write: (t: string) => void) => write(`fenceq: ${text.replace(/^error: /, '')}`),
+  };
+}
