@@ -287,7 +287,7 @@ describe('model-based', () => {
           () => ({ model: world, real }),
           [...cmds].map((c) => {
             const wrapped: Cmd = {
-              check: (m) => c.check(m),
+              check: (m) => c.check(m) as boolean,
               run: async (m, r) => {
                 executed++;
                 await c.run(m, r);
