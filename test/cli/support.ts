@@ -1,0 +1,71 @@
+/** Runs the CLI in-process (fast) or as a real process (exit codes, launcher), capturing its output. */
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import type { CliIo } from '../../src/cli/io.js';
+import { runCli } from '../../src/cli/program.js';
+
+/** What one CLI run printed and returned. */
+export interface CliRun {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs `fenceq args...` in this process with the given env, stdin and clock. */
+export async function cli(
+  args: readonly string[],
+  opts: { env?: NodeJS.ProcessEnv; stdin?: string; clock?: () => number } = {},
+): Promise<CliRun> {
+  let stdout = '';
+  let stderr = '';
+  const io: CliIo = {
+    stdout: (t) => {
+      stdout += t;
+    },
+    stderr: (t) => {
+      stderr += t;
+    },
+    readStdin: async () => opts.stdin,
+    stdoutIsTTY: false,
+    env: opts.env ?? {},
+    clock: opts.clock ?? Date.now,
+  };
+  const code = await runCli(args, io);
+  return { code, stdout, stderr };
+}
+
+/** Parses the JSON a `--json` run printed. */
+export function json<T = any>(run: CliRun): T {
+  return JSON.parse(run.stdout) as T;
+}
+
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const BIN = fileURLToPath(new URL('../../bin/fenceq.js', import.meta.url));
+
+/** Runs bin/fenceq.js as a real process. */
+export function spawnCli(args: readonly string[], env: NodeJS.ProcessEnv = {}, stdin?: string): Promise<CliRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+    child.stdin.end(stdin ?? '');
+  });
+}
+
+/** A loopback port nothing listens on (bound, then closed). */
+export async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as { port: number }).port;
+  await new Promise<void>((r) => server.close(() => r()));
+  return port;
+}
