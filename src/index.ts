@@ -20,3 +20,12 @@ export type { RequeueOutcome } from './store/requeue-dead.js';
 export type { JobPage, JobSummary, QueueStats } from './store/browse.js';
 export type { QueueHooks, DeadJobNotice } from './store/context.js';
 export { DEFAULT_MAX_ATTEMPTS } from './store/enqueue.js';
+export { Worker } from './worker/worker.js';
+export { runWorkerProcess, type WorkerProcessOptions } from './worker/process.js';
+export { WORKER_DEFAULTS } from './worker/options.js';
+export { IdleBackoff } from './worker/idle-backoff.js';
+export * from './worker/errors.js';
+export type {
+  Handler, HandlerContext, HandlerDefinition, JobContextJob, FencingToken, WorkerOptions, WorkerCounters, StopReport,
+} from './worker/types.js';
+export { fencedWrite, fencedWriter, type FencedWriteInput, type FencedWriteOutcome, type FenceAttributes, type ExtraCondition } from './fencing/fenced-write.js';

@@ -1,0 +1,129 @@
+/**
+ * One lease the worker holds, from claim to ack, release or loss: the handler's AbortController,
+ * the heartbeat that renews the lease every third of its lifetime, and the phase that decides
+ * who may settle it. Exactly one of ack, release or "lost" ever happens to a held lease.
+ */
+import type { Lease } from '../job.js';
+import type { ResolvedWorkerOptions } from './options.js';
+import { JobCancelledError, LeaseLostError } from './errors.js';
+
+/**
+ * running: the handler runs and the worker may ack. settling: an ack or release is in flight.
+ * lost: a renewal found the lease gone; the handler's result will be discarded.
+ * released: handed back at stop; the handler's result will be discarded. ended: slot free.
+ */
+export type LeasePhase = 'running' | 'settling' | 'lost' | 'released' | 'ended';
+
+/** What a held lease needs from its worker. */
+export interface LeaseHost {
+  readonly options: ResolvedWorkerOptions;
+  /** Bumps a counter. */
+  count(name: 'renewals' | 'renewErrors'): void;
+  /** The lease is gone: abort the handler, never ack, free the slot. */
+  lost(held: HeldLease, error: LeaseLostError): void;
+}
+
+/** A lease the worker holds and keeps alive. */
+export class HeldLease {
+  /** The lease as of the last renewal. */
+  lease: Lease;
+  /** `id@generation`: lease identity. */
+  readonly key: string;
+  /** Aborted when the lease is lost, the job cancelled, the handler timed out or the worker stopped. */
+  readonly controller = new AbortController();
+  phase: LeasePhase = 'running';
+  /** Resolves when the lease no longer occupies a slot. */
+  readonly ended: Promise<void>;
+  /** When the claim landed (worker clock). */
+  readonly claimedAt: number;
+  private endResolve!: () => void;
+  private timer: NodeJS.Timeout | undefined;
+  private chain: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    lease: Lease,
+    private readonly host: LeaseHost,
+  ) {
+    this.lease = lease;
+    this.key = `${lease.id}@${lease.generation}`;
+    this.claimedAt = host.options.clock();
+    this.ended = new Promise((resolve) => {
+      this.endResolve = resolve;
+    });
+  }
+
+  /** True while the worker still holds the lease (it may ack, renew or release it). */
+  get held(): boolean {
+    return this.phase === 'running' || this.phase === 'settling';
+  }
+
+  /** Starts renewing every third of the lease lifetime. */
+  startHeartbeat(): void {
+    this.schedule(this.host.options.renewEveryMs);
+  }
+
+  /** Renews now (serialised with the heartbeat); rejects with LeaseLostError when the lease is gone. */
+  renewNow(): Promise<Lease> {
+    const next = this.chain.then(() => this.renewOnce());
+    this.chain = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Frees the slot: no more renewals. */
+  end(): void {
+    if (this.phase === 'ended') return;
+    this.phase = 'ended';
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.endResolve();
+  }
+
+  private schedule(ms: number): void {
+    if (this.timer) clearTimeout(this.timer);
+    if (!this.held) return;
+    this.timer = setTimeout(() => void this.beat(), ms);
+  }
+
+  private async beat(): Promise<void> {
+    const o = this.host.options;
+    try {
+      await this.renewNow();
+      this.schedule(o.renewEveryMs);
+    } catch (err) {
+      if (err instanceof LeaseLostError || !this.held) return;
+      this.host.count('renewErrors');
+      const now = o.clock();
+      o.logger.warn('worker.renew_failed', { id: this.lease.id, generation: this.lease.generation, expiresAt: this.lease.expiresAt, error: err });
+      if (now >= this.lease.expiresAt) {
+        this.host.lost(this, new LeaseLostError(this.lease.id, this.lease.generation, null, null, 'it expired before a renewal got through'));
+        return;
+      }
+      // Try again soon, well before the lease runs out.
+      this.schedule(Math.max(1, Math.min(o.raceRetryMs, Math.floor((this.lease.expiresAt - now) / 2))));
+    }
+  }
+
+  private async renewOnce(): Promise<Lease> {
+    if (!this.held) throw this.lostError();
+    const o = this.host.options;
+    const out = await o.store.renew(this.lease, o.leaseTtlMs);
+    if (out.outcome === 'renewed') {
+      if (this.held) this.lease = out.lease;
+      this.host.count('renewals');
+      return this.lease;
+    }
+    // An ack in flight decides the job's fate; a renewal racing it proves nothing.
+    if (this.phase === 'settling') return this.lease;
+    const Err = out.currentState === 'cancelled' ? JobCancelledError : LeaseLostError;
+    const error = new Err(this.lease.id, this.lease.generation, out.currentGeneration, out.currentState);
+    if (this.phase === 'running') this.host.lost(this, error);
+    throw error;
+  }
+
+  private lostError(): LeaseLostError {
+    const reason = this.controller.signal.reason;
+    return reason instanceof LeaseLostError
+      ? reason
+      : new LeaseLostError(this.lease.id, this.lease.generation, null, null, `the worker no longer holds it (${this.phase})`);
+  }
+}

@@ -1,0 +1,108 @@
+import { hostname } from 'node:os';
+import { ValidationError } from '../errors.js';
+import type { JobStore } from '../job-store.js';
+import { defaultLogger, type Logger } from '../log.js';
+import { checkInt, checkKnownKeys, checkObject, checkOwner, checkQueue, checkTtl, MAX_TTL_MS } from '../validate.js';
+import type { HandlerDefinition, WorkerOptions } from './types.js';
+
+/** Defaults of the worker's timing, as data. */
+export const WORKER_DEFAULTS = {
+  concurrency: 4,
+  leaseTtlMs: 30_000,
+  pollIntervalMs: 1_000,
+  maxPollIntervalMs: 10_000,
+  graceMs: 10_000,
+} as const;
+
+/** Options after defaults and validation. */
+export interface ResolvedWorkerOptions {
+  readonly store: JobStore;
+  readonly handlers: ReadonlyMap<string, HandlerDefinition>;
+  readonly owner: string;
+  readonly concurrency: number;
+  readonly leaseTtlMs: number;
+  readonly pollIntervalMs: number;
+  readonly maxPollIntervalMs: number;
+  readonly handlerTimeoutMs: number | undefined;
+  readonly isolateCrashes: boolean;
+  readonly clock: () => number;
+  readonly logger: Logger;
+  readonly random: () => number;
+  /** Heartbeat period: a third of the lease lifetime. */
+  readonly renewEveryMs: number;
+  /** How soon a short claim is retried: a twelfth of the lease lifetime, at most the base poll. */
+  readonly raceRetryMs: number;
+}
+
+const KNOWN = [
+  'queue', 'handlers', 'owner', 'concurrency', 'leaseTtlMs', 'pollIntervalMs', 'maxPollIntervalMs',
+  'handlerTimeoutMs', 'isolateCrashes', 'clock', 'logger', 'random',
+] as const;
+
+/** A default owner id: host, pid and a random suffix, cut to what a lease owner may be. */
+export function defaultOwner(random: () => number = Math.random): string {
+  const host = hostname().replace(/[^A-Za-z0-9_.:-]/g, '_').slice(0, 80) || 'host';
+  return `${host}-${process.pid}-${Math.floor(random() * 0xffffffff).toString(36)}`;
+}
+
+/** Validates worker options (a ValidationError names the field) and fills in defaults. */
+export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOptions {
+  const o = checkObject('options', options);
+  checkKnownKeys('options', o, KNOWN);
+  const store = options.queue;
+  for (const m of ['lease', 'ackDone', 'ackFailed', 'renew', 'release'] as const) {
+    if (typeof store !== 'object' || store === null || typeof (store as unknown as Record<string, unknown>)[m] !== 'function') {
+      throw new ValidationError('options.queue', store, `must implement JobStore (missing ${m}())`);
+    }
+  }
+  const handlers = new Map<string, HandlerDefinition>();
+  const h = checkObject('options.handlers', options.handlers);
+  for (const [name, value] of Object.entries(h)) {
+    checkQueue(`options.handlers.${name}`, name);
+    handlers.set(name, checkHandler(`options.handlers.${name}`, value));
+  }
+  if (handlers.size === 0) throw new ValidationError('options.handlers', options.handlers, 'needs at least one queue -> handler');
+  if (handlers.size > 20) throw new ValidationError('options.handlers', Object.keys(h), 'at most 20 queues per worker (one lease call)');
+  const fn = (field: string, v: unknown): void => {
+    if (v !== undefined && typeof v !== 'function') throw new ValidationError(field, v, 'must be a function');
+  };
+  fn('options.clock', options.clock);
+  fn('options.random', options.random);
+  if (options.isolateCrashes !== undefined && typeof options.isolateCrashes !== 'boolean') {
+    throw new ValidationError('options.isolateCrashes', options.isolateCrashes, 'must be a boolean');
+  }
+  const random = options.random ?? Math.random;
+  const leaseTtlMs = options.leaseTtlMs === undefined ? WORKER_DEFAULTS.leaseTtlMs : checkTtl('options.leaseTtlMs', options.leaseTtlMs);
+  const pollIntervalMs = options.pollIntervalMs === undefined
+    ? WORKER_DEFAULTS.pollIntervalMs
+    : checkInt('options.pollIntervalMs', options.pollIntervalMs, 1, 3_600_000);
+  const maxPollIntervalMs = options.maxPollIntervalMs === undefined
+    ? Math.max(WORKER_DEFAULTS.maxPollIntervalMs, pollIntervalMs)
+    : checkInt('options.maxPollIntervalMs', options.maxPollIntervalMs, pollIntervalMs, 3_600_000);
+  return {
+    store,
+    handlers,
+    owner: options.owner === undefined ? defaultOwner(random) : checkOwner('options.owner', options.owner),
+    concurrency: options.concurrency === undefined ? WORKER_DEFAULTS.concurrency : checkInt('options.concurrency', options.concurrency, 1, 1000),
+    leaseTtlMs,
+    pollIntervalMs,
+    maxPollIntervalMs,
+    handlerTimeoutMs: options.handlerTimeoutMs === undefined ? undefined : checkInt('options.handlerTimeoutMs', options.handlerTimeoutMs, 1, MAX_TTL_MS),
+    isolateCrashes: options.isolateCrashes ?? true,
+    clock: options.clock ?? Date.now,
+    logger: options.logger ?? defaultLogger(),
+    random,
+    renewEveryMs: Math.max(1, Math.floor(leaseTtlMs / 3)),
+    raceRetryMs: Math.max(1, Math.min(pollIntervalMs, Math.floor(leaseTtlMs / 12))),
+  };
+}
+
+function checkHandler(field: string, value: unknown): HandlerDefinition {
+  if (typeof value === 'function') return { handle: value as HandlerDefinition['handle'] };
+  const d = checkObject(field, value);
+  checkKnownKeys(field, d, ['handle', 'validate', 'timeoutMs']);
+  if (typeof d.handle !== 'function') throw new ValidationError(`${field}.handle`, d.handle, 'must be a function');
+  if (d.validate !== undefined && typeof d.validate !== 'function') throw new ValidationError(`${field}.validate`, d.validate, 'must be a function');
+  if (d.timeoutMs !== undefined) checkInt(`${field}.timeoutMs`, d.timeoutMs, 1, MAX_TTL_MS);
+  return value as HandlerDefinition;
+}

@@ -1,0 +1,460 @@
+/**
+ * The worker runtime: claims only what it has free handler slots for, only from queues it has
+ * handlers for; keeps every held lease alive with a heartbeat; records each result against its
+ * own (id, generation); fails exactly the job whose handler threw, timed out or crashed; and on
+ * stop hands back every lease it still holds. It talks to the store only through JobStore.
+ */
+import { FenceqError, ValidationError } from '../errors.js';
+import type { Json, Lease } from '../job.js';
+import type { AckDoneOutcome, AckFailedOutcome } from '../job-store.js';
+import { checkInt } from '../validate.js';
+import { installCrashGuard, runInScope } from './crash-guard.js';
+import { HandlerCrashError, HandlerTimeoutError, type LeaseLostError, PayloadInvalidError, ResultInvalidError, WorkerStoppedError } from './errors.js';
+import { HeldLease, type LeaseHost } from './held-lease.js';
+import { IdleBackoff } from './idle-backoff.js';
+import { resolveWorkerOptions, WORKER_DEFAULTS, type ResolvedWorkerOptions } from './options.js';
+import type { HandlerContext, HandlerDefinition, JobContextJob, StopReport, WorkerCounters, WorkerOptions } from './types.js';
+
+type Counter = keyof WorkerCounters;
+type Outcome = { ok: true; result: unknown } | { ok: false; error: unknown; retryable: boolean; reason: string };
+
+const ACK_RETRY_DELAYS_MS = [200, 800, 2_000];
+
+/** Runs handlers for leased jobs; see docs/worker.md. */
+export class Worker {
+  /** The lease owner id of this worker. */
+  readonly owner: string;
+  /** Resolved options (defaults filled in). */
+  readonly options: ResolvedWorkerOptions;
+  private state: 'new' | 'running' | 'stopping' | 'stopped' = 'new';
+  private readonly held = new Map<string, HeldLease>();
+  private readonly counts: Record<Counter, number> = {
+    polls: 0, leaseErrors: 0, claimed: 0, takenOver: 0, completed: 0, failed: 0, handlerErrors: 0, timeouts: 0, crashes: 0,
+    invalidPayloads: 0, released: 0, leaseLost: 0, staleAcks: 0, renewals: 0, renewErrors: 0, ackErrors: 0, discardedResults: 0,
+  };
+  private loopDone: Promise<void> = Promise.resolve();
+  private stopping: Promise<StopReport> | undefined;
+  private sleeper: { timer: NodeJS.Timeout | undefined; resolve: () => void } | undefined;
+  private waitingForSlot = false;
+  private lastClaimed = -1;
+  private idle: { promise: Promise<void>; resolve: () => void; reached: boolean } | undefined;
+  private uninstallGuard: (() => void) | undefined;
+  private grace: { shorten(ms: number): void } | undefined;
+  private readonly host: LeaseHost;
+
+  constructor(options: WorkerOptions) {
+    this.options = resolveWorkerOptions(options);
+    this.owner = this.options.owner;
+    this.host = {
+      options: this.options,
+      count: (name) => this.counts[name]++,
+      lost: (h, error) => this.leaseLost(h, error),
+    };
+  }
+
+  /** Starts claiming and running jobs. */
+  start(): void {
+    if (this.state === 'running') return;
+    if (this.state !== 'new') throw new FenceqError(`worker ${this.owner} was stopped; create a new Worker`);
+    this.state = 'running';
+    if (this.options.isolateCrashes) this.uninstallGuard = installCrashGuard();
+    const o = this.options;
+    o.logger.info('worker.started', {
+      owner: this.owner, queues: [...o.handlers.keys()], concurrency: o.concurrency, leaseTtlMs: o.leaseTtlMs,
+      pollIntervalMs: o.pollIntervalMs, maxPollIntervalMs: o.maxPollIntervalMs, handlerTimeoutMs: o.handlerTimeoutMs,
+    });
+    this.loopDone = this.loop();
+  }
+
+  /**
+   * Stops claiming at once, lets running handlers finish within `graceMs` (renewing their leases
+   * meanwhile), then aborts what still runs and releases every lease still held, so other
+   * workers can take those jobs immediately. Idempotent.
+   */
+  stop(opts: { graceMs?: number } = {}): Promise<StopReport> {
+    const graceMs = opts.graceMs === undefined ? WORKER_DEFAULTS.graceMs : checkInt('stop.graceMs', opts.graceMs, 0, 3_600_000);
+    if (this.stopping) {
+      // A later stop with an explicit grace may cut the drain short (a second SIGTERM), never extend it.
+      if (opts.graceMs !== undefined) this.grace?.shorten(graceMs);
+      return this.stopping;
+    }
+    this.stopping = this.shutdown(graceMs);
+    return this.stopping;
+  }
+
+  /** Resolves the first time no handler runs and the last lease call claimed nothing (or at stop). */
+  whenIdle(): Promise<void> {
+    return this.idleState().promise;
+  }
+
+  /** A snapshot of the counters. */
+  get counters(): WorkerCounters {
+    return { ...this.counts };
+  }
+
+  /** The leases this worker holds now. */
+  heldLeases(): Lease[] {
+    return [...this.held.values()].filter((h) => h.held).map((h) => h.lease);
+  }
+
+  /** Handlers running now. */
+  get running(): number {
+    return this.held.size;
+  }
+
+  private async loop(): Promise<void> {
+    const o = this.options;
+    const backoff = new IdleBackoff(o.pollIntervalMs, o.maxPollIntervalMs, o.random);
+    const queues = [...o.handlers.keys()];
+    let delay = 0;
+    while (this.state === 'running') {
+      if (delay > 0) await this.sleep(delay);
+      if (this.state !== 'running') break;
+      const free = o.concurrency - this.held.size;
+      if (free <= 0) {
+        this.waitingForSlot = true;
+        await this.sleep(null);
+        this.waitingForSlot = false;
+        delay = 0;
+        continue;
+      }
+      const max = Math.min(free, 100);
+      let leases: Lease[];
+      try {
+        this.counts.polls++;
+        leases = await o.store.lease({ owner: this.owner, queues, ttlMs: o.leaseTtlMs, max });
+      } catch (err) {
+        this.counts.leaseErrors++;
+        delay = backoff.next();
+        o.logger.error('worker.lease_error', { owner: this.owner, error: err, retryInMs: delay });
+        continue;
+      }
+      this.lastClaimed = leases.length;
+      if (this.state !== 'running') {
+        // Stopped while the lease call was in flight: hand these back untouched.
+        await Promise.all(leases.map((l) => this.releaseHeld(this.track(l), 'worker stopping')));
+        break;
+      }
+      for (const lease of leases) this.accept(lease);
+      if (leases.length === 0) {
+        delay = backoff.next();
+        this.checkIdle();
+      } else {
+        backoff.reset();
+        // A full batch: more may be due, poll as soon as a slot frees. A short one: the store ran
+        // out of candidates it could win (or lost races for them); look again after a twelfth of
+        // the lease lifetime, never after an idle backoff.
+        delay = leases.length < max ? o.raceRetryMs : 0;
+      }
+    }
+  }
+
+  private track(lease: Lease): HeldLease {
+    const h = new HeldLease(lease, this.host);
+    this.held.set(h.key, h);
+    h.startHeartbeat();
+    return h;
+  }
+
+  private accept(lease: Lease): void {
+    const o = this.options;
+    const h = this.track(lease);
+    this.counts.claimed++;
+    o.logger.info('worker.job_claimed', { id: lease.id, queue: lease.queue, generation: lease.generation, attempt: lease.attempt, owner: this.owner });
+    const from = (lease as Lease & { takenOverFrom?: unknown }).takenOverFrom;
+    if (typeof from === 'string') {
+      this.counts.takenOver++;
+      o.logger.warn('worker.orphan_taken_over', { id: lease.id, queue: lease.queue, generation: lease.generation, previousOwner: from });
+    }
+    const def = o.handlers.get(lease.queue);
+    if (!def) {
+      o.logger.error('worker.no_handler', { id: lease.id, queue: lease.queue, generation: lease.generation });
+      void this.releaseHeld(h, `worker ${this.owner} has no handler for queue ${lease.queue}`);
+      return;
+    }
+    if (def.validate) {
+      try {
+        def.validate(lease.payload);
+      } catch (err) {
+        const error = new PayloadInvalidError(lease.id, lease.queue, err);
+        this.counts.invalidPayloads++;
+        o.logger.error('worker.payload_invalid', { id: lease.id, queue: lease.queue, generation: lease.generation, error });
+        void this.settle(h, { ok: false, error, retryable: false, reason: 'invalid_payload' });
+        return;
+      }
+    }
+    void this.run(h, def);
+  }
+
+  private async run(h: HeldLease, def: HandlerDefinition): Promise<void> {
+    const o = this.options;
+    const lease = h.lease;
+    const job: JobContextJob = {
+      id: lease.id, queue: lease.queue, payload: lease.payload, attempt: lease.attempt, maxAttempts: lease.maxAttempts, generation: lease.generation,
+    };
+    const ctx: HandlerContext = {
+      get lease() {
+        return h.lease;
+      },
+      signal: h.controller.signal,
+      fencingToken: { jobId: lease.id, generation: lease.generation },
+      owner: this.owner,
+      logger: o.logger,
+      renew: () => h.renewNow(),
+      progress: (note) => {
+        o.logger.info('worker.job_progress', { id: lease.id, generation: lease.generation, note });
+        return h.renewNow();
+      },
+    };
+    let fail!: (error: unknown, reason: string) => void;
+    const failure = new Promise<never>((_, reject) => {
+      fail = (error, reason) => {
+        if (h.phase !== 'running') return;
+        h.controller.abort(error);
+        reject(Object.assign(new Box(error), { reason }));
+      };
+    });
+    failure.catch(() => undefined);
+    const timeoutMs = def.timeoutMs ?? o.handlerTimeoutMs;
+    const timer = timeoutMs === undefined ? undefined : setTimeout(() => {
+      this.counts.timeouts++;
+      fail(new HandlerTimeoutError(lease.id, timeoutMs), 'timeout');
+    }, timeoutMs);
+    const scope = {
+      crashed: (error: unknown) => {
+        if (h.phase === 'running') {
+          this.counts.crashes++;
+          fail(new HandlerCrashError(lease.id, error), 'crash');
+        } else {
+          o.logger.error('worker.late_crash', { id: lease.id, generation: lease.generation, phase: h.phase, error });
+        }
+      },
+    };
+    let outcome: Outcome;
+    try {
+      const call = async (): Promise<unknown> => def.handle(job, ctx);
+      const result = await Promise.race([o.isolateCrashes ? runInScope(scope, call) : call(), failure]);
+      outcome = { ok: true, result };
+    } catch (err) {
+      outcome = err instanceof Box ? { ok: false, error: err.error, retryable: true, reason: err.reason } : { ok: false, error: err, retryable: true, reason: 'error' };
+      if (!(err instanceof Box) && h.phase === 'running') this.counts.handlerErrors++;
+    } finally {
+      if (timer) clearTimeout(timer);
+    }
+    await this.settle(h, outcome);
+  }
+
+  /** Records the handler's outcome against this lease's (id, generation), unless the lease is gone. */
+  private async settle(h: HeldLease, outcome: Outcome): Promise<void> {
+    const o = this.options;
+    const { id, queue, generation } = h.lease;
+    if (h.phase !== 'running') {
+      this.counts.discardedResults++;
+      o.logger.warn('worker.result_discarded', { id, queue, generation, phase: h.phase, ok: outcome.ok });
+      return;
+    }
+    h.phase = 'settling';
+    const durationMs = o.clock() - h.claimedAt;
+    try {
+      if (outcome.ok) {
+        let out: AckDoneOutcome | undefined;
+        try {
+          out = await this.withRetries(h, () => o.store.ackDone(h.lease, (outcome.result === undefined ? null : outcome.result) as Json));
+        } catch (err) {
+          if (!(err instanceof ValidationError)) throw err;
+          const error = new ResultInvalidError(id, err);
+          o.logger.error('worker.result_invalid', { id, queue, generation, error });
+          await this.recordFailure(h, error, false, 'invalid_result', durationMs);
+          return;
+        }
+        if (out.outcome === 'stale') this.staleAck('ackDone', h, out);
+        else {
+          this.counts.completed++;
+          o.logger.info('worker.job_completed', { id, queue, generation, attempt: h.lease.attempt, durationMs, repeated: out.repeated });
+        }
+      } else {
+        await this.recordFailure(h, outcome.error, outcome.retryable, outcome.reason, durationMs);
+      }
+    } catch (err) {
+      this.counts.ackErrors++;
+      o.logger.error('worker.ack_error', { id, queue, generation, error: err, note: 'lease left to expire; another worker will take the job over' });
+    } finally {
+      this.end(h);
+    }
+  }
+
+  private async recordFailure(h: HeldLease, error: unknown, retryable: boolean, reason: string, durationMs: number): Promise<void> {
+    const o = this.options;
+    const { id, queue, generation, attempt, maxAttempts } = h.lease;
+    const out: AckFailedOutcome = await this.withRetries(h, () => o.store.ackFailed(h.lease, error, { retryable }));
+    if (out.outcome === 'stale') {
+      this.staleAck('ackFailed', h, out);
+      return;
+    }
+    this.counts.failed++;
+    o.logger.warn('worker.handler_failed', { id, queue, generation, attempt, maxAttempts, reason, retryable, outcome: out.outcome, durationMs, error });
+  }
+
+  private staleAck(op: string, h: HeldLease, out: { currentGeneration: number | null; currentState: string | null }): void {
+    this.counts.staleAcks++;
+    this.options.logger.warn('worker.stale_ack', {
+      op, id: h.lease.id, queue: h.lease.queue, generation: h.lease.generation, currentGeneration: out.currentGeneration, currentState: out.currentState,
+    });
+  }
+
+  /** Retries a settling call on transport errors; bad input (ValidationError) is not retried. */
+  private async withRetries<T>(h: HeldLease, call: () => Promise<T>): Promise<T> {
+    for (let i = 0; ; i++) {
+      try {
+        return await call();
+      } catch (err) {
+        const delay = ACK_RETRY_DELAYS_MS[i];
+        if (err instanceof ValidationError || delay === undefined) throw err;
+        this.options.logger.warn('worker.ack_retry', { id: h.lease.id, generation: h.lease.generation, attempt: i + 1, error: err });
+        await new Promise((r) => setTimeout(r, delay));
+      }
+    }
+  }
+
+  private leaseLost(h: HeldLease, error: LeaseLostError): void {
+    if (h.phase !== 'running') return;
+    h.phase = 'lost';
+    this.counts.leaseLost++;
+    this.options.logger.warn('worker.lease_lost', {
+      id: h.lease.id, queue: h.lease.queue, generation: h.lease.generation, currentGeneration: error.currentGeneration,
+      currentState: error.currentState, error,
+    });
+    h.controller.abort(error);
+    this.end(h);
+  }
+
+  /** Hands a held lease back (stop, no handler); the handler, if any, is aborted and its result discarded. */
+  private async releaseHeld(h: HeldLease, reason: string): Promise<boolean> {
+    if (h.phase !== 'running') return false;
+    h.phase = 'released';
+    h.controller.abort(new WorkerStoppedError(this.owner));
+    try {
+      const out = await this.options.store.release(h.lease, { reason });
+      if (out.outcome === 'stale') {
+        this.staleAck('release', h, out);
+        return false;
+      }
+      this.counts.released++;
+      return true;
+    } catch (err) {
+      this.options.logger.error('worker.release_error', { id: h.lease.id, generation: h.lease.generation, error: err });
+      return false;
+    } finally {
+      this.end(h);
+    }
+  }
+
+  private end(h: HeldLease): void {
+    h.end();
+    this.held.delete(h.key);
+    if (this.waitingForSlot) this.kick();
+    this.checkIdle();
+  }
+
+  private checkIdle(): void {
+    if (this.held.size === 0 && this.lastClaimed === 0) this.reachIdle();
+  }
+
+  private idleState(): { promise: Promise<void>; resolve: () => void; reached: boolean } {
+    if (!this.idle) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((r) => (resolve = r));
+      this.idle = { promise, resolve, reached: false };
+    }
+    return this.idle;
+  }
+
+  private reachIdle(): void {
+    const s = this.idleState();
+    if (s.reached) return;
+    s.reached = true;
+    s.resolve();
+  }
+
+  private async shutdown(graceMs: number): Promise<StopReport> {
+    const o = this.options;
+    const t0 = o.clock();
+    if (this.state === 'new') {
+      this.state = 'stopped';
+      this.reachIdle();
+      return { drained: 0, abandoned: 0, released: 0, releasedIds: [], releaseFailures: 0, durationMs: 0 };
+    }
+    this.state = 'stopping';
+    o.logger.info('worker.stopping', { owner: this.owner, held: this.held.size, graceMs });
+    const releasedBefore = this.counts.released;
+    this.kick();
+    await this.loopDone;
+    const draining = [...this.held.values()];
+    let graceTimer: NodeJS.Timeout | undefined;
+    let deadline = o.clock() + graceMs;
+    await Promise.race([
+      Promise.all(draining.map((h) => h.ended)),
+      new Promise<void>((r) => {
+        graceTimer = setTimeout(r, graceMs);
+        this.grace = {
+          shorten: (ms) => {
+            const now = o.clock();
+            if (now + ms >= deadline) return;
+            deadline = now + ms;
+            clearTimeout(graceTimer);
+            graceTimer = setTimeout(r, ms);
+          },
+        };
+      }),
+    ]);
+    clearTimeout(graceTimer);
+    this.grace = undefined;
+    const remaining = [...this.held.values()];
+    const toRelease = remaining.filter((h) => h.phase === 'running');
+    const results = await Promise.all(toRelease.map((h) => this.releaseHeld(h, `worker ${this.owner} stopped`)));
+    // Acks already in flight finish (they are short); then nothing is held.
+    await Promise.all(remaining.map((h) => h.ended));
+    const releasedIds = toRelease.filter((_, i) => results[i]).map((h) => h.lease.id);
+    const report: StopReport = {
+      drained: draining.length - toRelease.length,
+      abandoned: toRelease.length,
+      released: this.counts.released - releasedBefore,
+      releasedIds,
+      releaseFailures: results.filter((ok) => !ok).length,
+      durationMs: o.clock() - t0,
+    };
+    o.logger.info('worker.leases_released', { owner: this.owner, count: report.released, ids: releasedIds, failures: report.releaseFailures });
+    this.uninstallGuard?.();
+    this.state = 'stopped';
+    this.reachIdle();
+    o.logger.info('worker.stopped', { owner: this.owner, ...report, counters: this.counters });
+    return report;
+  }
+
+  private sleep(ms: number | null): Promise<void> {
+    return new Promise((resolve) => {
+      const s = { timer: undefined as NodeJS.Timeout | undefined, resolve };
+      if (ms !== null) {
+        s.timer = setTimeout(() => {
+          if (this.sleeper === s) this.sleeper = undefined;
+          resolve();
+        }, ms);
+      }
+      this.sleeper = s;
+    });
+  }
+
+  private kick(): void {
+    const s = this.sleeper;
+    if (!s) return;
+    this.sleeper = undefined;
+    if (s.timer) clearTimeout(s.timer);
+    s.resolve();
+  }
+}
+
+/** Carries a failure raised by the worker (timeout, crash) through the race, apart from the handler's own errors. */
+class Box {
+  reason = 'error';
+  constructor(readonly error: unknown) {}
+}
