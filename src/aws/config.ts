@@ -1,0 +1,60 @@
+import { ConfigError } from './errors.js';
+
+/** The environment variables fenceq's functions read (docs/functions.md lists which function needs which). */
+export const ENV = {
+  tableName: 'FENCEQ_TABLE_NAME',
+  wakeQueueUrl: 'FENCEQ_WAKE_QUEUE_URL',
+  deadQueueUrl: 'FENCEQ_DEAD_QUEUE_URL',
+  queues: 'FENCEQ_QUEUES',
+  dynamodbEndpoint: 'FENCEQ_DYNAMODB_ENDPOINT',
+  sqsEndpoint: 'FENCEQ_SQS_ENDPOINT',
+} as const;
+
+/** A function's settings, read once at cold start. */
+export interface FunctionConfig {
+  readonly tableName: string;
+  readonly wakeQueueUrl: string | undefined;
+  readonly deadQueueUrl: string | undefined;
+  /** DynamoDB endpoint override (a local emulator); AWS's when unset. */
+  readonly dynamodbEndpoint: string | undefined;
+  /** SQS endpoint override (a local emulator); AWS's when unset. */
+  readonly sqsEndpoint: string | undefined;
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** Reads the settings; throws ConfigError naming the variable when one that `require`s is missing or one is malformed. */
+export function readConfig(env: Env, require: { wakeQueueUrl?: boolean; deadQueueUrl?: boolean } = {}): FunctionConfig {
+  return {
+    tableName: required(env, ENV.tableName),
+    wakeQueueUrl: require.wakeQueueUrl ? url(env, ENV.wakeQueueUrl, required(env, ENV.wakeQueueUrl)) : optionalUrl(env, ENV.wakeQueueUrl),
+    deadQueueUrl: require.deadQueueUrl ? url(env, ENV.deadQueueUrl, required(env, ENV.deadQueueUrl)) : optionalUrl(env, ENV.deadQueueUrl),
+    dynamodbEndpoint: optionalUrl(env, ENV.dynamodbEndpoint),
+    sqsEndpoint: optionalUrl(env, ENV.sqsEndpoint),
+  };
+}
+
+/** Comma-separated queue names (FENCEQ_QUEUES), trimmed, none empty. */
+export function readQueueList(env: Env): string[] {
+  const names = required(env, ENV.queues)
+    .split(',')
+    .map((s) => s.trim());
+  if (names.some((n) => n === '')) throw new ConfigError(ENV.queues, `${ENV.queues} is a comma-separated list of queue names; got ${JSON.stringify(env[ENV.queues])}`);
+  return names;
+}
+
+function required(env: Env, name: string): string {
+  const v = env[name];
+  if (v === undefined || v.trim() === '') throw new ConfigError(name, `environment variable ${name} is required`);
+  return v.trim();
+}
+
+function optionalUrl(env: Env, name: string): string | undefined {
+  const v = env[name];
+  return v === undefined || v.trim() === '' ? undefined : url(env, name, v.trim());
+}
+
+function url(_env: Env, name: string, v: string): string {
+  if (!/^https?:\/\/\S+$/.test(v)) throw new ConfigError(name, `environment variable ${name} must be an http(s) URL; got ${JSON.stringify(v)}`);
+  return v;
+}

@@ -1,0 +1,88 @@
+import { FenceqError, InvalidStateError, JobNotFoundError, TableUnavailableError, ValidationError } from '../errors.js';
+
+/** A handler's setting is missing or malformed (an environment variable): the function cannot start. */
+export class ConfigError extends FenceqError {
+  override name = 'ConfigError';
+  /** The setting (an environment variable name). */
+  readonly setting: string;
+  constructor(setting: string, message: string) {
+    super(message);
+    this.setting = setting;
+  }
+}
+
+/**
+ * The remote function failed outside fenceq's typed errors (an unhandled error, a timeout, a
+ * reply that is not fenceq's envelope). Nothing can be said about whether the call landed.
+ */
+export class RemoteInvocationError extends FenceqError {
+  override name = 'RemoteInvocationError';
+  /** The function invoked. */
+  readonly functionName: string;
+  /** The remote error's type when Lambda reported one (`errorType`), such as `Sandbox.Timedout`. */
+  readonly remoteType: string | undefined;
+  constructor(functionName: string, remoteType: string | undefined, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.functionName = functionName;
+    this.remoteType = remoteType;
+  }
+}
+
+/** An error as a direct-invoke reply carries it: the class name, the message, and the class's own fields. */
+export interface ErrorPayload {
+  readonly name: string;
+  readonly message: string;
+  readonly field?: string;
+  readonly value?: unknown;
+  readonly jobId?: string;
+  readonly state?: string;
+  readonly tableName?: string;
+}
+
+/** The reply of a direct invoke of the API or admin function. */
+export type InvokeReply<T = unknown> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: ErrorPayload };
+
+/** Turns one of fenceq's typed errors into its reply payload; anything else is not a client error and yields undefined. */
+export function errorToPayload(err: unknown): ErrorPayload | undefined {
+  if (err instanceof ValidationError) return { name: err.name, message: err.message, field: err.field, value: jsonSafe(err.value) };
+  if (err instanceof JobNotFoundError) return { name: err.name, message: err.message, jobId: err.jobId };
+  if (err instanceof InvalidStateError) return { name: err.name, message: err.message, jobId: err.jobId, state: err.state };
+  if (err instanceof TableUnavailableError) return { name: err.name, message: err.message, tableName: err.tableName };
+  if (err instanceof FenceqError) return { name: err.name, message: err.message };
+  return undefined;
+}
+
+/** Rebuilds the error class a reply names, with the server's message and fields, so callers branch on the class as they would locally. */
+export function errorFromPayload(p: ErrorPayload): FenceqError {
+  let err: FenceqError;
+  switch (p.name) {
+    case 'ValidationError':
+      err = new ValidationError(p.field ?? 'unknown', p.value, '');
+      break;
+    case 'JobNotFoundError':
+      err = new JobNotFoundError(p.jobId ?? '');
+      break;
+    case 'InvalidStateError':
+      err = new InvalidStateError(p.jobId ?? '', p.state ?? 'unknown', '');
+      break;
+    case 'TableUnavailableError':
+      err = new TableUnavailableError(p.tableName ?? '', p.message);
+      break;
+    default:
+      err = new FenceqError(p.message);
+      err.name = p.name;
+  }
+  err.message = p.message;
+  return err;
+}
+
+/** A refused value survives the JSON reply only if it is JSON; `undefined` stays absent, other things become their description. */
+function jsonSafe(value: unknown): unknown {
+  if (value === undefined) return undefined;
+  try {
+    const text = JSON.stringify(value);
+    return text === undefined ? String(value) : (JSON.parse(text) as unknown);
+  } catch {
+    return String(value);
+  }
+}

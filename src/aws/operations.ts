@@ -1,0 +1,127 @@
+/**
+ * The operations of the API and admin functions, as direct-invoke events. Each event is
+ * `{ op, ...arguments }`, with the arguments named as the JobQueue method names them, so a
+ * ValidationError's `field` is a path into the event (`job.payload`, `lease.ttlMs`, `jobs[3].id`).
+ * Parsing refuses unknown operations, unknown keys and missing arguments before anything is
+ * written; the JobQueue method then validates every value.
+ */
+import { ValidationError } from '../errors.js';
+import type { Job, Json, Lease } from '../job.js';
+import type { JobQueue } from '../job-queue.js';
+import type { LeaseRequest } from '../job-store.js';
+import type { EnqueueInput, EnqueueOutcome } from '../store/enqueue.js';
+import { checkObject } from '../validate.js';
+
+/** Events of the worker-facing API function. */
+export type ApiEvent =
+  | { readonly op: 'enqueue'; readonly job: EnqueueInput }
+  | { readonly op: 'enqueueMany'; readonly jobs: readonly EnqueueInput[] }
+  | { readonly op: 'lease'; readonly lease: LeaseRequest }
+  | { readonly op: 'ackDone'; readonly lease: Lease; readonly result?: Json }
+  | { readonly op: 'ackFailed'; readonly lease: Lease; readonly error: Json; readonly options?: { readonly retryable?: boolean } }
+  | { readonly op: 'renew'; readonly lease: Lease; readonly ttlMs: number }
+  | { readonly op: 'release'; readonly lease: Lease; readonly options?: { readonly reason?: string } };
+
+/** Events of the admin function. */
+export type AdminEvent =
+  | { readonly op: 'releaseUnowned' | 'requeueDead' | 'cancel' | 'get' | 'inspect'; readonly id: string }
+  | { readonly op: 'list'; readonly list: { readonly queue: string; readonly state: string; readonly limit?: number; readonly cursor?: string } }
+  | { readonly op: 'stats'; readonly queues?: readonly string[] };
+
+/** One enqueueMany outcome per input, in input order. */
+export type EnqueueManyReply = EnqueueOutcome[];
+
+/** Arguments of each API operation: required ones, then optional ones. */
+const API_ARGS = {
+  enqueue: [['job'], []],
+  enqueueMany: [['jobs'], []],
+  lease: [['lease'], []],
+  ackDone: [['lease'], ['result']],
+  ackFailed: [['lease', 'error'], ['options']],
+  renew: [['lease', 'ttlMs'], []],
+  release: [['lease'], ['options']],
+} as const satisfies Record<ApiEvent['op'], readonly [readonly string[], readonly string[]]>;
+
+const ADMIN_ARGS = {
+  releaseUnowned: [['id'], []],
+  requeueDead: [['id'], []],
+  cancel: [['id'], []],
+  get: [['id'], []],
+  inspect: [['id'], []],
+  list: [['list'], []],
+  stats: [[], ['queues']],
+} as const satisfies Record<AdminEvent['op'], readonly [readonly string[], readonly string[]]>;
+
+/** The API function's operations. */
+export const API_OPS = Object.keys(API_ARGS) as ApiEvent['op'][];
+/** The admin function's operations. */
+export const ADMIN_OPS = Object.keys(ADMIN_ARGS) as AdminEvent['op'][];
+
+/** Checks an API event's shape (operation, keys, required arguments); values are checked by the JobQueue. */
+export function parseApiEvent(event: unknown): ApiEvent {
+  return parseEvent(event, API_ARGS) as unknown as ApiEvent;
+}
+
+/** Checks an admin event's shape (operation, keys, required arguments). */
+export function parseAdminEvent(event: unknown): AdminEvent {
+  return parseEvent(event, ADMIN_ARGS) as unknown as AdminEvent;
+}
+
+function parseEvent(event: unknown, table: Record<string, readonly [readonly string[], readonly string[]]>): Record<string, unknown> {
+  const e = checkObject('event', event);
+  const op = e.op;
+  if (typeof op !== 'string' || !Object.hasOwn(table, op)) {
+    throw new ValidationError('op', op, `is not an operation of this function (known: ${Object.keys(table).join(', ')})`);
+  }
+  const [required, optional] = table[op]!;
+  const known = ['op', ...required, ...optional];
+  for (const key of Object.keys(e)) {
+    if (!known.includes(key)) throw new ValidationError(key, e[key], `is not an argument of ${op} (it takes: ${known.join(', ')})`);
+  }
+  for (const key of required) {
+    if (e[key] === undefined) throw new ValidationError(key, undefined, `is required by ${op}`);
+  }
+  return e;
+}
+
+/** Runs one API operation against the queue; the value is what the direct invoke returns. */
+export async function runApiOp(queue: JobQueue, e: ApiEvent): Promise<unknown> {
+  switch (e.op) {
+    case 'enqueue':
+      return queue.enqueue(e.job);
+    case 'enqueueMany': {
+      const outcomes = await queue.enqueueMany(e.jobs);
+      return [...outcomes.values()] satisfies EnqueueManyReply;
+    }
+    case 'lease':
+      return queue.lease(e.lease);
+    case 'ackDone':
+      return queue.ackDone(e.lease, e.result);
+    case 'ackFailed':
+      return queue.ackFailed(e.lease, e.error, e.options);
+    case 'renew':
+      return queue.renew(e.lease, e.ttlMs);
+    case 'release':
+      return queue.release(e.lease, e.options);
+  }
+}
+
+/** Runs one admin operation against the queue. `get` and `inspect` return the job, or null. */
+export async function runAdminOp(queue: JobQueue, e: AdminEvent): Promise<unknown> {
+  switch (e.op) {
+    case 'releaseUnowned':
+      return queue.releaseUnowned(e.id);
+    case 'requeueDead':
+      return queue.requeueDead(e.id);
+    case 'cancel':
+      return queue.cancel(e.id);
+    case 'get':
+    case 'inspect':
+      return queue.get(e.id) satisfies Promise<Job | null>;
+    case 'list':
+      return queue.list(e.list);
+    case 'stats':
+      if (e.queues !== undefined && !Array.isArray(e.queues)) throw new ValidationError('queues', e.queues, 'must be an array of queue names');
+      return queue.stats(e.queues);
+  }
+}

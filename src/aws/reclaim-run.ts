@@ -1,0 +1,86 @@
+import type { Metrics } from '@aws-lambda-powertools/metrics';
+import type { Logger } from '../log.js';
+import type { ReclaimCounts } from '../store/reclaim-orphaned.js';
+import { emitHealthMetrics, type HealthTotals, type QueueHealth } from './health-metrics.js';
+import type { ResendCounts } from './dead-job-notifier.js';
+import type { AwsQueue } from './runtime.js';
+
+/** Options of {@link reclaimRun}. */
+export interface ReclaimRunOptions {
+  /** Where the health figures go (EMF on stdout); none emitted when absent. */
+  readonly metrics?: Metrics;
+  readonly logger: Logger;
+  /** Expired leases handled per reclaim pass. @default 1000 */
+  readonly batch?: number;
+  /** ms left in the invocation; more passes run while a full batch came back and this leaves room. */
+  readonly remainingMs?: () => number;
+  /** Undelivered notices younger than this are left to the process that made the job dead. @default 30000 */
+  readonly noticeMinAgeMs?: number;
+}
+
+/** What one reclaim run did and saw. */
+export interface ReclaimRunResult {
+  readonly reclaim: Omit<ReclaimCounts, 'ids'>;
+  readonly notices: ResendCounts;
+  readonly queues: QueueHealth[];
+  readonly totals: HealthTotals;
+}
+
+const NO_NOTICES: ResendCounts = { found: 0, sent: 0, deferred: 0, failed: 0 };
+
+/**
+ * One run of the schedule: reclaim expired leases, re-send dead-job notifications that were not
+ * delivered, then measure every queue and emit the figures. The wake-ups the reclaim caused are
+ * flushed before it returns.
+ */
+export async function reclaimRun(aws: AwsQueue, opts: ReclaimRunOptions): Promise<ReclaimRunResult> {
+  const { queue } = aws;
+  const batch = opts.batch ?? 1000;
+  const totals = { expired: 0, reclaimed: 0, dead: 0, lostRaces: 0 };
+  const reclaimedIds: string[] = [];
+  try {
+    for (let pass = 0; pass < 10; pass++) {
+      const c = await queue.reclaimOrphaned({ max: batch });
+      totals.expired += c.expired;
+      totals.reclaimed += c.reclaimed;
+      totals.dead += c.dead;
+      totals.lostRaces += c.lostRaces;
+      reclaimedIds.push(...c.ids.reclaimed);
+      if (c.expired < batch || (opts.remainingMs && opts.remainingMs() < 20_000)) break;
+    }
+    const notices = aws.notifier ? await aws.notifier.resendUndelivered({ minAgeMs: opts.noticeMinAgeMs }) : NO_NOTICES;
+    const [stats, reclaimedByQueue] = await Promise.all([queue.stats(), countByQueue(aws, reclaimedIds)]);
+    const queues: QueueHealth[] = stats.map((s) => ({ ...s, reclaimed: reclaimedByQueue.get(s.queue) ?? 0 }));
+    const sum = (f: (q: QueueHealth) => number) => queues.reduce((n, q) => n + f(q), 0);
+    const healthTotals: HealthTotals = {
+      pending: sum((q) => q.pending),
+      due: sum((q) => q.due),
+      running: sum((q) => q.running),
+      dead: sum((q) => q.dead),
+      reclaimed: totals.reclaimed,
+      madeDead: totals.dead,
+      oldestDueAgeMs: queues.reduce((m, q) => Math.max(m, q.oldestDueAgeMs), 0),
+      noticesSent: notices.sent,
+      noticesFailed: notices.failed,
+    };
+    if (opts.metrics) emitHealthMetrics(opts.metrics, queues, healthTotals);
+    opts.logger.info('reclaim_run.finished', { ...totals, notices, queues: queues.length });
+    return { reclaim: totals, notices, queues, totals: healthTotals };
+  } finally {
+    await aws.flush();
+  }
+}
+
+/** Which queue each reclaimed job belongs to (ReclaimCounts gives ids only); a handful of reads per run. */
+async function countByQueue(aws: AwsQueue, ids: readonly string[]): Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
+  const todo = [...ids];
+  const read = async (): Promise<void> => {
+    for (let id = todo.shift(); id !== undefined; id = todo.shift()) {
+      const job = await aws.queue.get(id);
+      if (job) counts.set(job.queue, (counts.get(job.queue) ?? 0) + 1);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(8, ids.length) }, read));
+  return counts;
+}

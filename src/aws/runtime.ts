@@ -1,0 +1,65 @@
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import { JobQueue, dynamoClient } from '../job-queue.js';
+import type { Logger } from '../log.js';
+import type { QueueHooks } from '../store/context.js';
+import { sqsClient } from './clients.js';
+import type { FunctionConfig } from './config.js';
+import { DeadJobNotifier } from './dead-job-notifier.js';
+import { WakeUpSender } from './wake-up-sender.js';
+
+/** A JobQueue wired to SQS: wake-ups on due jobs, notifications on dead ones. Build it once per process. */
+export interface AwsQueue {
+  readonly queue: JobQueue;
+  /** Present when a wake-up queue is configured. */
+  readonly wake: WakeUpSender | undefined;
+  /** Present when a notifications queue is configured. */
+  readonly notifier: DeadJobNotifier | undefined;
+  /** Sends pending wake-ups and waits for notifications in flight; call before an invocation returns. Never throws. */
+  flush(): Promise<void>;
+}
+
+/** Options of {@link awsQueue} beyond the function's config. */
+export interface AwsQueueOptions {
+  readonly logger?: Logger;
+  readonly sqs?: SQSClient;
+  readonly clock?: () => number;
+  /** Wake-up window, see {@link WakeUpSender}. */
+  readonly wakeWindowMs?: number;
+}
+
+/** Builds the JobQueue for a function and plugs the SQS sender and notifier into its hooks. */
+export function awsQueue(config: FunctionConfig, opts: AwsQueueOptions = {}): AwsQueue {
+  const needSqs = config.wakeQueueUrl !== undefined || config.deadQueueUrl !== undefined;
+  const sqs = needSqs ? (opts.sqs ?? sqsClient({ endpoint: config.sqsEndpoint })) : undefined;
+  const wake =
+    sqs && config.wakeQueueUrl
+      ? new WakeUpSender({ sqs, queueUrl: config.wakeQueueUrl, logger: opts.logger, clock: opts.clock, windowMs: opts.wakeWindowMs })
+      : undefined;
+  // The notifier marks delivery through the queue it is a hook of; the forward reference is resolved below.
+  let queue: JobQueue | undefined;
+  const store = {
+    markDeadNotified: (id: string, generation: number) => queue!.markDeadNotified(id, generation),
+    undeliveredDeadNotices: (max?: number) => queue!.undeliveredDeadNotices(max),
+    get: (id: string) => queue!.get(id),
+  };
+  const notifier =
+    sqs && config.deadQueueUrl ? new DeadJobNotifier({ sqs, queueUrl: config.deadQueueUrl, store, logger: opts.logger, clock: opts.clock }) : undefined;
+  const hooks: QueueHooks = { ...wake?.hooks(), ...notifier?.hooks() };
+  queue = new JobQueue({
+    tableName: config.tableName,
+    client: dynamoClient({ endpoint: config.dynamodbEndpoint }),
+    hooks,
+    ...(opts.logger ? { logger: opts.logger } : {}),
+    ...(opts.clock ? { clock: opts.clock } : {}),
+  });
+  return {
+    queue,
+    wake,
+    notifier,
+    flush: async () => {
+      // Notifications first: a job made dead may also have made others due.
+      await notifier?.flush();
+      await wake?.flush();
+    },
+  };
+}
