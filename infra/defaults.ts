@@ -1,0 +1,43 @@
+import { Duration } from 'aws-cdk-lib';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { handlers as exampleHandlers } from '../functions/example-handlers.js';
+
+/**
+ * The defaults of {@link FencedJobQueue} as plain data: the constructs read them, the tests and
+ * docs/deploy.md quote them. Change a figure here and nowhere else.
+ */
+export const DEFAULTS = {
+  /** How often the reclaim function (and the Lambda worker's safety-net run) is invoked. */
+  reclaimRate: Duration.minutes(1),
+  /** The Lambda worker's timeout (it keeps a few seconds to release what it holds; the example `sleep` job needs 65 s). */
+  workerTimeout: Duration.minutes(2),
+  /** Queues the Lambda worker leases from: those of the example handlers it ships with. */
+  workerQueues: Object.keys(exampleHandlers) as readonly string[],
+  /** Memory of the Lambda worker (MB); arm64 CPU scales with it. */
+  workerMemorySize: 1024,
+  /** Wake-up messages per worker invocation (hints only: one is enough to start a lease loop). */
+  workerBatchSize: 10,
+  /** Most concurrent worker invocations the wake-up queue starts (the SQS event source's cap). */
+  workerMaxConcurrency: 10,
+  /** Memory of the API, admin and reclaim functions (MB). */
+  functionMemorySize: 512,
+  /** How long function logs are kept. */
+  logRetention: RetentionDays.ONE_MONTH,
+  /** Receives of one wake-up or notification message before it moves to its redrive queue. */
+  maxReceiveCount: 5,
+  /** How long the redrive queues and the notifications queue keep a message. */
+  retentionPeriod: Duration.days(14),
+  /** Dead jobs (as reported by reclaim) at or above which the dead-jobs alarm fires. */
+  deadJobsThreshold: 1,
+  /** Age of the oldest due-but-unleased job at or above which the backlog alarm fires. */
+  oldestPendingAgeThreshold: Duration.minutes(15),
+  /** Errors of one function in one 5-minute period at or above which its alarm fires. */
+  functionErrorsThreshold: 1,
+  /** Throttles of one function in one 5-minute period at or above which its alarm fires. */
+  functionThrottlesThreshold: 1,
+  /** CloudWatch namespace of the health figures the reclaim function emits. */
+  metricsNamespace: 'fenceq',
+} as const;
+
+/** SQS requires a visibility timeout of at least this many times the consuming function's timeout. */
+export const VISIBILITY_TIMEOUT_FACTOR = 6;

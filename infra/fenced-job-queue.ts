@@ -1,0 +1,166 @@
+import { Duration, Names } from 'aws-cdk-lib';
+import type { Alarm, Dashboard, IAlarmAction } from 'aws-cdk-lib/aws-cloudwatch';
+import type { Table } from 'aws-cdk-lib/aws-dynamodb';
+import type { Rule } from 'aws-cdk-lib/aws-events';
+import { Grant, ManagedPolicy, PolicyStatement, type IGrantable } from 'aws-cdk-lib/aws-iam';
+import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { Queue } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { ValidationError } from '../src/errors.js';
+import { checkInt, checkQueue } from '../src/validate.js';
+import { ACCESS, grantAccess } from './access.js';
+import { DEFAULTS, VISIBILITY_TIMEOUT_FACTOR } from './defaults.js';
+import { handlerEntry } from './job-function.js';
+import { JobFunctions } from './job-functions.js';
+import { JobTable } from './job-table.js';
+import { MessageQueues } from './message-queues.js';
+import { QueueAlarms } from './queue-alarms.js';
+import { QueueDashboard } from './queue-dashboard.js';
+import { ReclaimSchedule } from './reclaim-schedule.js';
+
+/** Props of {@link FencedJobQueue}; every one is optional. */
+export interface FencedJobQueueProps {
+  /** Physical name of the jobs table. @default a name CloudFormation generates */
+  readonly tableName?: string;
+  /** How often reclaim runs (and the Lambda worker's safety-net run); whole minutes. @default Duration.minutes(1) */
+  readonly reclaimRate?: Duration;
+  /** Your Lambda worker: a file exporting `handler` built with fenceq's Lambda worker factory. @default fenceq's functions/worker.ts (the example handlers) */
+  readonly workerEntry?: string;
+  /** Queues the Lambda worker leases from (FENCEQ_QUEUES); each needs a handler in the worker. @default ['echo', 'sleep', 'fail'] (the example handlers) */
+  readonly workerQueues?: readonly string[];
+  /** The Lambda worker's timeout; 30 s to 15 min; the wake-up queue's visibility timeout is six times it. @default Duration.minutes(2) */
+  readonly workerTimeout?: Duration;
+  /** The Lambda worker's memory in MB. @default 1024 */
+  readonly workerMemorySize?: number;
+  /** Wake-up messages per worker invocation. @default 10 */
+  readonly workerBatchSize?: number;
+  /** Most concurrent worker invocations started by the wake-up queue (2-1000). @default 10 */
+  readonly workerMaxConcurrency?: number;
+  /** Retention of every function's log group. @default RetentionDays.ONE_MONTH */
+  readonly logRetention?: RetentionDays;
+  /** CloudWatch namespace of the health figures. @default 'fenceq' */
+  readonly metricsNamespace?: string;
+  /** The `service` dimension of the health figures; unique per queue in an account and region. @default the construct's path, such as `Fenceq-Queue` */
+  readonly serviceName?: string;
+  /** Dead jobs at or above which the DeadJobs alarm fires. @default 1 */
+  readonly deadJobsThreshold?: number;
+  /** Age of the oldest due job at or above which the OldestPendingAge alarm fires. @default Duration.minutes(15) */
+  readonly oldestPendingAgeThreshold?: Duration;
+  /** Errors of one function in 5 minutes at or above which its Errors alarm fires. @default 1 */
+  readonly functionErrorsThreshold?: number;
+  /** Throttles of one function in 5 minutes at or above which its Throttles alarm fires. @default 1 */
+  readonly functionThrottlesThreshold?: number;
+  /** What every alarm does when it fires and when it recovers (an SNS topic action, say). @default no actions */
+  readonly alarmActions?: readonly IAlarmAction[];
+  /** Name of the dashboard. @default a name CloudFormation generates */
+  readonly dashboardName?: string;
+}
+
+/**
+ * A complete fenceq deployment to drop into any CDK app: the jobs table, the API, admin, reclaim
+ * and Lambda worker functions, the wake-up and dead-job notification queues, the reclaim
+ * schedule, alarms and a dashboard. Construct ids below (Table, Queues, Functions, Schedule,
+ * Alarms, Dashboard, ApiInvokePolicy) are a contract: renaming one replaces its resources.
+ */
+export class FencedJobQueue extends Construct {
+  /** The jobs table. */
+  readonly table: Table;
+  /** The worker-facing API function (enqueue, lease, renew, ack, release), invoked with IAM auth. */
+  readonly apiFunction: NodejsFunction;
+  /** The admin function (force-release, requeue, cancel, inspect). */
+  readonly adminFunction: NodejsFunction;
+  /** The scheduled reclaim function. */
+  readonly reclaimFunction: NodejsFunction;
+  /** The Lambda worker. */
+  readonly workerFunction: NodejsFunction;
+  /** Wake-up hints for the Lambda worker. */
+  readonly wakeQueue: Queue;
+  /** Dead-job notifications, for you to consume. */
+  readonly deadJobQueue: Queue;
+  /** The SQS queues by role (wake, wakeRedrive, dead, deadRedrive). */
+  readonly queues: MessageQueues;
+  /** The reclaim schedule. */
+  readonly schedule: Rule;
+  /** Every alarm, by id. */
+  readonly alarms: Readonly<Record<string, Alarm>>;
+  /** The dashboard. */
+  readonly dashboard: Dashboard;
+  /** A managed policy allowing lambda:InvokeFunction on the API function: attach it to a Fargate task role or a worker's role. */
+  readonly apiInvokePolicy: ManagedPolicy;
+
+  constructor(scope: Construct, id: string, props: FencedJobQueueProps = {}) {
+    super(scope, id);
+    const workerTimeout = props.workerTimeout ?? DEFAULTS.workerTimeout;
+    const reclaimRate = props.reclaimRate ?? DEFAULTS.reclaimRate;
+    checkInt('props.workerTimeout (seconds)', workerTimeout.toSeconds(), 30, 900);
+    checkInt('props.reclaimRate (minutes)', reclaimRate.toMinutes({ integral: false }), 1, 1440);
+    const workerQueues = props.workerQueues ?? DEFAULTS.workerQueues;
+    if (workerQueues.length === 0) throw new ValidationError('props.workerQueues', workerQueues, 'name at least one queue');
+    workerQueues.forEach((q, i) => checkQueue(`props.workerQueues[${i}]`, q));
+
+    this.table = new JobTable(this, 'Table', { tableName: props.tableName }).table;
+    this.queues = new MessageQueues(this, 'Queues', { wakeVisibilityTimeout: Duration.seconds(workerTimeout.toSeconds() * VISIBILITY_TIMEOUT_FACTOR) });
+    this.wakeQueue = this.queues.wake;
+    this.deadJobQueue = this.queues.dead;
+    const serviceName = props.serviceName ?? Names.uniqueResourceName(this, { maxLength: 64, separator: '-' });
+    const fns = new JobFunctions(this, 'Functions', {
+      table: this.table,
+      queues: this.queues,
+      workerEntry: props.workerEntry ?? handlerEntry('worker'),
+      workerQueues,
+      workerTimeout,
+      workerMemorySize: props.workerMemorySize ?? DEFAULTS.workerMemorySize,
+      workerBatchSize: props.workerBatchSize ?? DEFAULTS.workerBatchSize,
+      workerMaxConcurrency: props.workerMaxConcurrency ?? DEFAULTS.workerMaxConcurrency,
+      logRetention: props.logRetention ?? DEFAULTS.logRetention,
+      metricsNamespace: props.metricsNamespace ?? DEFAULTS.metricsNamespace,
+      serviceName,
+    });
+    [this.apiFunction, this.adminFunction, this.reclaimFunction, this.workerFunction] = [fns.api, fns.admin, fns.reclaim, fns.worker];
+    this.schedule = new ReclaimSchedule(this, 'Schedule', { rate: reclaimRate, reclaim: fns.reclaim, worker: fns.worker }).rule;
+
+    const health = { namespace: props.metricsNamespace ?? DEFAULTS.metricsNamespace, serviceName, period: reclaimRate };
+    const functions = { Api: fns.api, Admin: fns.admin, Reclaim: fns.reclaim, Worker: fns.worker };
+    this.alarms = new QueueAlarms(this, 'Alarms', {
+      health,
+      functions,
+      wakeRedrive: this.queues.wakeRedrive,
+      deadJobsThreshold: props.deadJobsThreshold ?? DEFAULTS.deadJobsThreshold,
+      oldestPendingAgeThreshold: props.oldestPendingAgeThreshold ?? DEFAULTS.oldestPendingAgeThreshold,
+      functionErrorsThreshold: props.functionErrorsThreshold ?? DEFAULTS.functionErrorsThreshold,
+      functionThrottlesThreshold: props.functionThrottlesThreshold ?? DEFAULTS.functionThrottlesThreshold,
+      actions: props.alarmActions ?? [],
+    }).alarms;
+    const queues = { Wake: this.queues.wake, WakeRedrive: this.queues.wakeRedrive, DeadJobs: this.queues.dead, DeadJobsRedrive: this.queues.deadRedrive };
+    this.dashboard = new QueueDashboard(this, 'Dashboard', { dashboardName: props.dashboardName, health, functions, queues }).dashboard;
+
+    this.apiInvokePolicy = new ManagedPolicy(this, 'ApiInvokePolicy', {
+      description: 'Invoke the fenceq API function (the Lambda API transport for workers and producers)',
+      statements: [new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [fns.api.functionArn] })],
+    });
+  }
+
+  /** Lets `grantee` (a Fargate task role, another function) call the API function: the Lambda API transport. */
+  grantInvokeApi(grantee: IGrantable): Grant {
+    return Grant.addToPrincipal({ grantee, actions: ['lambda:InvokeFunction'], resourceArns: [this.apiFunction.functionArn] });
+  }
+
+  /** Lets `grantee` call the admin function (operators, runbooks). */
+  grantInvokeAdmin(grantee: IGrantable): Grant {
+    return Grant.addToPrincipal({ grantee, actions: ['lambda:InvokeFunction'], resourceArns: [this.adminFunction.functionArn] });
+  }
+
+  /**
+   * Lets `grantee` use the table directly (the direct DynamoDB transport): exactly what the API
+   * function itself may do (Get/Put/UpdateItem, Query on the work index, SendMessage to both queues).
+   */
+  grantDirectAccess(grantee: IGrantable): void {
+    grantAccess(grantee, ACCESS.api, { table: this.table, wake: this.queues.wake, dead: this.queues.dead });
+  }
+
+  /** Lets `grantee` receive and delete dead-job notifications. */
+  grantConsumeDeadJobNotices(grantee: IGrantable): Grant {
+    return this.queues.dead.grantConsumeMessages(grantee);
+  }
+}

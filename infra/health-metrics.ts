@@ -1,0 +1,32 @@
+import { Duration } from 'aws-cdk-lib';
+import { Metric } from 'aws-cdk-lib/aws-cloudwatch';
+import { METRIC } from '../src/aws/health-metrics.js';
+
+/**
+ * The health figures the reclaim function emits each run (Powertools EMF). Names come from the
+ * module that emits them, so the alarms and the dashboard cannot drift from it. Alarms read the
+ * totals record (dimension `service` only), which exists whatever the queue names are.
+ */
+export const HEALTH_METRICS = METRIC;
+
+/** Where the figures are: namespace, the `service` dimension Powertools adds, and the period (the reclaim rate). */
+export interface HealthMetricSource {
+  readonly namespace: string;
+  readonly serviceName: string;
+  readonly period: Duration;
+}
+
+/** One health total as a CloudWatch metric (Maximum over the period by default: most figures are gauges). */
+export function healthMetric(source: HealthMetricSource, figure: keyof typeof METRIC, statistic = 'Maximum'): Metric {
+  return new Metric({
+    namespace: source.namespace,
+    metricName: METRIC[figure],
+    dimensionsMap: { service: source.serviceName },
+    period: source.period,
+    statistic,
+    label: METRIC[figure],
+  });
+}
+
+/** The alarm period of function errors and throttles, and of the redrive queue's depth. */
+export const FUNCTION_ALARM_PERIOD = Duration.minutes(5);

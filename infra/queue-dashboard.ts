@@ -1,0 +1,46 @@
+import { Dashboard, GraphWidget, type IMetric } from 'aws-cdk-lib/aws-cloudwatch';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { healthMetric, type HealthMetricSource } from './health-metrics.js';
+
+/** Props of {@link QueueDashboard}. */
+export interface QueueDashboardProps {
+  readonly dashboardName?: string;
+  readonly health: HealthMetricSource;
+  readonly functions: Readonly<Record<string, IFunction>>;
+  readonly queues: Readonly<Record<string, IQueue>>;
+}
+
+/** One CloudWatch dashboard: the queue's health figures, every function's traffic, and the SQS queues' depth. */
+export class QueueDashboard extends Construct {
+  /** The dashboard. */
+  readonly dashboard: Dashboard;
+
+  constructor(scope: Construct, id: string, props: QueueDashboardProps) {
+    super(scope, id);
+    const { health } = props;
+    const fns = Object.entries(props.functions);
+    const per = (f: (fn: IFunction, label: string) => IMetric) => fns.map(([label, fn]) => f(fn, label));
+    this.dashboard = new Dashboard(this, 'Dashboard', { dashboardName: props.dashboardName });
+    this.dashboard.addWidgets(
+      graph('Jobs', [healthMetric(health, 'pending'), healthMetric(health, 'due'), healthMetric(health, 'running'), healthMetric(health, 'dead')]),
+      graph('Oldest due job (s)', [healthMetric(health, 'oldestDueAge')]),
+      graph('Reclaim', (['reclaimed', 'madeDead', 'noticesSent', 'noticesFailed'] as const).map((f) => healthMetric(health, f, 'Sum'))),
+    );
+    this.dashboard.addWidgets(
+      graph('Invocations', per((fn, label) => fn.metricInvocations({ label }))),
+      graph('Errors', per((fn, label) => fn.metricErrors({ label }))),
+      graph('Throttles', per((fn, label) => fn.metricThrottles({ label }))),
+      graph('Duration p99', per((fn, label) => fn.metricDuration({ label, statistic: 'p99' }))),
+    );
+    this.dashboard.addWidgets(
+      graph('SQS messages visible', Object.entries(props.queues).map(([name, q]) => q.metricApproximateNumberOfMessagesVisible({ label: name }))),
+    );
+  }
+}
+
+/** A graph widget of a few metrics. */
+function graph(title: string, left: IMetric[]): GraphWidget {
+  return new GraphWidget({ title, left, width: 8 });
+}
