@@ -1,5 +1,5 @@
-import { defineConfig, mergeConfig } from 'vitest/config';
+import { defineConfig } from 'vitest/config';
 import base from './vitest.config.js';
 
 /** The store's own tests: what `npm run mutation` runs against each mutant of the transition code. */
-export default mergeConfig(base, defineConfig({ test: { include: ['test/store/**/*.test.ts'] } }));
+export default defineConfig({ test: { ...base.test, include: ['test/store/**/*.test.ts'] } });
