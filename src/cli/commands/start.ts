@@ -1,0 +1,147 @@
+/**
+ * `fenceq start` (and `npm start`): the local stack, then the demo workload (unless --no-demo).
+ * Ctrl-C or SIGTERM stops the demo's workers, the timer and the emulators, and exits; no child
+ * process is left behind.
+ */
+import { mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { memoryLogger, type Logger } from '../../log.js';
+import { renderSummary, runDemo } from '../../local/demo.js';
+import { startLocalStack, type LocalStack } from '../../local/stack.js';
+import { DEFAULT_RECLAIM_PERIOD_MS } from '../config.js';
+import type { CommandContext } from '../context.js';
+import { CliError, EXIT } from '../exit-codes.js';
+import { formatDuration } from '../format.js';
+import { duration, integer } from './jobs.js';
+
+/** Options of `start`. */
+export interface StartOptions {
+  readonly demo?: boolean;
+  readonly data?: string;
+  readonly jobs?: string;
+  readonly duration?: string;
+  readonly workers?: string;
+  readonly keepAlive?: boolean;
+  readonly tableName?: string;
+  readonly port?: string;
+}
+
+/** Runs the local stack until Ctrl-C (or the end of the demo); resolves to the exit code. */
+export async function startCommand(ctx: CommandContext, o: StartOptions): Promise<number> {
+  const demo = o.demo !== false;
+  const jobs = o.jobs === undefined ? 40 : integer('--jobs', o.jobs);
+  if (jobs < 5 || jobs > 10_000) throw new CliError(EXIT.usage, `invalid --jobs ${jobs}: 5 to 10000`);
+  const durationMs = o.duration === undefined ? 8_000 : duration('--duration', o.duration);
+  if (durationMs > 3_600_000) throw new CliError(EXIT.usage, `invalid --duration ${o.duration}: at most 1h`);
+  const workers = o.workers === undefined ? 4 : integer('--workers', o.workers);
+  if (workers < 1 || workers > 32) throw new CliError(EXIT.usage, `invalid --workers ${workers}: 1 to 32`);
+  const port = o.port === undefined ? undefined : integer('--port', o.port);
+  if (port !== undefined && (port < 1 || port > 65_535)) throw new CliError(EXIT.usage, `invalid --port ${port}`);
+  const explicitPeriod = ctx.options.reclaimPeriod ?? ctx.io.env.FENCEQ_RECLAIM_PERIOD;
+  const reclaimPeriodMs = explicitPeriod ? duration('--reclaim-period', explicitPeriod) : demo ? 5_000 : DEFAULT_RECLAIM_PERIOD_MS;
+  let dataDir: string | undefined;
+  if (o.data !== undefined) {
+    dataDir = resolve(o.data);
+    mkdirSync(dataDir, { recursive: true });
+  }
+  const json = ctx.options.json === true;
+  const out = (text: string) => ctx.io.stdout(text);
+  const emit = (event: string, fields: Record<string, unknown>) => out(`${JSON.stringify({ event, ...fields })}\n`);
+
+  // Ctrl-C / SIGTERM: the first stops gracefully, a second one exits at once.
+  const abort = new AbortController();
+  let signals = 0;
+  const onSignal = (signal: NodeJS.Signals) => {
+    signals++;
+    if (signals > 1) process.exit(130);
+    if (!json) ctx.io.stderr(`\n${signal}: stopping the local stack…\n`);
+    abort.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+
+  const demoLog = memoryLogger();
+  const logger: Logger = demo ? demoLog : stackLogger(json ? (e, f) => emit(e, f) : (e, f) => out(`${describeStackEvent(e, f)}\n`));
+  let stack: LocalStack | undefined;
+  try {
+    stack = await startLocalStack({ tableName: o.tableName, dataDir, port, reclaimPeriodMs, logger });
+    if (json) emit('stack.ready', { ...describeStack(stack), dataDir: dataDir ?? null });
+    else out(readyText(stack, dataDir));
+    if (!demo) {
+      await untilAborted(abort.signal);
+      return EXIT.ok;
+    }
+    const summary = await runDemo(
+      stack,
+      { jobs, durationMs, workers, leaseTtlMs: 4_000, write: json ? () => undefined : out, tty: ctx.io.stdoutIsTTY && !json, signal: abort.signal },
+      demoLog,
+    );
+    if (json) emit('demo.finished', { ...summary });
+    else out(`${renderSummary(summary, jobs).join('\n')}\n`);
+    if (o.keepAlive && !abort.signal.aborted) {
+      if (!json) out(`\nThe stack keeps running; Ctrl-C stops it.\n`);
+      await untilAborted(abort.signal);
+    } else if (!json && !abort.signal.aborted) {
+      out(`\nStopping the stack. \`npm start -- --keep-alive\` keeps it up after the demo; \`npm start -- --no-demo\` serves it alone.\n`);
+    }
+    return summary.unexpected.length === 0 ? EXIT.ok : EXIT.failure;
+  } finally {
+    await stack?.stop();
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    if (json) emit('stack.stopped', {});
+  }
+}
+
+/** What a script needs to use the stack (the `stack.ready` JSON line). */
+export function describeStack(stack: LocalStack): Record<string, unknown> {
+  return {
+    tableName: stack.tableName,
+    dynamodbEndpoint: stack.dynamodbEndpoint,
+    reclaimPeriodMs: stack.reclaimPeriodMs,
+    env: stack.env,
+    pids: stack.pids,
+  };
+}
+
+function readyText(stack: LocalStack, dataDir: string | undefined): string {
+  const exports = Object.entries(stack.env)
+    .map(([k, v]) => `  export ${k}=${v}`)
+    .join('\n');
+  return [
+    'fenceq local stack is ready',
+    `  DynamoDB  ${stack.dynamodbEndpoint}  table ${stack.tableName} (${dataDir ? `on disk in ${dataDir}` : 'in memory'})`,
+    `  reclaim   every ${formatDuration(stack.reclaimPeriodMs)}, in place of the EventBridge rule`,
+    '',
+    'Your own producer, worker and the CLI need:',
+    exports,
+    '',
+    'Then try:  npx fenceq stats   ·   npx fenceq work --handlers src/local/demo-handlers.ts   ·   npx fenceq inspect <id>',
+    '',
+  ].join('\n');
+}
+
+/** A logger that shows what the stack's reclaim run did, one line per event that matters. */
+function stackLogger(print: (event: string, fields: Record<string, unknown>) => void): Logger {
+  const shown = new Set(['job.reclaimed', 'job.dead', 'reclaim_timer.failed']);
+  const log = (event: string, fields: Record<string, unknown> = {}) => {
+    if (shown.has(event)) print(event, fields);
+  };
+  return { info: log, warn: log, error: log };
+}
+
+function describeStackEvent(event: string, f: Record<string, unknown>): string {
+  const at = new Date().toISOString().slice(11, 19);
+  switch (event) {
+    case 'job.reclaimed':
+      return `${at} reclaim: ${String(f.id)} (${String(f.queue)}) of ${String(f.previousOwner)} back to pending, attempt ${String(f.attempts)} used`;
+    case 'job.dead':
+      return `${at} reclaim: ${String(f.id)} (${String(f.queue)}) dead: ${String(f.error)}`;
+    default:
+      return `${at} ${event}: ${JSON.stringify(f)}`;
+  }
+}
+
+function untilAborted(signal: AbortSignal): Promise<void> {
+  return new Promise((r) => (signal.aborted ? r() : signal.addEventListener('abort', () => r(), { once: true })));
+}

@@ -1,0 +1,90 @@
+/**
+ * `fenceq work --handlers FILE`: one worker process, as a Fargate task runs it. SIGTERM (or
+ * Ctrl-C) stops claiming, lets running handlers finish within --stop-timeout, then releases every
+ * lease still held so other workers take those jobs at once; a second signal cuts the wait short.
+ */
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { JobQueue } from '../../job-queue.js';
+import { defaultLogger } from '../../log.js';
+import { runWorkerProcess } from '../../worker/process.js';
+import type { Handler, HandlerDefinition } from '../../worker/types.js';
+import { Worker } from '../../worker/worker.js';
+import type { CommandContext } from '../context.js';
+import { CliError, EXIT } from '../exit-codes.js';
+import { formatDuration } from '../format.js';
+import { duration, integer } from './jobs.js';
+
+/** Options of `work`. */
+export interface WorkOptions {
+  readonly handlers: string;
+  readonly queues?: string;
+  readonly concurrency?: string;
+  readonly leaseTtl?: string;
+  readonly poll?: string;
+  readonly owner?: string;
+  readonly stopTimeout?: string;
+}
+
+/** The handlers a module exports: `export const handlers = { queue: fn | { handle, ... } }` or the same as default export. */
+export type HandlerMap = Record<string, Handler | HandlerDefinition>;
+
+/** Loads a handlers module (TypeScript works: the CLI runs under tsx). */
+export async function loadHandlers(file: string): Promise<HandlerMap> {
+  let mod: Record<string, unknown>;
+  try {
+    mod = (await import(pathToFileURL(resolve(file)).href)) as Record<string, unknown>;
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    const why = code === 'ERR_MODULE_NOT_FOUND' ? 'no such module' : err instanceof Error ? err.message.split('\n')[0] : String(err);
+    throw new CliError(EXIT.usage, `cannot load --handlers ${file}: ${why}`);
+  }
+  const candidate = (mod.handlers ?? mod.default) as unknown;
+  if (typeof candidate !== 'object' || candidate === null || Object.keys(candidate).length === 0) {
+    throw new CliError(EXIT.usage, `--handlers ${file} must export \`handlers\` (or a default export): an object of queue name -> handler`);
+  }
+  return candidate as HandlerMap;
+}
+
+/** Runs the worker until a signal stops it; resolves to the exit code (the worker process helper exits the process itself). */
+export async function workCommand(ctx: CommandContext, o: WorkOptions): Promise<number> {
+  const all = await loadHandlers(o.handlers);
+  let handlers = all;
+  if (o.queues !== undefined) {
+    const wanted = o.queues.split(',').map((q) => q.trim()).filter(Boolean);
+    const missing = wanted.filter((q) => !(q in all));
+    if (wanted.length === 0 || missing.length) {
+      throw new CliError(EXIT.usage, `invalid --queues ${JSON.stringify(o.queues)}: ${missing.length ? `no handler for ${missing.join(', ')} in ${o.handlers}` : 'no queue named'}`);
+    }
+    handlers = Object.fromEntries(wanted.map((q) => [q, all[q]!]));
+  }
+  const conn = ctx.connection();
+  const logger = defaultLogger();
+  const queue = new JobQueue({ tableName: conn.tableName, endpoint: conn.endpoint, region: conn.region, logger });
+  const graceMs = o.stopTimeout === undefined ? 10_000 : duration('--stop-timeout', o.stopTimeout);
+  const worker = new Worker({
+    queue,
+    handlers,
+    logger,
+    ...(o.owner !== undefined ? { owner: o.owner } : {}),
+    ...(o.concurrency !== undefined ? { concurrency: integer('--concurrency', o.concurrency) } : {}),
+    ...(o.leaseTtl !== undefined ? { leaseTtlMs: duration('--lease-ttl', o.leaseTtl) } : {}),
+    ...(o.poll !== undefined ? { pollIntervalMs: duration('--poll', o.poll) } : {}),
+  });
+  // Fail fast on a missing table or an unreachable endpoint instead of logging lease errors for ever.
+  await queue.queues();
+  const opt = worker.options;
+  ctx.io.stderr(
+    `fenceq worker ${worker.owner}: queues ${[...opt.handlers.keys()].join(', ')} on table ${conn.tableName}` +
+      ` (concurrency ${opt.concurrency}, lease ${formatDuration(opt.leaseTtlMs)}, stop timeout ${formatDuration(graceMs)}); SIGTERM stops it gracefully\n`,
+  );
+  if (ctx.io.env.FENCEQ_EXIT_WITH_STDIN === '1') {
+    // Run by a supervisor (the local stack): stop gracefully when its end of our stdin closes, so
+    // this process never outlives it, even when the supervisor is killed.
+    process.stdin.on('end', () => process.kill(process.pid, 'SIGTERM'));
+    process.stdin.on('error', () => process.kill(process.pid, 'SIGTERM'));
+    process.stdin.resume();
+  }
+  const report = await runWorkerProcess(worker, { graceMs });
+  return report.releaseFailures > 0 ? EXIT.failure : EXIT.ok;
+}

@@ -1,0 +1,312 @@
+/**
+ * The demo workload of the local stack: a producer enqueues jobs of a few kinds over a short
+ * period while worker processes run them; partway through one worker is frozen past its lease
+ * (SIGSTOP), one is killed (SIGKILL) and one is stopped gracefully (SIGTERM), and one job crashes
+ * its worker. The view shows the takeovers; the summary checks every job ended where it should.
+ */
+import { fileURLToPath } from 'node:url';
+import type { EnqueueInput } from '../store/enqueue.js';
+import { formatDuration } from '../cli/format.js';
+import type { LogRecord } from '../log.js';
+import type { LocalStack } from './stack.js';
+import { ViewPrinter, type QueueRow, type Totals, type ViewState } from './live-view.js';
+import { WorkerPool, type WorkerLogLine, type WorkerProcess } from './worker-pool.js';
+
+/** Options of {@link runDemo}. */
+export interface DemoOptions {
+  readonly jobs: number;
+  /** How long the producer spreads its enqueues over. */
+  readonly durationMs: number;
+  readonly workers: number;
+  /** Lease lifetime of the demo workers (short, so takeovers show quickly). */
+  readonly leaseTtlMs: number;
+  readonly write: (text: string) => void;
+  readonly tty: boolean;
+  /** Aborted on Ctrl-C: the demo stops its workers and returns. */
+  readonly signal: AbortSignal;
+}
+
+/** A planned job: when the producer enqueues it, and where it must end. */
+export interface PlannedJob {
+  readonly atMs: number;
+  readonly input: EnqueueInput & { id: string };
+  readonly expect: 'done' | 'dead';
+}
+
+/** What the demo did. */
+export interface DemoSummary {
+  readonly elapsedMs: number;
+  readonly totals: Totals;
+  /** Final state of every planned job. */
+  readonly states: Record<string, string>;
+  /** Jobs that did not end where the plan said (empty on success). */
+  readonly unexpected: readonly string[];
+  /** True when stopped early (Ctrl-C) or the time ran out. */
+  readonly interrupted: boolean;
+}
+
+/** The demo's queues, in display order. */
+export const DEMO_QUEUES = ['email', 'render', 'charge', 'report', 'crash'] as const;
+
+const MIX = ['email', 'render', 'email', 'charge', 'email', 'render', 'email', 'email', 'charge', 'render'] as const;
+
+/** Plans `n` jobs over `durationMs`: quick, slow and once-failing ones, two that always fail, one that crashes its worker. */
+export function planDemoJobs(n: number, durationMs: number): PlannedJob[] {
+  const special = new Map<number, 'report' | 'crash'>([
+    [Math.floor(n * 0.15), 'crash'],
+    [Math.floor(n * 0.3), 'report'],
+    [Math.floor(n * 0.55), 'report'],
+  ]);
+  return Array.from({ length: n }, (_, i): PlannedJob => {
+    const kind = special.get(i) ?? MIX[i % MIX.length]!;
+    const id = `demo-${String(i + 1).padStart(3, '0')}-${kind}`;
+    const atMs = Math.round((i * durationMs) / n);
+    const spread = (i * 7919) % 1000; // deterministic variety in run times
+    switch (kind) {
+      case 'email':
+        return { atMs, expect: 'done', input: { id, queue: kind, payload: { ms: 100 + (spread % 300) } } };
+      case 'render':
+        return { atMs, expect: 'done', input: { id, queue: kind, payload: { ms: 1_500 + spread * 2 } } };
+      case 'charge':
+        return { atMs, expect: 'done', input: { id, queue: kind, payload: { ms: 200, failUntilAttempt: 1 }, maxAttempts: 3 } };
+      case 'report':
+        return { atMs, expect: 'dead', input: { id, queue: kind, payload: { ms: 150, alwaysFail: true }, maxAttempts: 3 } };
+      case 'crash':
+        return { atMs, expect: 'done', input: { id, queue: kind, payload: { ms: 300, crashOnAttempt: 1 }, maxAttempts: 3 } };
+    }
+  });
+}
+
+const HANDLERS = fileURLToPath(new URL('./demo-handlers.ts', import.meta.url));
+
+/** Runs the demo against a started stack; resolves with the summary once every job is finished (or on Ctrl-C). */
+export async function runDemo(stack: LocalStack, opts: DemoOptions, stackLog: { records: LogRecord[] }): Promise<DemoSummary> {
+  let start = Date.now();
+  const plan = planDemoJobs(opts.jobs, opts.durationMs);
+  const counts = { enqueued: 0, done: 0, failedAttempts: 0, dead: 0, takenOver: 0, reclaimed: 0, staleRejected: 0, releasedOnStop: 0 };
+  const donePerQueue = new Map<string, number>();
+  const doneCount = new Map<string, number>();
+  const doneTimes: number[] = [];
+  const notes: string[] = [];
+  const note = (text: string) => notes.push(`+${formatDuration(Date.now() - start).padEnd(7)} ${text}`);
+  const printer = new ViewPrinter(opts.write, opts.tty);
+
+  // Who holds which job, from the workers' own log lines (cheaper than asking the table).
+  const holder = new Map<string, string>();
+  const onEvent = (who: string, e: WorkerLogLine | (LogRecord['fields'] & { event: string })) => {
+    const id = String(e.id);
+    if (e.event === 'worker.job_claimed') holder.set(id, who);
+    else if (
+      ['job.done', 'job.failed', 'job.dead', 'lease.released', 'worker.lease_lost', 'job.reclaimed', 'job.cancelled'].includes(e.event) &&
+      (holder.get(id) === who || who === 'reclaim')
+    ) {
+      holder.delete(id);
+    }
+    switch (e.event) {
+      case 'job.done':
+        counts.done++;
+        doneCount.set(String(e.id), (doneCount.get(String(e.id)) ?? 0) + 1);
+        doneTimes.push(Date.now());
+        donePerQueue.set(String(e.queue), (donePerQueue.get(String(e.queue)) ?? 0) + 1);
+        break;
+      case 'job.failed':
+        counts.failedAttempts++;
+        break;
+      case 'job.dead':
+        counts.dead++;
+        if (e.by === 'reclaim') counts.reclaimed++;
+        note(`${e.id} is dead after ${String(e.attempts)} attempt(s)${e.by === 'reclaim' ? ' (its last lease expired)' : ''}`);
+        break;
+      case 'job.taken_over':
+        counts.takenOver++;
+        note(`${who} took over ${String(e.id)} from ${String(e.previousOwner)} (its lease expired)`);
+        break;
+      case 'job.reclaimed':
+        counts.reclaimed++;
+        note(`reclaim returned ${String(e.id)} of ${String(e.previousOwner)} to pending`);
+        break;
+      case 'lease.stale':
+        // A renewal that lands just after its own ack finds the same generation settled: not a fence at work.
+        if (e.currentGeneration === e.generation) break;
+        counts.staleRejected++;
+        note(`refused a stale ${String(e.op)} from ${String(e.owner)} on ${String(e.id)}: generation ${String(e.generation)}, job now at ${String(e.currentGeneration)}`);
+        break;
+      case 'worker.leases_released':
+        counts.releasedOnStop += Number(e.count ?? 0);
+        if (Number(e.count)) note(`${who} handed back ${String(e.count)} lease(s) on its graceful stop: due again at once`);
+        break;
+    }
+  };
+
+  let nextName = 1;
+  const pool: WorkerPool = new WorkerPool({
+    env: stack.env,
+    handlersFile: HANDLERS,
+    args: ['--lease-ttl', `${opts.leaseTtlMs}ms`, '--poll', '250ms', '--concurrency', '3', '--stop-timeout', '1s'],
+    onLog: (w, line) => onEvent(w.name, line),
+    onCrash: (w, how) => {
+      note(`${w.name} crashed (${how}); its leases expire in ${formatDuration(opts.leaseTtlMs)}. Starting a replacement, as ECS would`);
+      if (!stopping) setTimeout(() => !stopping && pool.spawn(`worker-${nextName++}`), 300);
+    },
+  });
+  let stopping = false;
+  for (let i = 0; i < opts.workers; i++) pool.spawn(`worker-${nextName++}`);
+  let stackLogSeen = 0;
+  // The clock of the demo starts once the workers are up (each is a Node process loading the SDK).
+  opts.write(`starting ${opts.workers} worker processes (fenceq work --handlers src/local/demo-handlers.ts)…\n`);
+  const bootDeadline = Date.now() + 30_000;
+  while (pool.workers.some((w) => w.status === 'starting') && Date.now() < bootDeadline && !opts.signal.aborted) await sleep(100, opts.signal);
+  start = Date.now();
+
+  // The producer: each planned job at its time.
+  const producer = (async () => {
+    for (const p of plan) {
+      const wait = start + p.atMs - Date.now();
+      if (wait > 0) await sleep(wait, opts.signal);
+      if (opts.signal.aborted) return;
+      await stack.queue.enqueue(p.input);
+      counts.enqueued++;
+    }
+  })();
+
+  // Chaos, partway through: freeze one worker past its lease, kill one, stop one gracefully.
+  const heldBy = (name: string) => [...holder.values()].filter((h) => h === name).length;
+  const held = { get: heldBy };
+  // The running worker holding the most leases (so the takeover shows), once one holds any.
+  const victim = (): WorkerProcess | undefined =>
+    pool.workers
+      .filter((w) => w.status === 'running' && heldBy(w.name) > 0)
+      .sort((a, b) => heldBy(b.name) - heldBy(a.name))[0];
+  const chaos: { atMs: number; run: () => boolean; done?: boolean }[] = [];
+  if (opts.workers >= 3) {
+    chaos.push({
+      atMs: opts.durationMs * 0.25,
+      run: () => {
+        const w = victim();
+        if (!w) return false;
+        note(`SIGSTOP ${w.name} holding ${held.get(w.name) ?? 0} lease(s): frozen past its lease, like a long GC pause`);
+        pool.freeze(w);
+        setTimeout(() => {
+          if (w.status !== 'frozen') return;
+          note(`SIGCONT ${w.name}: it wakes up after its leases were taken over`);
+          pool.thaw(w);
+        }, opts.leaseTtlMs + 2_500);
+        return true;
+      },
+    });
+  }
+  if (opts.workers >= 2) {
+    chaos.push({
+      atMs: opts.durationMs * 0.4,
+      run: () => {
+        const w = victim();
+        if (!w) return false;
+        note(`SIGKILL ${w.name} holding ${held.get(w.name) ?? 0} lease(s): they are taken over once they expire`);
+        pool.kill(w);
+        return true;
+      },
+    });
+    chaos.push({
+      atMs: opts.durationMs * 0.6,
+      run: () => {
+        if (pool.workers.filter((x) => x.status === 'running').length < 2) return true; // keep one worker going
+        const w = victim();
+        if (!w) return false;
+        note(`SIGTERM ${w.name} holding ${held.get(w.name) ?? 0} lease(s): graceful stop, 1s to finish, then it releases the rest`);
+        pool.terminate(w);
+        return true;
+      },
+    });
+  }
+
+  // Each step fires at its time, or as soon after as a worker holds a lease; steps run in order.
+  const chaosTimer = setInterval(() => {
+    const step = chaos.find((c) => !c.done);
+    if (step && Date.now() - start >= step.atMs && !stopping) step.done = step.run();
+  }, 100);
+  const deadline = start + opts.durationMs + 60_000;
+  let finished = false;
+  let interrupted = false;
+  let lastRows: QueueRow[] = [];
+  const queues = [...DEMO_QUEUES];
+  while (!finished) {
+    for (; stackLogSeen < stackLog.records.length; stackLogSeen++) {
+      const r = stackLog.records[stackLogSeen]!;
+      onEvent('reclaim', { ...r.fields, event: r.event });
+    }
+    try {
+      const stats = await stack.queue.stats(queues);
+      lastRows = stats.map((s) => ({ queue: s.queue, pending: s.pending, running: s.running, done: donePerQueue.get(s.queue) ?? 0, dead: s.dead }));
+      const live = stats.reduce((n, s) => n + s.pending + s.running, 0);
+      if (counts.enqueued === plan.length && live === 0) finished = await allFinished(stack, plan);
+    } catch {
+      // the next tick tries again
+    }
+    const windowStart = Date.now() - 5_000;
+    const state: ViewState = {
+      title: `fenceq local demo · table ${stack.tableName} · ${plan.length} jobs`,
+      elapsedMs: Date.now() - start,
+      queues: lastRows,
+      workers: pool.workers.map((w) => ({ name: w.name, pid: w.pid, status: w.status, holding: heldBy(w.name) })),
+      totals: { ...counts },
+      throughput: doneTimes.filter((t) => t >= windowStart).length / Math.min(5, Math.max(1, (Date.now() - start) / 1000)),
+      notes: notes.slice(-8),
+    };
+    printer.draw(state, notes, Date.now());
+    if (opts.signal.aborted || Date.now() > deadline) {
+      interrupted = true;
+      break;
+    }
+    if (!finished) await sleep(1_000, opts.signal);
+  }
+  printer.release();
+  stopping = true;
+  clearInterval(chaosTimer);
+  await producer.catch(() => undefined);
+  await pool.stopAll();
+  const states: Record<string, string> = {};
+  for (const p of plan) states[p.input.id] = (await stack.queue.get(p.input.id).catch(() => null))?.state ?? 'missing';
+  const unexpected = [
+    ...plan.filter((p) => states[p.input.id] !== p.expect).map((p) => `${p.input.id} is ${states[p.input.id]}, expected ${p.expect}`),
+    ...[...doneCount].filter(([, n]) => n > 1).map(([id, n]) => `${id} was acked done ${n} times`),
+  ];
+  return { elapsedMs: Date.now() - start, totals: { ...counts }, states, unexpected, interrupted };
+}
+
+/** The summary printed at the end of the demo. */
+export function renderSummary(s: DemoSummary, jobs: number): string[] {
+  const byState = Object.values(s.states).reduce<Record<string, number>>((m, st) => ((m[st] = (m[st] ?? 0) + 1), m), {});
+  const t = s.totals;
+  return [
+    '',
+    `Demo ${s.interrupted ? 'stopped' : 'finished'} in ${formatDuration(s.elapsedMs)}: ${jobs} jobs, ` +
+      Object.entries(byState).map(([k, v]) => `${v} ${k}`).join(', ') + '.',
+    `  Leases recovered from killed, frozen or crashed workers: ${t.takenOver + t.reclaimed} (${t.takenOver} taken over by a polling worker, ` +
+      `${t.reclaimed} by the reclaim run); ${t.releasedOnStop} handed back on a graceful stop; ${t.staleRejected} stale ack(s) refused; ` +
+      `${t.failedAttempts} failed attempt(s).`,
+    s.unexpected.length === 0
+      ? '  Every job ended where it should: the "report" jobs always fail, so they are dead; every other job is done, exactly once.'
+      : `  UNEXPECTED: ${s.unexpected.join('; ')}`,
+  ];
+}
+
+async function allFinished(stack: LocalStack, plan: readonly PlannedJob[]): Promise<boolean> {
+  for (const p of plan) {
+    const job = await stack.queue.get(p.input.id);
+    if (!job || job.state === 'pending' || job.state === 'running') return false;
+  }
+  return true;
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
