@@ -231,13 +231,21 @@ export class Worker {
       },
     };
     let outcome: Outcome;
+    const call = async (): Promise<unknown> => def.handle(job, ctx);
+    const handling = o.isolateCrashes ? runInScope(scope, call) : call();
     try {
-      const call = async (): Promise<unknown> => def.handle(job, ctx);
-      const result = await Promise.race([o.isolateCrashes ? runInScope(scope, call) : call(), failure]);
+      const result = await Promise.race([handling, failure]);
       outcome = { ok: true, result };
     } catch (err) {
-      outcome = err instanceof Box ? { ok: false, error: err.error, retryable: true, reason: err.reason } : { ok: false, error: err, retryable: true, reason: 'error' };
-      if (!(err instanceof Box) && h.phase === 'running') this.counts.handlerErrors++;
+      if (err instanceof Box) {
+        outcome = { ok: false, error: err.error, retryable: true, reason: err.reason };
+        // The job is already failed; whatever the handler does later is thrown away.
+        const late = (ok: boolean) => this.discard(h, ok);
+        handling.then(() => late(true), () => late(false));
+      } else {
+        outcome = { ok: false, error: err, retryable: true, reason: 'error' };
+        if (h.phase === 'running') this.counts.handlerErrors++;
+      }
     } finally {
       if (timer) clearTimeout(timer);
     }
@@ -249,8 +257,7 @@ export class Worker {
     const o = this.options;
     const { id, queue, generation } = h.lease;
     if (h.phase !== 'running') {
-      this.counts.discardedResults++;
-      o.logger.warn('worker.result_discarded', { id, queue, generation, phase: h.phase, ok: outcome.ok });
+      this.discard(h, outcome.ok);
       return;
     }
     h.phase = 'settling';
@@ -281,6 +288,11 @@ export class Worker {
     } finally {
       this.end(h);
     }
+  }
+
+  private discard(h: HeldLease, ok: boolean): void {
+    this.counts.discardedResults++;
+    this.options.logger.warn('worker.result_discarded', { id: h.lease.id, queue: h.lease.queue, generation: h.lease.generation, phase: h.phase, ok });
   }
 
   private async recordFailure(h: HeldLease, error: unknown, retryable: boolean, reason: string, durationMs: number): Promise<void> {

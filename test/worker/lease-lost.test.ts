@@ -1,0 +1,101 @@
+import { describe, expect, it } from 'vitest';
+import { JobCancelledError, LeaseLostError } from '../../src/worker/errors.js';
+import type { Lease } from '../../src/job.js';
+import { deferred, waitFor, workerTable } from './support.js';
+
+describe('a lost lease aborts the handler and is never acked', () => {
+  it('a lease lost mid-handler (force-released, then taken by another worker) aborts the handler; its late result is discarded and a late ack is a no-op', async () => {
+    const t = await workerTable();
+    const e = await t.queue.enqueue({ queue: 'q', payload: null });
+    const finishA = deferred();
+    const aborted = deferred<unknown>();
+    let aLease: Lease | undefined;
+    const { worker: a, store: aStore } = t.worker({
+      owner: 'worker-a',
+      leaseTtlMs: 1_500,
+      handlers: {
+        q: async (_job, ctx) => {
+          aLease = ctx.lease;
+          ctx.signal.addEventListener('abort', () => aborted.resolve(ctx.signal.reason));
+          await finishA.promise; // ignores the signal, like a careless handler
+          return { by: 'A' };
+        },
+      },
+    });
+    a.start();
+    await waitFor('A running', () => aLease);
+    expect((await t.queue.releaseUnowned(e.id)).outcome).toBe('released');
+    const { worker: b } = t.worker({ owner: 'worker-b', handlers: { q: () => ({ by: 'B' }) } });
+    b.start();
+    await waitFor('B finished', async () => (await t.queue.get(e.id))?.state === 'done');
+
+    const reason = await aborted.promise; // A's next heartbeat found the lease gone
+    expect(reason).toBeInstanceOf(LeaseLostError);
+    expect(a.heldLeases()).toEqual([]);
+    finishA.resolve();
+    await waitFor('A discarded its result', () => a.counters.discardedResults === 1);
+    expect(aStore.count('ackDone')).toBe(0);
+    expect(aStore.count('ackFailed')).toBe(0);
+    expect((await t.queue.ackDone(aLease!, { by: 'A, late' })).outcome).toBe('stale');
+    expect(await t.queue.get(e.id)).toMatchObject({ state: 'done', result: { by: 'B' }, leaseGeneration: aLease!.generation + 2 });
+    expect(a.counters.leaseLost).toBe(1);
+    expect(t.logger.events('worker.lease_lost')[0]?.fields).toMatchObject({ id: e.id, generation: aLease!.generation });
+  });
+
+  it('cancelling a running job aborts its handler with JobCancelledError', async () => {
+    const t = await workerTable();
+    const e = await t.queue.enqueue({ queue: 'q', payload: null });
+    const running = deferred();
+    const { worker, store } = t.worker({
+      leaseTtlMs: 1_200,
+      handlers: {
+        q: async (_j, ctx) => {
+          running.resolve();
+          await new Promise((r) => ctx.signal.addEventListener('abort', r));
+          throw ctx.signal.reason;
+        },
+      },
+    });
+    worker.start();
+    await running.promise;
+    await t.queue.cancel(e.id);
+    await waitFor('lease lost', () => worker.counters.leaseLost === 1);
+    expect(t.logger.events('worker.lease_lost')[0]?.fields.error).toBeInstanceOf(JobCancelledError);
+    expect(store.count('ackFailed')).toBe(0);
+    expect((await t.queue.get(e.id))?.state).toBe('cancelled');
+  });
+
+  it('a job deleted between the claim and the run is let go at the next renewal, not held', async () => {
+    const t = await workerTable();
+    const e = await t.queue.enqueue({ queue: 'q', payload: null });
+    const running = deferred();
+    const { worker, store } = t.worker({
+      leaseTtlMs: 1_200,
+      handlers: { q: async (_j, ctx) => { running.resolve(); await new Promise((r) => ctx.signal.addEventListener('abort', r)); } },
+    });
+    worker.start();
+    await running.promise;
+    await t.raw.delete(e.id);
+    await waitFor('let go', () => worker.heldLeases().length === 0);
+    expect(t.logger.events('worker.lease_lost')[0]?.fields).toMatchObject({ id: e.id, currentState: null });
+    await waitFor('discarded', () => worker.counters.discardedResults === 1);
+    expect(store.count('ackDone')).toBe(0);
+  });
+
+  it('ctx.renew() reports a lost lease to the handler', async () => {
+    const t = await workerTable();
+    const e = await t.queue.enqueue({ queue: 'q', payload: null });
+    const gate = deferred();
+    const outcome = deferred<unknown>();
+    const { worker } = t.worker({
+      leaseTtlMs: 30_000,
+      handlers: { q: async (_j, ctx) => { await gate.promise; await ctx.renew().then(() => outcome.resolve('renewed'), (err) => outcome.resolve(err)); } },
+    });
+    worker.start();
+    await waitFor('held', () => worker.heldLeases().length === 1);
+    await t.queue.releaseUnowned(e.id);
+    gate.resolve();
+    expect(await outcome.promise).toBeInstanceOf(LeaseLostError);
+    expect(worker.counters.leaseLost).toBe(1);
+  });
+});
