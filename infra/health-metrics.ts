@@ -24,7 +24,6 @@ export function healthMetric(source: HealthMetricSource, figure: keyof typeof ME
     dimensionsMap: { service: source.serviceName },
     period: source.period,
     statistic,
-    label: METRIC[figure],
   });
 }
 

@@ -50,7 +50,8 @@ export function jobFunction(scope: Construct, id: string, props: JobFunctionProp
     architecture: Architecture.ARM_64,
     timeout: props.timeout,
     memorySize: props.memorySize,
-    environment: props.environment,
+    // Stack traces point into the TypeScript sources (the bundles carry source maps).
+    environment: { NODE_OPTIONS: '--enable-source-maps', ...props.environment },
     logGroup,
     role,
     loggingFormat: LoggingFormat.JSON,

@@ -1,0 +1,335 @@
+/**
+ * The project's own stack, synthesized ONCE for this file exactly as `npm run synth` does it
+ * (cdk.json's flags, esbuild bundling, CloudFormation schema validation) with cdk-nag's
+ * AwsSolutions pack on: the template's resources and permissions, and the nag report.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { Validations } from 'aws-cdk-lib';
+import { Match, type Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { METRIC } from '../../src/aws/health-metrics.js';
+import { ENV } from '../../src/aws/config.js';
+import { TABLE_SCHEMA } from '../../src/schema.js';
+import { createTableInput } from '../../src/store/ensure-table.js';
+import { DEFAULTS, VISIBILITY_TIMEOUT_FACTOR } from '../../infra/defaults.js';
+import { FenceqStack } from '../../infra/fenceq-stack.js';
+import { grantsOfRole, only, statementsToGrants, synthOnce, testApp, type CfnResource, type PluginReport } from './synth.js';
+
+let stack: FenceqStack;
+let template: Template;
+let report: PluginReport[];
+let outdir: string;
+
+beforeAll(() => {
+  const app = testApp({ nag: true });
+  outdir = app.outdir;
+  stack = new FenceqStack(app, 'Fenceq');
+  const out = synthOnce(app, [stack]);
+  if (out.error) throw out.error;
+  template = out.templates[0]!;
+  report = out.report;
+}, 240_000);
+
+const ids = () => ({
+  table: only(template, 'AWS::DynamoDB::Table', 'QueueTable')[0],
+  wake: only(template, 'AWS::SQS::Queue', 'QueueQueuesWake8')[0],
+  wakeRedrive: only(template, 'AWS::SQS::Queue', 'QueueQueuesWakeRedrive')[0],
+  dead: only(template, 'AWS::SQS::Queue', 'QueueQueuesDeadJobs4')[0],
+  deadRedrive: only(template, 'AWS::SQS::Queue', 'QueueQueuesDeadJobsRedrive')[0],
+});
+const fn = (name: string) => only(template, 'AWS::Lambda::Function', `QueueFunctions${name}`);
+const roleOf = (name: string) => (fn(name)[1].Properties.Role['Fn::GetAtt'] as string[])[0]!;
+const allStatements = () => [
+  ...Object.values(template.findResources('AWS::IAM::Policy') as Record<string, CfnResource>),
+  ...Object.values(template.findResources('AWS::IAM::ManagedPolicy') as Record<string, CfnResource>),
+].flatMap((p) => p.Properties.PolicyDocument.Statement as any[]);
+
+describe('the table, from the schema src/ uses', () => {
+  it('has the key schema, attribute definitions and work index (with its projection) of createTableInput', () => {
+    const input = createTableInput('x');
+    const [, table] = only(template, 'AWS::DynamoDB::Table', 'QueueTable');
+    expect(table.Properties.KeySchema).toEqual(input.KeySchema);
+    expect(table.Properties.AttributeDefinitions).toEqual(expect.arrayContaining(input.AttributeDefinitions!));
+    expect(table.Properties.AttributeDefinitions).toHaveLength(input.AttributeDefinitions!.length);
+    expect(table.Properties.GlobalSecondaryIndexes).toEqual(input.GlobalSecondaryIndexes);
+    expect(table.Properties.GlobalSecondaryIndexes[0].IndexName).toBe(TABLE_SCHEMA.workIndex.name);
+    expect(table.Properties.GlobalSecondaryIndexes[0].Projection.NonKeyAttributes).toEqual(TABLE_SCHEMA.workIndex.projectedAttributes);
+  });
+
+  it('expires items on TABLE_SCHEMA.ttlAttribute, is on-demand with point-in-time recovery', () => {
+    template.hasResourceProperties('AWS::DynamoDB::Table', {
+      TimeToLiveSpecification: { AttributeName: TABLE_SCHEMA.ttlAttribute, Enabled: true },
+      BillingMode: 'PAY_PER_REQUEST',
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+    });
+  });
+
+  it('is retained when the stack is deleted or the table replaced, with deletion protection on', () => {
+    const [, table] = only(template, 'AWS::DynamoDB::Table', 'QueueTable');
+    expect(table.DeletionPolicy).toBe('Retain');
+    expect(table.UpdateReplacePolicy).toBe('Retain');
+    expect(table.Properties.DeletionProtectionEnabled).toBe(true);
+  });
+});
+
+describe('the functions', () => {
+  it('are four, on Node.js 22 and arm64, bundled as ESM by the local esbuild', () => {
+    template.resourceCountIs('AWS::Lambda::Function', 4);
+    for (const name of ['Api', 'Admin', 'Reclaim', 'Worker']) {
+      const [, f] = fn(name);
+      expect(f.Properties).toMatchObject({ Runtime: 'nodejs22.x', Architectures: ['arm64'], Handler: 'index.handler' });
+      const key = (f.Properties.Code.S3Key as string).replace(/\.zip$/, '');
+      const dir = join(outdir, `asset.${key}`);
+      expect(readdirSync(dir).sort()).toEqual(['index.mjs', 'index.mjs.map']);
+      const bundle = readFileSync(join(dir, 'index.mjs'), 'utf8');
+      expect(statSync(join(dir, 'index.mjs')).size).toBeGreaterThan(50_000); // the store and the SDK are inside
+      expect(bundle).toContain('createRequire');
+    }
+  });
+
+  it('have the timeouts docs/functions.md asks for; the worker the default of DEFAULTS', () => {
+    expect(fn('Api')[1].Properties.Timeout).toBe(30);
+    expect(fn('Admin')[1].Properties.Timeout).toBe(30);
+    expect(fn('Reclaim')[1].Properties.Timeout).toBe(60);
+    expect(fn('Worker')[1].Properties.Timeout).toBe(DEFAULTS.workerTimeout.toSeconds());
+  });
+
+  it('get the environment of the contract: the table, and the URL of exactly the queues each sends to', () => {
+    const { table, wake, dead } = ids();
+    const env = (name: string) => fn(name)[1].Properties.Environment.Variables;
+    for (const name of ['Api', 'Admin', 'Reclaim', 'Worker']) {
+      expect(env(name)[ENV.tableName]).toEqual({ Ref: table });
+      expect(env(name)[ENV.wakeQueueUrl]).toEqual({ Ref: wake });
+      expect(env(name)[ENV.dynamodbEndpoint]).toBeUndefined();
+      expect(env(name)[ENV.sqsEndpoint]).toBeUndefined();
+    }
+    for (const name of ['Api', 'Reclaim', 'Worker']) expect(env(name)[ENV.deadQueueUrl]).toEqual({ Ref: dead });
+    expect(env('Admin')[ENV.deadQueueUrl]).toBeUndefined();
+    expect(env('Worker')[ENV.queues]).toBe(DEFAULTS.workerQueues.join(','));
+    expect(env('Reclaim')).toMatchObject({ POWERTOOLS_METRICS_NAMESPACE: 'fenceq', POWERTOOLS_SERVICE_NAME: expect.stringMatching(/^Fenceq-Queue-[0-9A-F]{8}$/) });
+  });
+
+  it('log as JSON to their own log groups, which have a retention', () => {
+    template.resourceCountIs('AWS::Logs::LogGroup', 4);
+    for (const name of ['Api', 'Admin', 'Reclaim', 'Worker']) {
+      const logs = only(template, 'AWS::Logs::LogGroup', `QueueFunctions${name}Logs`);
+      expect(fn(name)[1].Properties.LoggingConfig).toEqual({ LogFormat: 'JSON', LogGroup: { Ref: logs[0] } });
+      expect(logs[1].Properties.RetentionInDays).toBe(30);
+    }
+  });
+});
+
+describe('least privilege', () => {
+  const table = () => `${ids().table}.Arn`;
+  const index = () => `${ids().table}.Arn/index/${TABLE_SCHEMA.workIndex.name}`;
+  const send = (q: 'wake' | 'dead') => `Allow sqs:SendMessage -> ${ids()[q]}.Arn`;
+  const logs = (name: string) => [`Allow logs:CreateLogStream -> QueueFunctions${name}Logs`, `Allow logs:PutLogEvents -> QueueFunctions${name}Logs`];
+
+  it('the API may Get/Put/UpdateItem the table, Query the index, and send to both queues: nothing else', () => {
+    const got = grantsOfRole(template, roleOf('Api'));
+    expect(got.filter((g) => !g.includes('logs:')).sort()).toEqual(
+      [...['GetItem', 'PutItem', 'UpdateItem'].map((a) => `Allow dynamodb:${a} -> ${table()}`), `Allow dynamodb:Query -> ${index()}`, send('wake'), send('dead')].sort(),
+    );
+    expect(got.filter((g) => g.includes('logs:')).map((g) => g.replace(/[0-9A-F]{8}\.Arn$/, ''))).toEqual(logs('Api'));
+  });
+
+  it('admin may Get/UpdateItem the table, Query the index, and wake: no PutItem, no dead-job queue', () => {
+    const got = grantsOfRole(template, roleOf('Admin')).filter((g) => !g.includes('logs:'));
+    expect(got.sort()).toEqual([`Allow dynamodb:GetItem -> ${table()}`, `Allow dynamodb:UpdateItem -> ${table()}`, `Allow dynamodb:Query -> ${index()}`, send('wake')].sort());
+  });
+
+  it('reclaim may Get/UpdateItem the table, Query the index, and send to both queues', () => {
+    const got = grantsOfRole(template, roleOf('Reclaim')).filter((g) => !g.includes('logs:'));
+    expect(got.sort()).toEqual(
+      [`Allow dynamodb:GetItem -> ${table()}`, `Allow dynamodb:UpdateItem -> ${table()}`, `Allow dynamodb:Query -> ${index()}`, send('wake'), send('dead')].sort(),
+    );
+  });
+
+  it('the worker also consumes the wake-up queue (its event source), and nothing more', () => {
+    const got = grantsOfRole(template, roleOf('Worker')).filter((g) => !g.includes('logs:'));
+    const consume = ['ChangeMessageVisibility', 'DeleteMessage', 'GetQueueAttributes', 'GetQueueUrl', 'ReceiveMessage'].map((a) => `Allow sqs:${a} -> ${ids().wake}.Arn`);
+    expect(got.sort()).toEqual(
+      [`Allow dynamodb:GetItem -> ${table()}`, `Allow dynamodb:UpdateItem -> ${table()}`, `Allow dynamodb:Query -> ${index()}`, send('wake'), send('dead'), ...consume].sort(),
+    );
+  });
+
+  it('no statement anywhere allows dynamodb:Scan, a wildcard action, or a `*` resource', () => {
+    const grants = statementsToGrants(allStatements());
+    expect(grants.length).toBeGreaterThan(20);
+    expect(grants.filter((g) => /dynamodb:Scan/i.test(g))).toEqual([]);
+    expect(grants.filter((g) => /^Allow \S*\*/.test(g))).toEqual([]);
+    expect(grants.filter((g) => / -> \*$/.test(g))).toEqual([]);
+    expect(allStatements().every((s) => s.NotAction === undefined && s.NotResource === undefined)).toBe(true);
+  });
+
+  it('no function role carries an AWS managed policy (logs go to its own log group only)', () => {
+    for (const name of ['Api', 'Admin', 'Reclaim', 'Worker']) {
+      const [, role] = only(template, 'AWS::IAM::Role', `QueueFunctions${name}Role`);
+      expect(role.Properties.ManagedPolicyArns).toBeUndefined();
+      expect(role.Properties.AssumeRolePolicyDocument.Statement).toEqual([
+        { Action: 'sts:AssumeRole', Effect: 'Allow', Principal: { Service: 'lambda.amazonaws.com' } },
+      ]);
+    }
+  });
+
+  it('the ApiInvokePolicy managed policy allows lambda:InvokeFunction on the API function alone', () => {
+    const [, policy] = only(template, 'AWS::IAM::ManagedPolicy', 'QueueApiInvokePolicy');
+    expect(statementsToGrants(policy.Properties.PolicyDocument.Statement)).toEqual([`Allow lambda:InvokeFunction -> ${fn('Api')[0]}.Arn`]);
+  });
+});
+
+describe('SQS', () => {
+  it('has four queues, every one SQS-managed encrypted and refusing requests without TLS', () => {
+    template.resourceCountIs('AWS::SQS::Queue', 4);
+    for (const [id, q] of Object.entries(template.findResources('AWS::SQS::Queue') as Record<string, CfnResource>)) {
+      expect(q.Properties.SqsManagedSseEnabled).toBe(true);
+      template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+        Queues: [{ Ref: id }],
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            Match.objectLike({ Effect: 'Deny', Action: 'sqs:*', Condition: { Bool: { 'aws:SecureTransport': 'false' } }, Principal: { AWS: '*' } }),
+          ]),
+        },
+      });
+    }
+  });
+
+  it('gives the wake-up queue a visibility timeout of at least six times the worker timeout', () => {
+    const wake = template.findResources('AWS::SQS::Queue')[ids().wake]!;
+    const workerTimeout = fn('Worker')[1].Properties.Timeout as number;
+    expect(VISIBILITY_TIMEOUT_FACTOR).toBe(6);
+    expect(wake.Properties.VisibilityTimeout).toBeGreaterThanOrEqual(6 * workerTimeout);
+  });
+
+  it('redrives the wake-up queue and the notifications queue each to its own queue', () => {
+    const { wake, wakeRedrive, dead, deadRedrive } = ids();
+    const queues = template.findResources('AWS::SQS::Queue');
+    expect(queues[wake]!.Properties.RedrivePolicy).toEqual({ deadLetterTargetArn: { 'Fn::GetAtt': [wakeRedrive, 'Arn'] }, maxReceiveCount: DEFAULTS.maxReceiveCount });
+    expect(queues[dead]!.Properties.RedrivePolicy).toEqual({ deadLetterTargetArn: { 'Fn::GetAtt': [deadRedrive, 'Arn'] }, maxReceiveCount: DEFAULTS.maxReceiveCount });
+  });
+
+  it('wakes the worker from the wake-up queue with partial batch responses', () => {
+    template.resourceCountIs('AWS::Lambda::EventSourceMapping', 1);
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      EventSourceArn: { 'Fn::GetAtt': [ids().wake, 'Arn'] },
+      FunctionName: { Ref: fn('Worker')[0] },
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      BatchSize: DEFAULTS.workerBatchSize,
+      ScalingConfig: { MaximumConcurrency: DEFAULTS.workerMaxConcurrency },
+    });
+  });
+});
+
+describe('the schedule', () => {
+  it('runs reclaim and the worker every minute, and EventBridge may invoke both', () => {
+    template.resourceCountIs('AWS::Events::Rule', 1);
+    const [ruleId, rule] = only(template, 'AWS::Events::Rule', 'QueueSchedule');
+    expect(rule.Properties.ScheduleExpression).toBe('rate(1 minute)');
+    expect(rule.Properties.Targets.map((t: any) => t.Arn)).toEqual([{ 'Fn::GetAtt': [fn('Reclaim')[0], 'Arn'] }, { 'Fn::GetAtt': [fn('Worker')[0], 'Arn'] }]);
+    for (const name of ['Reclaim', 'Worker']) {
+      template.hasResourceProperties('AWS::Lambda::Permission', {
+        Action: 'lambda:InvokeFunction',
+        FunctionName: { 'Fn::GetAtt': [fn(name)[0], 'Arn'] },
+        Principal: 'events.amazonaws.com',
+        SourceArn: { 'Fn::GetAtt': [ruleId, 'Arn'] },
+      });
+    }
+  });
+});
+
+describe('alarms and dashboard', () => {
+  const alarm = (prefix: string) => only(template, 'AWS::CloudWatch::Alarm', `QueueAlarms${prefix}`)[1].Properties;
+  const service = () => fn('Reclaim')[1].Properties.Environment.Variables.POWERTOOLS_SERVICE_NAME as string;
+
+  it('alarm on dead jobs from the reclaim totals (namespace and service the reclaim function emits with)', () => {
+    expect(alarm('DeadJobs')).toMatchObject({
+      Namespace: 'fenceq',
+      MetricName: METRIC.dead,
+      Dimensions: [{ Name: 'service', Value: service() }],
+      Threshold: DEFAULTS.deadJobsThreshold,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+    });
+  });
+
+  it('alarm on the oldest due job age, and when reclaim stops reporting it', () => {
+    expect(alarm('OldestPendingAge')).toMatchObject({
+      MetricName: METRIC.oldestDueAge,
+      Dimensions: [{ Name: 'service', Value: service() }],
+      Threshold: DEFAULTS.oldestPendingAgeThreshold.toSeconds(),
+      Period: 60,
+      TreatMissingData: 'breaching',
+    });
+  });
+
+  it('alarm on errors and throttles of every function, and on the wake-up redrive queue', () => {
+    for (const name of ['Api', 'Admin', 'Reclaim', 'Worker']) {
+      for (const metric of ['Errors', 'Throttles']) {
+        expect(alarm(`${name}${metric}`)).toMatchObject({ Namespace: 'AWS/Lambda', MetricName: metric, Dimensions: [{ Name: 'FunctionName', Value: { Ref: fn(name)[0] } }], Threshold: 1 });
+      }
+    }
+    expect(alarm('WakeRedrive')).toMatchObject({ MetricName: 'ApproximateNumberOfMessagesVisible', Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [ids().wakeRedrive, 'QueueName'] } }] });
+    template.resourceCountIs('AWS::CloudWatch::Alarm', 11);
+  });
+
+  it('every alarm notifies the alarm topic, which refuses requests without TLS', () => {
+    const [topic] = only(template, 'AWS::SNS::Topic', 'AlarmTopic');
+    for (const a of Object.values(template.findResources('AWS::CloudWatch::Alarm') as Record<string, CfnResource>)) {
+      expect(a.Properties.AlarmActions).toEqual([{ Ref: topic }]);
+      expect(a.Properties.OKActions).toEqual([{ Ref: topic }]);
+    }
+    template.hasResourceProperties('AWS::SNS::TopicPolicy', {
+      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]) },
+    });
+  });
+
+  it('has one dashboard showing the health figures and every function', () => {
+    const [, dash] = only(template, 'AWS::CloudWatch::Dashboard', 'QueueDashboard');
+    const body = JSON.stringify(dash.Properties.DashboardBody);
+    for (const m of [METRIC.pending, METRIC.due, METRIC.running, METRIC.dead, METRIC.oldestDueAge, METRIC.reclaimed]) expect(body).toContain(m);
+    for (const name of ['Api', 'Admin', 'Reclaim', 'Worker']) expect(body).toContain(fn(name)[0]);
+  });
+});
+
+describe('outputs', () => {
+  it('name everything a producer, a worker or an operator needs', () => {
+    const outputs = template.findOutputs('*');
+    const { table, wake, dead } = ids();
+    expect(outputs.TableName!.Value).toEqual({ Ref: table });
+    expect(outputs.TableArn!.Value).toEqual({ 'Fn::GetAtt': [table, 'Arn'] });
+    expect(outputs.WorkIndexName!.Value).toBe(TABLE_SCHEMA.workIndex.name);
+    expect(outputs.ApiFunctionName!.Value).toEqual({ Ref: fn('Api')[0] });
+    expect(outputs.ApiFunctionArn!.Value).toEqual({ 'Fn::GetAtt': [fn('Api')[0], 'Arn'] });
+    expect(outputs.AdminFunctionName!.Value).toEqual({ Ref: fn('Admin')[0] });
+    expect(outputs.AdminFunctionArn!.Value).toEqual({ 'Fn::GetAtt': [fn('Admin')[0], 'Arn'] });
+    expect(outputs.ReclaimFunctionName!.Value).toEqual({ Ref: fn('Reclaim')[0] });
+    expect(outputs.WorkerFunctionName!.Value).toEqual({ Ref: fn('Worker')[0] });
+    expect(outputs.ApiInvokePolicyArn!.Value).toEqual({ Ref: only(template, 'AWS::IAM::ManagedPolicy', 'QueueApiInvokePolicy')[0] });
+    expect(outputs.WakeQueueUrl!.Value).toEqual({ Ref: wake });
+    expect(outputs.WakeQueueArn!.Value).toEqual({ 'Fn::GetAtt': [wake, 'Arn'] });
+    expect(outputs.DeadJobQueueUrl!.Value).toEqual({ Ref: dead });
+    expect(outputs.DeadJobQueueArn!.Value).toEqual({ 'Fn::GetAtt': [dead, 'Arn'] });
+    expect(outputs.AlarmTopicArn!.Value).toEqual({ Ref: only(template, 'AWS::SNS::Topic', 'AlarmTopic')[0] });
+    expect(outputs.DashboardName!.Value).toEqual({ Ref: only(template, 'AWS::CloudWatch::Dashboard', 'QueueDashboard')[0] });
+  });
+});
+
+describe('cdk-nag (AwsSolutionsChecks)', () => {
+  it('ran, and reports no unacknowledged error or warning', () => {
+    const nag = report.find((p) => p.pluginName === 'AwsSolutions');
+    expect(nag).toBeDefined();
+    expect(nag!.violations.map((v) => `${v.severity} ${v.ruleName} at ${v.violatingConstructs.map((c) => c.constructPath).join(', ')}`)).toEqual([]);
+    expect(nag!.conclusion).toBe('success');
+  });
+
+  it('acknowledges only what is written down with a reason', () => {
+    const acks = stack.node
+      .findAll()
+      .flatMap((c) => c.node.metadata.filter((m) => m.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY))
+      .flatMap((m) => Object.entries(m.data as Record<string, string>));
+    expect(acks.length).toBeGreaterThan(0);
+    for (const [id, reason] of acks) expect(reason.length, id).toBeGreaterThan(40);
+    const suppressed = report.find((p) => p.pluginName === 'AwsSolutions')!.suppressedViolations ?? [];
+    expect([...new Set(suppressed.map((v) => v.ruleName))]).toEqual(['AwsSolutions-L1']);
+  });
+});
