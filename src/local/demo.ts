@@ -24,6 +24,8 @@ export interface DemoOptions {
   readonly tty: boolean;
   /** Aborted on Ctrl-C: the demo stops its workers and returns. */
   readonly signal: AbortSignal;
+  /** Called once the worker processes are up, with their pids. */
+  readonly onWorkersReady?: (pids: number[]) => void;
 }
 
 /** A planned job: when the producer enqueues it, and where it must end. */
@@ -43,6 +45,8 @@ export interface DemoSummary {
   readonly unexpected: readonly string[];
   /** True when stopped early (Ctrl-C) or the time ran out. */
   readonly interrupted: boolean;
+  /** Pids of every worker process the demo started (all exited by now). */
+  readonly workerPids: readonly number[];
 }
 
 /** The demo's queues, in display order. */
@@ -157,6 +161,7 @@ export async function runDemo(stack: LocalStack, opts: DemoOptions, stackLog: { 
   const bootDeadline = Date.now() + 30_000;
   while (pool.workers.some((w) => w.status === 'starting') && Date.now() < bootDeadline && !opts.signal.aborted) await sleep(100, opts.signal);
   start = Date.now();
+  opts.onWorkersReady?.(pool.workers.map((w) => w.pid));
 
   // The producer: each planned job at its time.
   const producer = (async () => {
@@ -270,7 +275,7 @@ export async function runDemo(stack: LocalStack, opts: DemoOptions, stackLog: { 
     ...plan.filter((p) => states[p.input.id] !== p.expect).map((p) => `${p.input.id} is ${states[p.input.id]}, expected ${p.expect}`),
     ...[...doneCount].filter(([, n]) => n > 1).map(([id, n]) => `${id} was acked done ${n} times`),
   ];
-  return { elapsedMs: Date.now() - start, totals: { ...counts }, states, unexpected, interrupted };
+  return { elapsedMs: Date.now() - start, totals: { ...counts }, states, unexpected, interrupted, workerPids: pool.workers.map((w) => w.pid) };
 }
 
 /** The summary printed at the end of the demo. */

@@ -73,7 +73,8 @@ export async function startCommand(ctx: CommandContext, o: StartOptions): Promis
     }
     const summary = await runDemo(
       stack,
-      { jobs, durationMs, workers, leaseTtlMs: 4_000, write: json ? () => undefined : out, tty: ctx.io.stdoutIsTTY && !json, signal: abort.signal },
+      { jobs, durationMs, workers, leaseTtlMs: 4_000, write: json ? () => undefined : out, tty: ctx.io.stdoutIsTTY && !json, signal: abort.signal,
+        onWorkersReady: json ? (pids) => emit('demo.workers_ready', { pids }) : undefined },
       demoLog,
     );
     if (json) emit('demo.finished', { ...summary });

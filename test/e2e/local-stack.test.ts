@@ -1,0 +1,124 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { JobQueue } from '../../src/job-queue.js';
+import { silentLogger } from '../../src/log.js';
+import { spawnCli } from '../cli/support.js';
+import { alive, startStack, startWorker, until, type StackProcess } from './support.js';
+
+// The local stack as a user runs it: `fenceq start` in its own process, driven with the real SDK
+// clients, `fenceq work` worker processes and the CLI.
+
+describe('fenceq start --no-demo', () => {
+  let stack: StackProcess;
+  let env: Record<string, string>;
+  let queue: JobQueue;
+  let dynalitePid: number;
+
+  beforeAll(async () => {
+    stack = startStack(['--no-demo', '--table-name', 'fenceq-e2e']);
+    const ready = await stack.next('stack.ready');
+    env = ready.env;
+    dynalitePid = ready.pids.dynalite;
+    queue = new JobQueue({ tableName: ready.tableName, endpoint: ready.dynamodbEndpoint, logger: silentLogger });
+  });
+
+  afterAll(() => queue?.client.destroy());
+
+  it('prints the endpoints and the env vars a producer and a worker need', async () => {
+    const ready = await stack.next('stack.ready');
+    expect(ready.tableName).toBe('fenceq-e2e');
+    expect(ready.dynamodbEndpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(env).toMatchObject({ FENCEQ_TABLE: 'fenceq-e2e', DYNAMODB_ENDPOINT: ready.dynamodbEndpoint });
+    expect(alive(dynalitePid)).toBe(true);
+    const stats = await spawnCli(['--json', 'stats'], env);
+    expect(stats.code).toBe(0);
+    expect(JSON.parse(stats.stdout)).toEqual([]);
+  });
+
+  it('a killed worker: inspect explains the expired lease, another worker takes the job over; every job ends where it should', async () => {
+    await queue.enqueue({ queue: 'render', id: 'e2e-slow', payload: { ms: 3_000 } });
+    const w1 = startWorker(env, 'e2e-w1', ['--lease-ttl', '2s', '--poll', '200ms']);
+    await until('w1 to hold e2e-slow', async () => (await queue.get('e2e-slow'))?.leaseOwner === 'e2e-w1');
+    const running = await spawnCli(['inspect', 'e2e-slow'], env);
+    expect(running.code).toBe(0);
+    expect(running.stdout).toContain('Running under e2e-w1 (attempt 1 of 5)');
+
+    w1.child.kill('SIGKILL');
+    await w1.exited;
+    const held = (await queue.get('e2e-slow'))!;
+    await until('the lease to expire', () => Date.now() > held.leaseExpiresAt! + 200);
+    const expired = await spawnCli(['--json', 'inspect', 'e2e-slow'], env);
+    const out = JSON.parse(expired.stdout);
+    expect(out.explanation.reason).toBe('lease-expired');
+    expect(out.explanation.summary).toContain('The lease of e2e-w1 expired');
+
+    await queue.enqueueMany([
+      { queue: 'email', id: 'e2e-mail-1', payload: { ms: 50 } },
+      { queue: 'email', id: 'e2e-mail-2', payload: { ms: 50 } },
+      { queue: 'charge', id: 'e2e-charge', payload: { ms: 50, failUntilAttempt: 1 }, maxAttempts: 3 },
+      { queue: 'report', id: 'e2e-report', payload: { ms: 50, alwaysFail: true }, maxAttempts: 2 },
+    ]);
+    const w2 = startWorker(env, 'e2e-w2', ['--lease-ttl', '2s', '--poll', '200ms']);
+    const expected: Record<string, string> = { 'e2e-slow': 'done', 'e2e-mail-1': 'done', 'e2e-mail-2': 'done', 'e2e-charge': 'done', 'e2e-report': 'dead' };
+    await until(
+      'every job to finish',
+      async () => {
+        for (const id of Object.keys(expected)) if ((await queue.get(id))?.state !== expected[id]) return false;
+        return true;
+      },
+      40_000,
+    );
+    const slow = (await queue.get('e2e-slow'))!;
+    expect(slow.result).toMatchObject({ by: 'e2e-w2', attempt: 2 });
+    expect(w2.log()).toContain('"event":"job.taken_over"');
+    expect((await queue.get('e2e-charge'))!.attempts).toBe(2);
+    const dead = await spawnCli(['inspect', 'e2e-report'], env);
+    expect(dead.stdout).toContain('used all 2 attempts');
+
+    // SIGTERM: the worker hands the job it holds back at once (released, not left to expire).
+    await queue.enqueue({ queue: 'render', id: 'e2e-held', payload: { ms: 30_000 } });
+    await until('w2 to hold e2e-held', async () => (await queue.get('e2e-held'))?.leaseOwner === 'e2e-w2');
+    w2.child.kill('SIGTERM');
+    expect(await w2.exited).toBe(0);
+    const released = (await queue.get('e2e-held'))!;
+    expect(released).toMatchObject({ state: 'pending', settledBy: 'released', attempts: 0 });
+    expect(released.leaseOwner).toBeUndefined();
+  });
+
+  it('SIGTERM stops the stack cleanly: exit 0 and no child process left', async () => {
+    stack.child.kill('SIGTERM');
+    expect(await stack.exited).toBe(0);
+    expect(stack.events.at(-1)?.event).toBe('stack.stopped');
+    await until('dynalite to exit', () => !alive(dynalitePid), 10_000);
+  });
+});
+
+describe('fenceq start (demo)', () => {
+  it('runs a short demo to the end: every job where the plan says, takeovers counted, nothing left running', async () => {
+    const stack = startStack(['--jobs', '12', '--duration', '2s', '--workers', '3']);
+    const ready = await stack.next('stack.ready');
+    const { pids } = await stack.next('demo.workers_ready');
+    expect(pids).toHaveLength(3);
+    const finished = await stack.next('demo.finished', 75_000);
+    expect(await stack.exited).toBe(0);
+    expect(finished.unexpected).toEqual([]);
+    expect(finished.interrupted).toBe(false);
+    const states = Object.values(finished.states as Record<string, string>);
+    expect(states).toHaveLength(12);
+    expect(states.filter((s) => s === 'dead')).toHaveLength(2);
+    expect(states.filter((s) => s === 'done')).toHaveLength(10);
+    // The crash job killed a worker and the SIGKILL took another: their leases were recovered.
+    expect(finished.totals.takenOver + finished.totals.reclaimed).toBeGreaterThan(0);
+    for (const pid of [ready.pids.dynalite, ...finished.workerPids]) expect(alive(pid), `pid ${pid}`).toBe(false);
+  });
+
+  it('when the stack itself is killed, its emulator and worker processes exit too', async () => {
+    const stack = startStack(['--jobs', '40', '--duration', '20s', '--workers', '2']);
+    const ready = await stack.next('stack.ready');
+    const { pids } = await stack.next('demo.workers_ready');
+    const children = [ready.pids.dynalite, ...pids] as number[];
+    for (const pid of children) expect(alive(pid)).toBe(true);
+    stack.child.kill('SIGKILL');
+    await stack.exited;
+    await until('every child to exit', () => children.every((pid) => !alive(pid)), 20_000);
+  });
+});
