@@ -78,6 +78,8 @@ export interface Lease {
   readonly queue: string;
   /** The job's payload. */
   readonly payload: Json;
+  /** Set when this lease took over a running job whose lease had lapsed: the previous owner. */
+  readonly takenOverFrom?: string;
 }
 
 /** Outcome of a call made with a lease that no longer holds the job: a logged no-op. */

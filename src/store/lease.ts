@@ -120,7 +120,7 @@ export async function claimIfDue(
     ExpressionAttributeNames: { ...update.ExpressionAttributeNames, '#incarnation': 'incarnation' },
   });
   if (!item) return null;
-  const lease = itemToLease(item);
+  const lease: Lease = c.orphan ? { ...itemToLease(item), takenOverFrom: c.previousOwner ?? 'unknown' } : itemToLease(item);
   if (c.orphan) {
     ctx.logger.warn('job.taken_over', {
       id: c.id,

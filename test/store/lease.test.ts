@@ -105,7 +105,7 @@ describe('lease', () => {
     expect(await queue.lease({ owner: 'me', queues: ['q'], ttlMs: TTL })).toEqual([]);
     clock.advance(5_001);
     const [mine] = await queue.lease({ owner: 'me', queues: ['q'], ttlMs: TTL });
-    expect(mine).toMatchObject({ id: 'orphan', generation: dead!.generation + 1, attempt: 2, owner: 'me' });
+    expect(mine).toMatchObject({ id: 'orphan', generation: dead!.generation + 1, attempt: 2, owner: 'me', takenOverFrom: 'dead-worker' });
     expect(logger.events('job.taken_over')[0]!.fields).toMatchObject({ id: 'orphan', previousOwner: 'dead-worker' });
     expect((await queue.ackDone(dead!)).outcome).toBe('stale');
     expect((await raw.get('orphan'))!.leaseOwner).toBe('me');
