@@ -29,3 +29,4 @@ export type {
   Handler, HandlerContext, HandlerDefinition, JobContextJob, FencingToken, WorkerOptions, WorkerCounters, StopReport,
 } from './worker/types.js';
 export { fencedWrite, fencedWriter, type FencedWriteInput, type FencedWriteOutcome, type FenceAttributes, type ExtraCondition } from './fencing/fenced-write.js';
+export * from './aws/index.js';

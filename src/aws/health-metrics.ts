@@ -1,22 +1,6 @@
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
 import type { QueueStats } from '../store/browse.js';
-
-/** Metric names the reclaim run emits; the stack's alarms and dashboard use them (docs/functions.md). */
-export const METRIC = {
-  pending: 'PendingJobs',
-  due: 'DueJobs',
-  oldestDueAge: 'OldestDueJobAgeSeconds',
-  running: 'RunningJobs',
-  expired: 'ExpiredLeases',
-  reclaimed: 'ReclaimedJobs',
-  dead: 'DeadJobs',
-  madeDead: 'ReclaimDeadJobs',
-  noticesSent: 'DeadNoticesSent',
-  noticesFailed: 'DeadNoticesFailed',
-} as const;
-
-/** The dimension that names a queue. */
-export const QUEUE_DIMENSION = 'queue';
+import { METRIC, QUEUE_DIMENSION } from './metric-names.js';
 
 /** One queue's health figures, as the reclaim run measured them. */
 export interface QueueHealth extends QueueStats {

@@ -1,0 +1,125 @@
+import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
+import { ValidationError } from '../errors.js';
+import type { Json, Lease } from '../job.js';
+import type { JobStore, LeaseRequest } from '../job-store.js';
+import type { AckDoneOutcome } from '../store/ack-done.js';
+import type { AckFailedOutcome } from '../store/ack-failed.js';
+import type { EnqueueInput, EnqueueOutcome } from '../store/enqueue.js';
+import type { ReleaseOutcome } from '../store/release.js';
+import type { RenewOutcome } from '../store/renew.js';
+import { errorText } from '../validate.js';
+import { lambdaClient } from './clients.js';
+import { errorFromPayload, RemoteInvocationError, type InvokeReply } from './errors.js';
+import type { AdminEvent, ApiEvent } from './operations.js';
+
+/** Options of {@link LambdaJobStore}. */
+export interface LambdaJobStoreOptions {
+  /** The API function (functions/api.ts): its name or ARN, as the stack outputs it. */
+  readonly functionName: string;
+  /** A version or alias to invoke. */
+  readonly qualifier?: string;
+  /** A client to use; otherwise one is built from `endpoint` and `region`. */
+  readonly client?: LambdaClient;
+  /** Lambda endpoint URL, such as the local invoke server's; default AWS's. */
+  readonly endpoint?: string;
+  /** AWS region; default from the environment. */
+  readonly region?: string;
+}
+
+/**
+ * The JobStore over the Lambda Invoke API: each call invokes the API function, which runs it on
+ * the table. A worker built on it needs `lambda:InvokeFunction` on that one function and no table
+ * credentials. Typed errors come back as the same classes JobQueue throws (ValidationError with
+ * its field and value, JobNotFoundError, ...); anything else the function failed with is a
+ * RemoteInvocationError. A transport failure after the call landed is safe to retry for acks and
+ * releases (a repeat is recognised and answered `repeated: true`); a retried lease may claim twice,
+ * and the first claim's jobs then wait out their lease.
+ */
+export class LambdaJobStore implements JobStore {
+  /** The function invoked. */
+  readonly functionName: string;
+  private readonly client: LambdaClient;
+  private readonly qualifier: string | undefined;
+
+  constructor(options: LambdaJobStoreOptions) {
+    if (typeof options?.functionName !== 'string' || !/^[A-Za-z0-9:_.-]{1,170}$/.test(options.functionName)) {
+      throw new ValidationError('options.functionName', options?.functionName, 'must be a Lambda function name or ARN');
+    }
+    this.functionName = options.functionName;
+    this.qualifier = options.qualifier;
+    this.client = options.client ?? lambdaClient(options);
+  }
+
+  /** Enqueues one job (see JobQueue.enqueue). */
+  enqueue(input: EnqueueInput): Promise<EnqueueOutcome> {
+    return this.call({ op: 'enqueue', job: wireInput(input) });
+  }
+
+  /** Enqueues many jobs, all validated before any is written (see JobQueue.enqueueMany); outcomes keyed by id. */
+  async enqueueMany(inputs: readonly EnqueueInput[]): Promise<Map<string, EnqueueOutcome>> {
+    if (!Array.isArray(inputs)) throw new ValidationError('jobs', inputs, 'must be an array');
+    const outcomes = await this.call<EnqueueOutcome[]>({ op: 'enqueueMany', jobs: inputs.map(wireInput) });
+    return new Map(outcomes.map((o) => [o.id, o]));
+  }
+
+  /** Claims up to `max` due jobs. */
+  lease(req: LeaseRequest): Promise<Lease[]> {
+    return this.call({ op: 'lease', lease: req });
+  }
+
+  /** Marks the leased job done. */
+  ackDone(lease: Lease, result?: Json): Promise<AckDoneOutcome> {
+    return this.call({ op: 'ackDone', lease, ...(result === undefined ? {} : { result }) });
+  }
+
+  /** Records a failed attempt; the error travels as text, as the table stores it. */
+  ackFailed(lease: Lease, error: unknown, opts?: { retryable?: boolean }): Promise<AckFailedOutcome> {
+    return this.call({ op: 'ackFailed', lease, error: errorText(error), ...(opts === undefined ? {} : { options: opts }) });
+  }
+
+  /** Extends the lease. */
+  renew(lease: Lease, ttlMs: number): Promise<RenewOutcome> {
+    return this.call({ op: 'renew', lease, ttlMs });
+  }
+
+  /** Hands the job back to pending. */
+  release(lease: Lease, opts?: { reason?: string }): Promise<ReleaseOutcome> {
+    return this.call({ op: 'release', lease, ...(opts === undefined ? {} : { options: opts }) });
+  }
+
+  private call<T>(event: ApiEvent): Promise<T> {
+    return invokeFenceq<T>(this.client, this.functionName, event, this.qualifier);
+  }
+}
+
+/**
+ * Invokes one of fenceq's direct-invoke functions (api or admin) and unwraps its reply: the value,
+ * or the typed error it carries rethrown as its own class; a function failure, a timeout or a reply
+ * that is not fenceq's envelope is a RemoteInvocationError.
+ */
+export async function invokeFenceq<T>(client: LambdaClient, functionName: string, event: ApiEvent | AdminEvent, qualifier?: string): Promise<T> {
+  const out = await client.send(new InvokeCommand({ FunctionName: functionName, Qualifier: qualifier, Payload: Buffer.from(JSON.stringify(event)) }));
+  const text = out.Payload ? Buffer.from(out.Payload).toString('utf8') : '';
+  let body: unknown;
+  try {
+    body = text === '' ? undefined : JSON.parse(text);
+  } catch (err) {
+    throw new RemoteInvocationError(functionName, undefined, `${event.op}: the function replied with text that is not JSON`, { cause: err });
+  }
+  if (out.FunctionError) {
+    const e = (body ?? {}) as { errorType?: string; errorMessage?: string };
+    throw new RemoteInvocationError(functionName, e.errorType, `${event.op} failed in ${functionName}: ${e.errorType ?? out.FunctionError}: ${e.errorMessage ?? text}`);
+  }
+  const reply = body as InvokeReply<T> | undefined;
+  if (typeof reply !== 'object' || reply === null || typeof reply.ok !== 'boolean') {
+    throw new RemoteInvocationError(functionName, undefined, `${event.op}: the reply is not { ok, value | error }; is ${functionName} one of fenceq's functions?`);
+  }
+  if (!reply.ok) throw errorFromPayload(reply.error);
+  return reply.value;
+}
+
+/** Dates do not survive JSON as instants: send runAt as epoch ms. */
+function wireInput(input: EnqueueInput): EnqueueInput {
+  if (typeof input !== 'object' || input === null || !(input.runAt instanceof Date)) return input;
+  return { ...input, runAt: input.runAt.getTime() };
+}

@@ -1,0 +1,124 @@
+import { ResourceNotFoundException } from '@aws-sdk/client-lambda';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { lambdaClient } from '../../src/aws/clients.js';
+import { RemoteInvocationError } from '../../src/aws/errors.js';
+import { invokeFenceq, LambdaJobStore } from '../../src/aws/lambda-job-store.js';
+import type { AdminEvent } from '../../src/aws/operations.js';
+import { InvalidStateError, JobNotFoundError, ValidationError } from '../../src/errors.js';
+import { startLambdaInvokeServer, type LambdaInvokeServer } from '../../src/local/lambda-invoke-server.js';
+import { silentLogger } from '../../src/log.js';
+import { Worker } from '../../src/worker/worker.js';
+import { coldStart, handlerEnv } from './support.js';
+import { freshTable, rawAccess } from '../support/harness.js';
+
+let server: LambdaInvokeServer;
+let store: LambdaJobStore;
+let raw: ReturnType<typeof rawAccess>;
+
+beforeAll(async () => {
+  const table = await freshTable();
+  raw = rawAccess(table.doc, table.tableName);
+  const env = handlerEnv(table.tableName);
+  const api = (await coldStart(() => import('../../functions/api.js'), env)).handler;
+  const admin = (await coldStart(() => import('../../functions/admin.js'), env)).handler;
+  server = await startLambdaInvokeServer({
+    functions: {
+      'fenceq-api': api,
+      'fenceq-admin': admin,
+      broken: () => {
+        throw new TypeError('cannot read properties of undefined');
+      },
+      'not-fenceq': () => ({ hello: 'world' }),
+      slow: { handler: () => new Promise((r) => setTimeout(r, 2_000)), timeoutMs: 200 },
+    },
+  });
+  store = new LambdaJobStore({ functionName: 'fenceq-api', endpoint: server.endpoint });
+});
+
+afterAll(async () => {
+  await server?.stop();
+});
+
+describe('LambdaJobStore over the Lambda Invoke API', () => {
+  it('enqueues, leases, renews and acks through the API function', async () => {
+    const e = await store.enqueue({ queue: 'lj', payload: { a: 1 }, id: 'lj-1', runAt: new Date(Date.now() - 1000) });
+    expect(e).toMatchObject({ outcome: 'created', id: 'lj-1' });
+    const again = await store.enqueue({ queue: 'lj', payload: { a: 2 }, id: 'lj-1' });
+    expect(again).toEqual({ outcome: 'exists', id: 'lj-1', state: 'pending' });
+
+    const [lease] = await store.lease({ owner: 'remote-1', queues: ['lj'], ttlMs: 5000 });
+    expect(lease).toMatchObject({ id: 'lj-1', owner: 'remote-1', payload: { a: 1 } });
+    const renewed = await store.renew(lease!, 10_000);
+    expect(renewed.outcome).toBe('renewed');
+    const done = await store.ackDone(lease!, { ok: true });
+    expect(done).toEqual({ outcome: 'done', id: 'lj-1', generation: lease!.generation, repeated: false });
+    // The answer of a repeated ack (a retry after a lost reply) is success, not stale.
+    expect(await store.ackDone(lease!, { ok: true })).toMatchObject({ outcome: 'done', repeated: true });
+    expect(await raw.get('lj-1')).toMatchObject({ state: 'done', result: '{"ok":true}' });
+    expect(server.invocations.get('fenceq-api')).toBeGreaterThanOrEqual(6);
+  });
+
+  it('enqueues a batch, fails with an error object, and releases', async () => {
+    const out = await store.enqueueMany([
+      { queue: 'lj2', payload: 1, id: 'lj2-a', maxAttempts: 1 },
+      { queue: 'lj2', payload: 2, id: 'lj2-b' },
+    ]);
+    expect([...out.keys()]).toEqual(['lj2-a', 'lj2-b']);
+    const leases = await store.lease({ owner: 'remote-2', queues: ['lj2'], ttlMs: 5000, max: 2 });
+    const a = leases.find((l) => l.id === 'lj2-a')!;
+    const b = leases.find((l) => l.id === 'lj2-b')!;
+    expect(await store.ackFailed(a, new RangeError('out of range'), { retryable: true })).toMatchObject({ outcome: 'dead' });
+    expect(await raw.get('lj2-a')).toMatchObject({ state: 'dead', lastError: 'RangeError: out of range' });
+    expect(await store.release(b, { reason: 'shutting down' })).toMatchObject({ outcome: 'released', generation: b.generation + 1 });
+    expect(await store.ackDone(b, null)).toMatchObject({ outcome: 'stale', currentState: 'pending' });
+  });
+
+  it('maps error replies back to the same classes, with field and value', async () => {
+    const err = await store.enqueue({ queue: 'lj', payload: { x: 'y'.repeat(70_000) } }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ValidationError);
+    expect(err).toMatchObject({ field: 'job.payload' });
+    expect((err as Error).message).toContain('the limit is 65536');
+
+    const ttl = await store.lease({ owner: 'r', queues: ['lj'], ttlMs: 10 }).catch((e: unknown) => e);
+    expect(ttl).toBeInstanceOf(ValidationError);
+    expect(ttl).toMatchObject({ name: 'ValidationError', field: 'lease.ttlMs', value: 10 });
+
+    // The admin function speaks the same envelope.
+    const client = lambdaClient({ endpoint: server.endpoint });
+    const call = (event: AdminEvent) => invokeFenceq(client, 'arn:aws:lambda:us-east-1:000000000000:function:fenceq-admin', event);
+    await expect(call({ op: 'requeueDead', id: 'nobody' })).rejects.toBeInstanceOf(JobNotFoundError);
+    await expect(call({ op: 'requeueDead', id: 'lj-1' })).rejects.toSatisfy((e: unknown) => e instanceof InvalidStateError && e.state === 'done');
+  });
+
+  it('reports a function that failed, timed out or is not fenceq\'s as RemoteInvocationError', async () => {
+    const broken = new LambdaJobStore({ functionName: 'broken', endpoint: server.endpoint });
+    await expect(broken.lease({ owner: 'r', queues: ['lj'], ttlMs: 5000 })).rejects.toSatisfy(
+      (e: unknown) => e instanceof RemoteInvocationError && e.remoteType === 'TypeError' && e.message.includes('cannot read properties'),
+    );
+    const slow = new LambdaJobStore({ functionName: 'slow', endpoint: server.endpoint });
+    await expect(slow.lease({ owner: 'r', queues: ['lj'], ttlMs: 5000 })).rejects.toMatchObject({ name: 'RemoteInvocationError', remoteType: 'Sandbox.Timedout' });
+    const other = new LambdaJobStore({ functionName: 'not-fenceq', endpoint: server.endpoint });
+    await expect(other.lease({ owner: 'r', queues: ['lj'], ttlMs: 5000 })).rejects.toBeInstanceOf(RemoteInvocationError);
+    const missing = new LambdaJobStore({ functionName: 'no-such-function', client: lambdaClient({ endpoint: server.endpoint }) });
+    await expect(missing.lease({ owner: 'r', queues: ['lj'], ttlMs: 5000 })).rejects.toBeInstanceOf(ResourceNotFoundException);
+    expect(() => new LambdaJobStore({ functionName: 'has spaces' })).toThrow(ValidationError);
+  });
+
+  it('runs the worker runtime unchanged over the Lambda transport', async () => {
+    await store.enqueueMany(Array.from({ length: 5 }, (_, i) => ({ queue: 'remote', payload: i, id: `remote-${i}` })));
+    const worker = new Worker({
+      queue: store,
+      handlers: { remote: (job) => ({ doubled: (job.payload as number) * 2 }) },
+      concurrency: 3,
+      leaseTtlMs: 5000,
+      pollIntervalMs: 50,
+      logger: silentLogger,
+    });
+    worker.start();
+    await worker.whenIdle();
+    const report = await worker.stop({ graceMs: 1000 });
+    expect(report.released).toBe(0);
+    expect(worker.counters.completed).toBe(5);
+    for (let i = 0; i < 5; i++) expect(await raw.get(`remote-${i}`)).toMatchObject({ state: 'done', result: JSON.stringify({ doubled: i * 2 }) });
+  });
+});
