@@ -1,0 +1,69 @@
+/**
+ * The ceiling: raw conditional UpdateItem calls per second at a given concurrency on the same
+ * emulator, through the same document client and table schema the store uses. A job's life
+ * needs at least three writes (enqueue, lease, ack), so ceiling / 3 is the most jobs per second
+ * this machine can do.
+ */
+import { DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { benchClient, freshBenchTable } from './lib/env.js';
+import { sleep } from './lib/stats.js';
+
+/** One ceiling measurement. */
+export interface CeilingResult {
+  readonly concurrency: number;
+  readonly updatesPerSec: number;
+  readonly maxJobsPerSec: number;
+  readonly durationMs: number;
+}
+
+/** Measures conditional UpdateItem/s with `concurrency` calls in flight for `durationMs` (after a short warm-up). */
+export async function measureCeiling(endpoint: string, concurrency: number, durationMs: number): Promise<CeilingResult> {
+  const client = benchClient(endpoint);
+  const doc = DynamoDBDocumentClient.from(client);
+  const table = await freshBenchTable(client, 'bench-ceiling');
+  try {
+    const items = concurrency * 4;
+    const payload = JSON.stringify({ n: 0, body: 'x'.repeat(100) });
+    for (let i = 0; i < items; i += 32) {
+      await Promise.all(
+        Array.from({ length: Math.min(32, items - i) }, (_, k) =>
+          doc.send(new PutCommand({ TableName: table.tableName, Item: { id: `c-${i + k}`, state: 'pending', leaseGeneration: 1, payload } })),
+        ),
+      );
+    }
+    let counting = false;
+    let ops = 0;
+    let stop = false;
+    const loop = async (slot: number) => {
+      for (let n = 0; !stop; n++) {
+        const id = `c-${slot + (n % 4) * concurrency}`;
+        await doc.send(
+          new UpdateCommand({
+            TableName: table.tableName,
+            Key: { id },
+            UpdateExpression: 'SET #g = #g + :one, #u = :now',
+            ConditionExpression: 'attribute_exists(id) AND #s = :pending',
+            ExpressionAttributeNames: { '#g': 'leaseGeneration', '#u': 'updatedAt', '#s': 'state' },
+            ExpressionAttributeValues: { ':one': 1, ':now': Date.now(), ':pending': 'pending' },
+            ReturnValues: 'ALL_NEW',
+          }),
+        );
+        if (counting) ops++;
+      }
+    };
+    const loops = Array.from({ length: concurrency }, (_, i) => loop(i));
+    await sleep(Math.min(1_000, durationMs / 4));
+    counting = true;
+    const t0 = performance.now();
+    await sleep(durationMs);
+    const elapsed = performance.now() - t0;
+    counting = false;
+    stop = true;
+    await Promise.all(loops);
+    const updatesPerSec = (ops * 1000) / elapsed;
+    return { concurrency, updatesPerSec, maxJobsPerSec: updatesPerSec / 3, durationMs: Math.round(elapsed) };
+  } finally {
+    await table.drop();
+    client.destroy();
+  }
+}

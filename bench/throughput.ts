@@ -1,0 +1,92 @@
+/**
+ * Throughput: jobs per second through enqueue, lease and ack with W workers of S slots each, the
+ * producer enqueuing while the workers drain, compared with ceiling / 3 measured at the same
+ * concurrency in the same run. Every DynamoDB call is metered, so the run also yields requests,
+ * failed conditional writes and modelled read units per job.
+ */
+import { randomUUID } from 'node:crypto';
+import { benchClient, benchQueue, freshBenchTable } from './lib/env.js';
+import { createMeter, type MeterCounts } from './lib/meter.js';
+import { waitFor } from './lib/stats.js';
+import { createWorker, type BenchWorker } from './lib/workers.js';
+
+/** One throughput measurement. */
+export interface ThroughputResult {
+  readonly workers: number;
+  readonly slotsPerWorker: number;
+  readonly jobs: number;
+  readonly seconds: number;
+  readonly jobsPerSec: number;
+  readonly enqueueSeconds: number;
+  readonly counts: MeterCounts;
+  readonly leaseCalls: number;
+  readonly emptyLeaseCalls: number;
+  readonly memory: { rssMb: number; heapUsedMb: number };
+}
+
+/** The payload every bench job carries (its modelled cost is computed for the same shape). */
+export function benchPayload(i: number): { n: number; body: string } {
+  return { n: i, body: 'x'.repeat(100) };
+}
+
+/** Runs `jobs` jobs through `workers` workers of `slots` slots each, producer concurrent. */
+export async function measureThroughput(endpoint: string, args: { workers: number; slots: number; jobs: number; producers?: number }): Promise<ThroughputResult> {
+  const meter = createMeter();
+  const admin = benchClient(endpoint);
+  const table = await freshBenchTable(admin, 'bench-tput');
+  const clients = Array.from({ length: args.workers + 1 }, () => meter.attach(benchClient(endpoint)));
+  const producer = benchQueue(table.tableName, clients[0]!);
+  const workers: BenchWorker[] = [];
+  try {
+    await producer.enqueue({ queue: 'bench', payload: benchPayload(-1), id: 'warm-up' });
+    for (let w = 0; w < args.workers; w++) {
+      workers.push(
+        createWorker({
+          queue: benchQueue(table.tableName, clients[w + 1]!),
+          handlers: { bench: async () => null },
+          owner: `bench-w${w}`,
+          concurrency: args.slots,
+          leaseTtlMs: 30_000,
+          pollIntervalMs: 200,
+        }),
+      );
+    }
+    meter.reset();
+    const t0 = performance.now();
+    for (const w of workers) w.start();
+    const batches: Promise<unknown>[] = [];
+    const batch = 100;
+    let next = 0;
+    const produce = async () => {
+      while (next < args.jobs) {
+        const from = next;
+        next = Math.min(args.jobs, next + batch);
+        await producer.enqueueMany(Array.from({ length: next - from }, (_, k) => ({ queue: 'bench', payload: benchPayload(from + k), id: randomUUID() })));
+      }
+    };
+    for (let p = 0; p < (args.producers ?? 1); p++) batches.push(produce());
+    await Promise.all(batches);
+    const enqueueSeconds = (performance.now() - t0) / 1000;
+    const total = args.jobs + 1;
+    await waitFor('all jobs done', () => (workers.reduce((a, w) => a + w.counters().done, 0) >= total ? true : undefined), 600_000, 5);
+    const seconds = (performance.now() - t0) / 1000;
+    const mem = process.memoryUsage();
+    const counts = structuredClone(meter.counts);
+    return {
+      workers: args.workers,
+      slotsPerWorker: args.slots,
+      jobs: args.jobs,
+      seconds,
+      jobsPerSec: args.jobs / seconds,
+      enqueueSeconds,
+      counts,
+      leaseCalls: workers.reduce((a, w) => a + w.counters().polls, 0),
+      emptyLeaseCalls: 0,
+      memory: { rssMb: mem.rss / 2 ** 20, heapUsedMb: mem.heapUsed / 2 ** 20 },
+    };
+  } finally {
+    await Promise.all(workers.map((w) => w.stop({ graceMs: 0 })));
+    await table.drop();
+    for (const c of [admin, ...clients]) c.destroy();
+  }
+}

@@ -1,0 +1,273 @@
+/**
+ * The chaos run: worker processes on one table, through the fault proxy, killed (SIGKILL),
+ * paused past their lease (SIGSTOP, then SIGCONT) and stopped gracefully (SIGTERM) at random and
+ * restarted, while jobs are enqueued and drained; then the verdict of check.ts. Every random
+ * choice (job shapes, faults, which worker, which signal, when) comes from one seeded PRNG; the
+ * operating system's timing still varies from run to run, so a seed replays the schedule, not
+ * the exact interleaving.
+ */
+import { CreateTableCommand, DeleteTableCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { randomBytes } from 'node:crypto';
+import { benchClient, benchQueue, emulator, freshBenchTable } from '../bench/lib/env.js';
+import { prepareWorkerBundle, spawnWorker, killAllWorkers, type WorkerChild } from '../bench/lib/processes.js';
+import { sleep } from '../bench/lib/stats.js';
+import type { JobQueue } from '../src/job-queue.js';
+import { checkRun, type ChaosVerdict, type PlannedJob } from './check.js';
+import { DEFAULT_FAULTS, startFaultProxy, type FaultRates, type ProxyCounts } from './fault-proxy.js';
+import { between, pick, prng } from './prng.js';
+import type { WorkerEvent } from './worker-process.js';
+
+/** Knobs of a chaos run. */
+export interface ChaosOptions {
+  readonly seed: number;
+  readonly jobs: number;
+  readonly workers: number;
+  readonly concurrency: number;
+  readonly leaseTtlMs: number;
+  readonly pollIntervalMs: number;
+  readonly graceMs: number;
+  /** Jobs are enqueued over this long, so the chaos hits a queue that is still filling. */
+  readonly enqueueOverMs: number;
+  /** A disruption every this many ms (drawn in the range). */
+  readonly disruptEveryMs: readonly [number, number];
+  /** How often the orchestrator runs reclaimOrphaned (the scheduled maintenance run). */
+  readonly reclaimEveryMs: number;
+  /** The run gives up (and fails) after this long. */
+  readonly deadlineMs: number;
+  readonly faults: FaultRates;
+  /** Progress lines go here. */
+  readonly log: (line: string) => void;
+  /** A DynamoDB endpoint to use; default DYNAMODB_ENDPOINT, else an emulator started for the run. */
+  readonly endpoint?: string;
+}
+
+/** Defaults of `npm run chaos`: a few thousand jobs in a few minutes at most. */
+export const CHAOS_DEFAULTS: Omit<ChaosOptions, 'seed' | 'log' | 'endpoint'> = {
+  jobs: 2_000,
+  workers: 4,
+  concurrency: 4,
+  leaseTtlMs: 2_000,
+  pollIntervalMs: 200,
+  graceMs: 300,
+  enqueueOverMs: 20_000,
+  disruptEveryMs: [700, 2_000],
+  reclaimEveryMs: 1_000,
+  deadlineMs: 240_000,
+  faults: DEFAULT_FAULTS,
+};
+
+/** What a run did and found. */
+export interface ChaosReport {
+  readonly seed: number;
+  readonly options: Omit<ChaosOptions, 'log'>;
+  readonly seconds: number;
+  readonly disruptions: { kill: number; pause: number; term: number };
+  readonly proxy: ProxyCounts;
+  readonly fencedOut: number;
+  readonly effectErrors: number;
+  readonly reclaimed: number;
+  readonly verdict: ChaosVerdict;
+}
+
+type Action = 'kill' | 'pause' | 'term';
+
+/** Runs the chaos scenario and returns its report (the caller decides the exit code). */
+export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
+  const random = prng(opts.seed);
+  const emu = opts.endpoint ? { endpoint: opts.endpoint, stop: async () => undefined } : await emulator();
+  const admin = benchClient(emu.endpoint);
+  const doc = DynamoDBDocumentClient.from(admin);
+  const table = await freshBenchTable(admin, 'chaos-jobs');
+  const effectsTable = `chaos-effects-${randomBytes(4).toString('hex')}`;
+  await admin.send(
+    new CreateTableCommand({
+      TableName: effectsTable,
+      AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }],
+      KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
+      BillingMode: 'PAY_PER_REQUEST',
+    }),
+  );
+  const proxy = await startFaultProxy(emu.endpoint, Math.floor(random() * 2 ** 31), opts.faults);
+  const queue = benchQueue(table.tableName, admin);
+  const starts: { id: string; generation: number; t: number }[] = [];
+  let fencedOut = 0;
+  let effectErrors = 0;
+  const slots: (WorkerChild | undefined)[] = [];
+  const incarnations = Array.from({ length: opts.workers }, () => 0);
+  const paused = new Set<WorkerChild>();
+  const disruptions = { kill: 0, pause: 0, term: 0 };
+  const t0 = Date.now();
+  const onEvent = (e: WorkerEvent) => {
+    if (e.ev === 'start') starts.push({ id: e.id, generation: e.generation, t: e.t });
+    else if (e.ev === 'effect') {
+      if (e.outcome === 'fenced-out') fencedOut++;
+      else if (e.outcome !== 'written') effectErrors++;
+    }
+  };
+  const launch = (slot: number): WorkerChild => {
+    const w = spawnWorker(
+      {
+        endpoint: proxy.endpoint,
+        tableName: table.tableName,
+        effectsTable,
+        queue: 'chaos',
+        owner: `chaos-w${slot}-${incarnations[slot]!++}`,
+        handler: 'chaos',
+        concurrency: opts.concurrency,
+        leaseTtlMs: opts.leaseTtlMs,
+        pollIntervalMs: opts.pollIntervalMs,
+        graceMs: opts.graceMs,
+        maxAttempts: 4,
+      },
+      onEvent,
+    );
+    slots[slot] = w;
+    return w;
+  };
+  let reclaimed = 0;
+  let finished = false;
+  try {
+    await prepareWorkerBundle();
+    await Promise.all(Array.from({ length: opts.workers }, (_, i) => launch(i).ready));
+    opts.log(`chaos: seed ${opts.seed}, ${opts.jobs} jobs, ${opts.workers} worker processes x ${opts.concurrency} slots, lease ${opts.leaseTtlMs} ms, proxy ${proxy.endpoint}`);
+    const planned = planJobs(random, opts.jobs, opts.enqueueOverMs);
+    const enqueueing = enqueuePlanned(queue, planned, t0, opts.enqueueOverMs);
+    const reclaiming = (async () => {
+      while (!finished) {
+        await sleep(opts.reclaimEveryMs);
+        try {
+          reclaimed += (await queue.reclaimOrphaned()).reclaimed;
+        } catch {
+          // the next period retries
+        }
+      }
+    })();
+    const disrupting = (async () => {
+      while (!finished) {
+        await sleep(between(random, opts.disruptEveryMs[0], opts.disruptEveryMs[1]));
+        if (finished) break;
+        const slot = between(random, 0, opts.workers - 1);
+        const action = pick<Action>(random, ['kill', 'kill', 'pause', 'term', 'term']);
+        const pauseMs = between(random, Math.round(opts.leaseTtlMs * 1.5), opts.leaseTtlMs * 3);
+        const restartMs = between(random, 100, 1_000);
+        const w = slots[slot];
+        if (!w || !w.isReady() || paused.has(w)) continue;
+        disruptions[action]++;
+        if (action === 'pause') {
+          paused.add(w);
+          w.signal('SIGSTOP');
+          void sleep(pauseMs).then(() => {
+            w.signal('SIGCONT');
+            paused.delete(w);
+          });
+          continue;
+        }
+        slots[slot] = undefined;
+        w.signal(action === 'kill' ? 'SIGKILL' : 'SIGTERM');
+        void (async () => {
+          await Promise.race([w.exited, sleep(opts.graceMs + 10_000)]);
+          w.signal('SIGKILL');
+          await sleep(restartMs);
+          if (!finished) launch(slot);
+        })();
+      }
+    })();
+    await enqueueing;
+    opts.log(`chaos: ${opts.jobs} jobs enqueued in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    for (let lastLog = Date.now(); ; ) {
+      const stats = (await queue.stats(['chaos']))[0];
+      const live = (stats?.pending ?? 0) + (stats?.running ?? 0);
+      if (live === 0) break;
+      if (Date.now() - t0 > opts.deadlineMs) {
+        opts.log(`chaos: deadline of ${opts.deadlineMs} ms reached with ${live} jobs still live`);
+        break;
+      }
+      if (Date.now() - lastLog > 5_000) {
+        lastLog = Date.now();
+        opts.log(`chaos: ${Math.round((Date.now() - t0) / 1000)} s, ${live} live, starts ${starts.length}, disruptions ${JSON.stringify(disruptions)}`);
+      }
+      await sleep(250);
+    }
+    finished = true;
+    await disrupting;
+    await reclaiming;
+    for (const w of paused) w.signal('SIGCONT');
+    const survivors = slots.filter((w): w is WorkerChild => w !== undefined);
+    for (const w of survivors) w.signal('SIGTERM');
+    await Promise.race([Promise.all(survivors.map((w) => w.exited)), sleep(opts.graceMs + 10_000)]);
+    killAllWorkers();
+    const seconds = (Date.now() - t0) / 1000;
+    const jobs = await scanAll(doc, table.tableName);
+    const effects = await scanAll(doc, effectsTable);
+    const verdict = checkRun(planned, jobs, effects, starts);
+    const { log: _log, ...options } = opts;
+    return { seed: opts.seed, options, seconds, disruptions, proxy: { ...proxy.counts }, fencedOut, effectErrors, reclaimed, verdict };
+  } finally {
+    finished = true;
+    killAllWorkers();
+    await proxy.close();
+    await table.drop();
+    await admin.send(new DeleteTableCommand({ TableName: effectsTable })).catch(() => undefined);
+    admin.destroy();
+    await emu.stop();
+  }
+}
+
+/** Draws the jobs: work time, planned failures, a few delayed and a few designed to die. */
+function planJobs(random: () => number, n: number, overMs: number): (PlannedJob & { at: number; delayMs: number; workMs: number; maxAttempts: number })[] {
+  return Array.from({ length: n }, (_, i) => {
+    const roll = random();
+    const expectDead = roll < 0.01;
+    const failAttempts = expectDead ? 99 : roll < 0.06 ? 1 : 0;
+    const delayMs = random() < 0.1 ? between(random, 500, 5_000) : 0;
+    return {
+      id: `job-${String(i).padStart(5, '0')}`,
+      runAt: 0,
+      at: Math.floor((i / n) * overMs),
+      delayMs,
+      workMs: between(random, 5, 120),
+      expectDead,
+      failAttempts,
+      // A lapsed lease counts as a failed attempt; the chaos kills jobs' workers many times over.
+      maxAttempts: expectDead ? 2 : 50,
+    };
+  });
+}
+
+/** Enqueues the planned jobs on their schedule over `overMs`, recording each one's due time. */
+async function enqueuePlanned(queue: JobQueue, planned: (PlannedJob & { at: number; delayMs: number; workMs: number; maxAttempts: number })[], t0: number, overMs: number): Promise<void> {
+  const step = 250;
+  for (let from = 0; from < planned.length; ) {
+    const until = Date.now() - t0 + step;
+    const batch: typeof planned = [];
+    while (from < planned.length && planned[from]!.at <= until) batch.push(planned[from++]!);
+    const now = Date.now();
+    for (const p of batch) (p as { runAt: number }).runAt = now + p.delayMs;
+    for (let i = 0; i < batch.length; i += 100) {
+      await queue.enqueueMany(
+        batch.slice(i, i + 100).map((p) => ({
+          queue: 'chaos',
+          id: p.id,
+          payload: { workMs: p.workMs, failAttempts: p.failAttempts },
+          runAt: p.runAt,
+          maxAttempts: p.maxAttempts,
+        })),
+      );
+    }
+    if (from < planned.length) await sleep(Math.max(0, t0 + Math.min(overMs, until) - Date.now()));
+  }
+}
+
+/** Reads a whole table, consistently. */
+async function scanAll(doc: DynamoDBDocumentClient, tableName: string): Promise<Map<string, Record<string, unknown>>> {
+  const out = new Map<string, Record<string, unknown>>();
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await doc.send(new ScanCommand({ TableName: tableName, ConsistentRead: true, ExclusiveStartKey: start }));
+    for (const item of page.Items ?? []) out.set(item.id as string, item);
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return out;
+}
+
