@@ -76,12 +76,16 @@ export function errorFromPayload(p: ErrorPayload): FenceqError {
   return err;
 }
 
-/** A refused value survives the JSON reply only if it is JSON; `undefined` stays absent, other things become their description. */
+/** Longest refused value a reply echoes, as JSON text; a longer one (an oversize payload) is cut to a string. */
+const ECHO_LIMIT = 1024;
+
+/** A refused value survives the JSON reply only if it is JSON and short; `undefined` stays absent, other things become their description. */
 function jsonSafe(value: unknown): unknown {
   if (value === undefined) return undefined;
   try {
     const text = JSON.stringify(value);
-    return text === undefined ? String(value) : (JSON.parse(text) as unknown);
+    if (text === undefined) return String(value);
+    return text.length > ECHO_LIMIT ? `${text.slice(0, ECHO_LIMIT)}…` : (JSON.parse(text) as unknown);
   } catch {
     return String(value);
   }

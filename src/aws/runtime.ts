@@ -25,6 +25,11 @@ export interface AwsQueueOptions {
   readonly clock?: () => number;
   /** Wake-up window, see {@link WakeUpSender}. */
   readonly wakeWindowMs?: number;
+  /**
+   * Send wake-ups on their own this long after a note, for a long-running process. @default false:
+   * only `flush()` sends (Lambda: every handler flushes before it returns)
+   */
+  readonly wakeCoalesceMs?: number | false;
 }
 
 /** Builds the JobQueue for a function and plugs the SQS sender and notifier into its hooks. */
@@ -33,7 +38,7 @@ export function awsQueue(config: FunctionConfig, opts: AwsQueueOptions = {}): Aw
   const sqs = needSqs ? (opts.sqs ?? sqsClient({ endpoint: config.sqsEndpoint })) : undefined;
   const wake =
     sqs && config.wakeQueueUrl
-      ? new WakeUpSender({ sqs, queueUrl: config.wakeQueueUrl, logger: opts.logger, clock: opts.clock, windowMs: opts.wakeWindowMs })
+      ? new WakeUpSender({ sqs, queueUrl: config.wakeQueueUrl, logger: opts.logger, clock: opts.clock, windowMs: opts.wakeWindowMs, coalesceMs: opts.wakeCoalesceMs ?? false })
       : undefined;
   // The notifier marks delivery through the queue it is a hook of; the forward reference is resolved below.
   let queue: JobQueue | undefined;

@@ -14,8 +14,11 @@ export interface WakeUpSenderOptions {
    * is dropped. @default 1000
    */
   readonly windowMs?: number;
-  /** How long notes gather before a background flush (long-running processes; Lambda calls flush()). @default 20 */
-  readonly coalesceMs?: number;
+  /**
+   * How long notes gather before they are sent on their own, for long-running processes; `false`
+   * sends only at `flush()` (Lambda, where the handler flushes before it returns). @default 20
+   */
+  readonly coalesceMs?: number | false;
   readonly logger?: Logger;
   /** Epoch ms; default Date.now. */
   readonly clock?: () => number;
@@ -44,7 +47,7 @@ export class WakeUpSender {
   private readonly sqs: SQSClient;
   private readonly queueUrl: string;
   private readonly windowMs: number;
-  private readonly coalesceMs: number;
+  private readonly coalesceMs: number | false;
   private readonly logger: Logger;
   private readonly clock: () => number;
   private readonly pending = new Set<string>();
@@ -67,10 +70,10 @@ export class WakeUpSender {
     return { onJobsDue: (queues) => this.note(queues) };
   }
 
-  /** Records that these queues have due jobs; sends within `coalesceMs`, or at `flush()`. */
+  /** Records that these queues have due jobs; sends within `coalesceMs` (if set), or at `flush()`. */
   note(queues: readonly string[]): void {
     for (const q of queues) this.pending.add(q);
-    if (this.pending.size > 0 && !this.timer) {
+    if (this.pending.size > 0 && !this.timer && this.coalesceMs !== false) {
       this.timer = setTimeout(() => {
         this.timer = undefined;
         this.track(this.sendPending());
