@@ -40,7 +40,8 @@ export interface LambdaWorkerOptions {
   readonly handlerTimeoutMs?: number;
   /**
    * The longest a job is expected to run: claiming stops once less than this (plus the reserve)
-   * is left. @default the largest handler timeout when set, else 10000 capped at half the usable time
+   * is left. @default the longest handler timeout declared (worker-wide or per queue), else
+   * 10000 capped at half the usable time
    */
   readonly jobBudgetMs?: number;
   /** Time kept at the end of the invocation for releasing leases and flushing SQS. @default 3000 */
@@ -126,8 +127,12 @@ export function lambdaWorker(opts: LambdaWorkerOptions): (event: unknown, contex
   for (const [i, q] of served.entries()) {
     if (!resolved.handlers.has(q)) throw new ValidationError(`queues[${i}]`, q, 'has no handler');
   }
-  const timeouts = served.map((q) => resolved.handlers.get(q)!.timeoutMs ?? opts.handlerTimeoutMs);
-  const longestTimeout = timeouts.every((t) => t !== undefined) ? Math.max(...(timeouts as number[])) : undefined;
+  // A job may run as long as its handler's timeout: the longest one declared is the budget.
+  const timeouts = served.flatMap((q) => {
+    const t = resolved.handlers.get(q)!.timeoutMs ?? opts.handlerTimeoutMs;
+    return t === undefined ? [] : [t];
+  });
+  const longestTimeout = timeouts.length > 0 ? Math.max(...timeouts) : undefined;
 
   return async (event, context) => {
     const start = clock();

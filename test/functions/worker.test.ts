@@ -148,6 +148,19 @@ describe('lambdaWorker', () => {
   });
 });
 
+describe('lambdaWorker configuration', () => {
+  it('refuses an invocation too short for the longest handler timeout instead of claiming jobs it cannot finish', async () => {
+    await aws.queue.enqueue({ queue: 'long', payload: 1, id: 'long-1' });
+    const run = lambdaWorker({ store: aws.queue, handlers: { long: { handle: () => null, timeoutMs: 10_000 } }, reserveMs: 1000, logger: silentLogger });
+    await expect(run(scheduledEvent(), fakeContext(8000))).rejects.toMatchObject({ name: 'ConfigError', setting: 'jobBudgetMs' });
+    expect(await raw.get('long-1')).toMatchObject({ state: 'pending', attempts: 0 });
+  });
+
+  it('refuses at cold start a served queue without a handler', () => {
+    expect(() => lambdaWorker({ store: aws.queue, handlers: { a: () => null }, queues: ['a', 'b'], logger: silentLogger })).toThrow(/queues\[1\]/);
+  });
+});
+
 describe('functions/worker', () => {
   async function workerHandler(queues: string) {
     const env = handlerEnv(tableName, { FENCEQ_WAKE_QUEUE_URL: wakeUrl, FENCEQ_QUEUES: queues });
