@@ -126,6 +126,9 @@ function buildProgram(io: CliIo, context: ContextFactory, setExit: (code: number
     .option('--poll <duration>', 'idle poll interval (default 1s)')
     .option('--owner <id>', 'worker id written on its leases (default host-pid-random)')
     .option('--stop-timeout <duration>', 'on SIGTERM, how long running handlers get before their leases are released (default 10s)')
+    .option('--transport <kind>', 'dynamodb (the table directly, default) or lambda (the API function over the Lambda Invoke API)')
+    .option('--api-function <name>', 'with --transport lambda: the API function (env FENCEQ_API_FUNCTION, or --outputs)')
+    .option('--lambda-endpoint <url>', 'with --transport lambda: Lambda endpoint, e.g. the local stack (env FENCEQ_LAMBDA_ENDPOINT)')
     .action(async (o, cmd: Command) => {
       const { workCommand } = await import('./commands/work.js');
       setExit(await workCommand(ctx(cmd), o));

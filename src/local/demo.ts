@@ -125,10 +125,13 @@ export async function runDemo(stack: LocalStack, opts: DemoOptions, stackLog: { 
         counts.takenOver++;
         note(`${who} took over ${String(e.id)} from ${String(e.previousOwner)} (its lease expired)`);
         break;
-      case 'job.reclaimed':
-        counts.reclaimed++;
-        note(`reclaim returned ${String(e.id)} of ${String(e.previousOwner)} to pending`);
+      case 'reclaim_timer.ran': {
+        const n = Number(e.reclaimed ?? 0) + Number(e.dead ?? 0);
+        counts.reclaimed += n;
+        counts.dead += Number(e.dead ?? 0);
+        if (n) note(`the reclaim run returned ${String(e.reclaimed)} expired lease(s) to pending${Number(e.dead) ? ` and made ${String(e.dead)} dead (last attempt)` : ''}`);
         break;
+      }
       case 'lease.stale':
         // A renewal that lands just after its own ack finds the same generation settled: not a fence at work.
         if (e.currentGeneration === e.generation) break;

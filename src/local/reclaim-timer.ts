@@ -4,14 +4,21 @@
  */
 import type { JobQueue } from '../job-queue.js';
 import type { Logger } from '../log.js';
-import type { ReclaimCounts } from '../store/reclaim-orphaned.js';
+
+/** What one reclaim run did. */
+export interface ReclaimSummary {
+  readonly expired: number;
+  readonly reclaimed: number;
+  readonly dead: number;
+  readonly lostRaces: number;
+}
 
 /** A running timer. */
 export interface ReclaimTimer {
   /** Epoch ms of the next scheduled run. */
   readonly nextRunAt: () => number;
   /** Runs one pass now (waits for a run in progress first). */
-  runOnce(): Promise<ReclaimCounts>;
+  runOnce(): Promise<ReclaimSummary>;
   /** Stops the timer and waits for a run in progress. */
   stop(): Promise<void>;
 }
@@ -21,8 +28,8 @@ export interface ReclaimTimerOptions {
   readonly queue: JobQueue;
   readonly periodMs: number;
   readonly logger: Logger;
-  /** Does the pass; default `queue.reclaimOrphaned()`. The stack swaps in the reclaim function when it hosts one. */
-  readonly run?: () => Promise<ReclaimCounts>;
+  /** Does the pass; default `queue.reclaimOrphaned()`. The stack invokes the reclaim function instead. */
+  readonly run?: () => Promise<ReclaimSummary>;
 }
 
 /** Starts running a reclaim pass every `periodMs`. */
@@ -33,7 +40,7 @@ export function startReclaimTimer(opts: ReclaimTimerOptions): ReclaimTimer {
   let timer: NodeJS.Timeout | undefined;
   let next = Date.now() + opts.periodMs;
   let stopped = false;
-  const once = (): Promise<ReclaimCounts> => {
+  const once = (): Promise<ReclaimSummary> => {
     const p = chain.then(() => run());
     chain = p.catch(() => undefined);
     return p;
@@ -43,6 +50,7 @@ export function startReclaimTimer(opts: ReclaimTimerOptions): ReclaimTimer {
     next = Date.now() + opts.periodMs;
     timer = setTimeout(() => {
       once()
+        .then((r) => opts.logger.info('reclaim_timer.ran', { ...r }))
         .catch((error: unknown) => opts.logger.error('reclaim_timer.failed', { error }))
         .finally(schedule);
     }, opts.periodMs);

@@ -1,18 +1,29 @@
 /**
  * The local stack: the whole queue on one machine, no AWS account. DynamoDB (dynalite) and SQS
- * emulators on loopback, the table and queues created from the definitions the CDK stack uses,
- * the reclaim run on a timer in place of the EventBridge rule, and the Lambda handlers behind a
- * loopback endpoint that speaks the Lambda Invoke API. Every child process exits with this one.
+ * (fauxqs) emulators on loopback; the table and queues created from the definitions the CDK
+ * stack uses (TABLE_SCHEMA via createTableInput, infra/defaults.ts); fenceq's Lambda handlers
+ * (functions/api.ts, admin.ts, reclaim.ts) behind a loopback endpoint that speaks the Lambda
+ * Invoke API; and the reclaim function invoked on a timer with a scheduled event, in place of
+ * the EventBridge rule. Every child process exits with this one.
  */
+import { InvokeCommand } from '@aws-sdk/client-lambda';
+import { lambdaClient, sqsClient } from '../aws/clients.js';
+import { ENV } from '../aws/config.js';
 import { JobQueue, dynamoClient } from '../job-queue.js';
 import type { Logger } from '../log.js';
 import { ensureTable } from '../store/ensure-table.js';
 import { startDynalite, type EmulatorProcess } from './emulator.js';
-import { startReclaimTimer, type ReclaimTimer } from './reclaim-timer.js';
+import { startLambdaInvokeServer, type LocalHandler } from './lambda-invoke-server.js';
+import { cdkQueueSettings, createLocalQueues, type LocalQueues } from './message-queues.js';
+import { startReclaimTimer, type ReclaimSummary, type ReclaimTimer } from './reclaim-timer.js';
+import { startFauxqs } from './sqs-emulator.js';
+
+/** Names under which the local Lambda endpoint serves fenceq's functions. */
+export const LOCAL_FUNCTIONS = { api: 'fenceq-api', admin: 'fenceq-admin', reclaim: 'fenceq-reclaim' } as const;
 
 /** Options of {@link startLocalStack}. */
 export interface LocalStackOptions {
-  /** Table name. @default 'fenceq-local' */
+  /** Table name (and prefix of the SQS queue names). @default 'fenceq-local' */
   readonly tableName?: string;
   /** Keep the table on disk in this directory; in memory when absent. */
   readonly dataDir?: string;
@@ -20,7 +31,7 @@ export interface LocalStackOptions {
   readonly port?: number;
   /** How often the reclaim run fires. @default 60000 (the CDK rule's rate) */
   readonly reclaimPeriodMs?: number;
-  /** Where the stack's own log lines go (reclaim, wake-ups). */
+  /** Where the stack's own log lines go (`reclaim_timer.ran`, `reclaim_timer.failed`). */
   readonly logger: Logger;
 }
 
@@ -28,16 +39,20 @@ export interface LocalStackOptions {
 export interface LocalStack {
   readonly tableName: string;
   readonly dynamodbEndpoint: string;
+  readonly sqsEndpoint: string;
+  readonly lambdaEndpoint: string;
+  readonly queues: LocalQueues;
+  readonly functions: typeof LOCAL_FUNCTIONS;
   readonly reclaimPeriodMs: number;
-  /** A queue on the stack's table (with the stack's logger). */
+  /** A queue on the stack's table. */
   readonly queue: JobQueue;
-  /** Environment variables a producer or worker of your own needs to use this stack. */
+  /** Environment variables a producer, a worker or the CLI of your own needs to use this stack. */
   readonly env: Readonly<Record<string, string>>;
   /** Child processes of the stack itself (emulators), by name. */
   readonly pids: Readonly<Record<string, number>>;
-  /** Runs one reclaim pass now (also what the timer does). */
+  /** The reclaim timer (runOnce() invokes the reclaim function now). */
   readonly reclaim: ReclaimTimer;
-  /** Stops the timer and every child process; resolves once they have exited. */
+  /** Stops the timer, the Lambda endpoint and every child process; resolves once they have exited. */
   stop(): Promise<void>;
 }
 
@@ -45,24 +60,54 @@ export interface LocalStack {
 export async function startLocalStack(opts: LocalStackOptions): Promise<LocalStack> {
   const tableName = opts.tableName ?? 'fenceq-local';
   const reclaimPeriodMs = opts.reclaimPeriodMs ?? 60_000;
-  const children: EmulatorProcess[] = [];
   const stops: (() => Promise<void> | void)[] = [];
   const stopAll = async () => {
     for (const stop of stops.splice(0).reverse()) await Promise.resolve(stop()).catch(() => undefined);
   };
+  const track = (p: Promise<EmulatorProcess>) =>
+    p.then((e) => {
+      stops.push(() => e.stop());
+      return e;
+    });
   try {
-    const dynamo = await startDynalite({ path: opts.dataDir, port: opts.port });
-    children.push(dynamo);
-    stops.push(() => dynamo.stop());
+    const [dynamo, sqsEmulator, settings] = await Promise.all([
+      track(startDynalite({ path: opts.dataDir, port: opts.port })),
+      track(startFauxqs()),
+      cdkQueueSettings(),
+    ]);
     const client = dynamoClient({ endpoint: dynamo.endpoint });
-    stops.push(() => client.destroy());
-    await ensureTable(client, tableName);
+    const sqs = sqsClient({ endpoint: sqsEmulator.endpoint });
+    stops.push(() => client.destroy(), () => sqs.destroy());
+    const [, queues] = await Promise.all([ensureTable(client, tableName), createLocalQueues(sqs, tableName, settings)]);
+
+    const functions = await loadFunctions({
+      [ENV.tableName]: tableName,
+      [ENV.dynamodbEndpoint]: dynamo.endpoint,
+      [ENV.sqsEndpoint]: sqsEmulator.endpoint,
+      [ENV.wakeQueueUrl]: queues.wakeQueueUrl,
+      [ENV.deadQueueUrl]: queues.deadQueueUrl,
+    });
+    const lambda = await startLambdaInvokeServer({ functions });
+    stops.push(() => lambda.stop());
+    const invoker = lambdaClient({ endpoint: lambda.endpoint });
+    stops.push(() => invoker.destroy());
+
     const queue = new JobQueue({ tableName, client, logger: opts.logger });
-    const reclaim = startReclaimTimer({ queue, periodMs: reclaimPeriodMs, logger: opts.logger });
+    const reclaim = startReclaimTimer({
+      queue,
+      periodMs: reclaimPeriodMs,
+      logger: opts.logger,
+      run: () => invokeReclaim(invoker),
+    });
     stops.push(() => reclaim.stop());
     const env: Record<string, string> = {
       FENCEQ_TABLE: tableName,
       DYNAMODB_ENDPOINT: dynamo.endpoint,
+      FENCEQ_LAMBDA_ENDPOINT: lambda.endpoint,
+      FENCEQ_API_FUNCTION: LOCAL_FUNCTIONS.api,
+      FENCEQ_SQS_ENDPOINT: sqsEmulator.endpoint,
+      FENCEQ_WAKE_QUEUE_URL: queues.wakeQueueUrl,
+      FENCEQ_DEAD_QUEUE_URL: queues.deadQueueUrl,
       AWS_REGION: 'us-east-1',
       AWS_ACCESS_KEY_ID: 'local',
       AWS_SECRET_ACCESS_KEY: 'local',
@@ -70,10 +115,14 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     return {
       tableName,
       dynamodbEndpoint: dynamo.endpoint,
+      sqsEndpoint: sqsEmulator.endpoint,
+      lambdaEndpoint: lambda.endpoint,
+      queues,
+      functions: LOCAL_FUNCTIONS,
       reclaimPeriodMs,
       queue,
       env,
-      pids: { dynalite: dynamo.pid },
+      pids: { dynalite: dynamo.pid, fauxqs: sqsEmulator.pid },
       reclaim,
       stop: stopAll,
     };
@@ -81,4 +130,49 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     await stopAll();
     throw err;
   }
+}
+
+/**
+ * Imports fenceq's handlers with the environment a deployed function would have. They read it
+ * once, at import, as on a cold start; their Powertools logs and metrics are silenced so they do
+ * not mix with the stack's own output.
+ */
+async function loadFunctions(env: Record<string, string>): Promise<Record<string, LocalHandler>> {
+  Object.assign(process.env, env, { POWERTOOLS_METRICS_DISABLED: 'true' });
+  const saved = process.env.FENCEQ_LOG;
+  process.env.FENCEQ_LOG = 'silent';
+  try {
+    const [api, admin, reclaim] = await Promise.all([
+      import('../../functions/api.js'),
+      import('../../functions/admin.js'),
+      import('../../functions/reclaim.js'),
+    ]);
+    return {
+      [LOCAL_FUNCTIONS.api]: api.handler as LocalHandler,
+      [LOCAL_FUNCTIONS.admin]: admin.handler as LocalHandler,
+      [LOCAL_FUNCTIONS.reclaim]: reclaim.handler as LocalHandler,
+    };
+  } finally {
+    if (saved === undefined) delete process.env.FENCEQ_LOG;
+    else process.env.FENCEQ_LOG = saved;
+  }
+}
+
+/** Invokes the reclaim function as the EventBridge rule does: a scheduled event, through the Lambda API. */
+async function invokeReclaim(invoker: ReturnType<typeof lambdaClient>): Promise<ReclaimSummary> {
+  const event = {
+    version: '0',
+    id: crypto.randomUUID(),
+    'detail-type': 'Scheduled Event',
+    source: 'aws.events',
+    account: '000000000000',
+    time: new Date().toISOString(),
+    region: 'us-east-1',
+    resources: ['arn:aws:events:us-east-1:000000000000:rule/fenceq-local-reclaim'],
+    detail: {},
+  };
+  const out = await invoker.send(new InvokeCommand({ FunctionName: LOCAL_FUNCTIONS.reclaim, Payload: Buffer.from(JSON.stringify(event)) }));
+  const body = JSON.parse(Buffer.from(out.Payload ?? []).toString('utf8') || 'null') as { reclaim?: ReclaimSummary; errorMessage?: string } | null;
+  if (out.FunctionError || !body?.reclaim) throw new Error(`reclaim function failed: ${body?.errorMessage ?? out.FunctionError ?? 'no result'}`);
+  return body.reclaim;
 }

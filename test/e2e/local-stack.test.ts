@@ -1,4 +1,8 @@
+import { InvokeCommand } from '@aws-sdk/client-lambda';
+import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { lambdaClient, sqsClient } from '../../src/aws/clients.js';
+import { LambdaJobStore } from '../../src/aws/lambda-job-store.js';
 import { JobQueue } from '../../src/job-queue.js';
 import { silentLogger } from '../../src/log.js';
 import { spawnCli } from '../cli/support.js';
@@ -14,7 +18,7 @@ describe('fenceq start --no-demo', () => {
   let dynalitePid: number;
 
   beforeAll(async () => {
-    stack = startStack(['--no-demo', '--table-name', 'fenceq-e2e']);
+    stack = startStack(['--no-demo', '--table-name', 'fenceq-e2e', '--reclaim-period', '2s']);
     const ready = await stack.next('stack.ready');
     env = ready.env;
     dynalitePid = ready.pids.dynalite;
@@ -84,11 +88,47 @@ describe('fenceq start --no-demo', () => {
     expect(released.leaseOwner).toBeUndefined();
   });
 
+  it('serves the API over the Lambda Invoke API (LambdaJobStore, a worker with --transport lambda) and sends wake-ups to SQS', async () => {
+    const ready = await stack.next('stack.ready');
+    const store = new LambdaJobStore({ functionName: ready.functions.api, endpoint: ready.lambdaEndpoint });
+    expect(await store.enqueue({ queue: 'email', id: 'e2e-lambda', payload: { ms: 20 } })).toMatchObject({ outcome: 'created' });
+    const sqs = sqsClient({ endpoint: ready.sqsEndpoint });
+    const wake = await until('a wake-up message on the wake queue', async () => {
+      const out = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: ready.queues.wakeQueueUrl, AttributeNames: ['ApproximateNumberOfMessages'] }));
+      return Number(out.Attributes?.ApproximateNumberOfMessages) > 0;
+    });
+    expect(wake).toBe(true);
+    sqs.destroy();
+    const w = startWorker(env, 'e2e-lambda-worker', ['--transport', 'lambda', '--poll', '200ms', '--queues', 'email']);
+    await until('the Lambda-transport worker to finish the job', async () => (await queue.get('e2e-lambda'))?.state === 'done', 30_000);
+    expect((await queue.get('e2e-lambda'))!.result).toMatchObject({ by: 'e2e-lambda-worker' });
+    w.child.kill('SIGTERM');
+    expect(await w.exited).toBe(0);
+    // The raw client works too: the reply is the API's { ok, value } envelope.
+    const lambda = lambdaClient({ endpoint: ready.lambdaEndpoint });
+    const out = await lambda.send(new InvokeCommand({ FunctionName: ready.functions.api, Payload: Buffer.from(JSON.stringify({ op: 'get', id: 'e2e-lambda' })) }));
+    expect(JSON.parse(Buffer.from(out.Payload!).toString())).toMatchObject({ ok: true, value: { id: 'e2e-lambda', state: 'done' } });
+    lambda.destroy();
+  });
+
+  it('the reclaim function runs on its timer: an abandoned lease is returned to pending', async () => {
+    await queue.enqueue({ queue: 'nobody-works-this', id: 'e2e-abandoned', payload: null });
+    const [lease] = await queue.lease({ owner: 'e2e-ghost', queues: ['nobody-works-this'], ttlMs: 1_000 });
+    expect(lease).toBeDefined();
+    const job = await until('the reclaim timer to return it', async () => {
+      const j = await queue.get('e2e-abandoned');
+      return j?.state === 'pending' ? j : undefined;
+    }, 20_000);
+    expect(job.lastError).toContain('e2e-ghost');
+    expect(job.leaseGeneration).toBe(lease!.generation + 1);
+  });
+
   it('SIGTERM stops the stack cleanly: exit 0 and no child process left', async () => {
     stack.child.kill('SIGTERM');
     expect(await stack.exited).toBe(0);
     expect(stack.events.at(-1)?.event).toBe('stack.stopped');
-    await until('dynalite to exit', () => !alive(dynalitePid), 10_000);
+    const ready = await stack.next('stack.ready');
+    await until('the emulators to exit', () => !alive(dynalitePid) && !alive(ready.pids.fauxqs), 10_000);
   });
 });
 
@@ -108,14 +148,14 @@ describe('fenceq start (demo)', () => {
     expect(states.filter((s) => s === 'done')).toHaveLength(10);
     // The crash job killed a worker and the SIGKILL took another: their leases were recovered.
     expect(finished.totals.takenOver + finished.totals.reclaimed).toBeGreaterThan(0);
-    for (const pid of [ready.pids.dynalite, ...finished.workerPids]) expect(alive(pid), `pid ${pid}`).toBe(false);
+    for (const pid of [ready.pids.dynalite, ready.pids.fauxqs, ...finished.workerPids]) expect(alive(pid), `pid ${pid}`).toBe(false);
   });
 
   it('when the stack itself is killed, its emulator and worker processes exit too', async () => {
     const stack = startStack(['--jobs', '40', '--duration', '20s', '--workers', '2']);
     const ready = await stack.next('stack.ready');
     const { pids } = await stack.next('demo.workers_ready');
-    const children = [ready.pids.dynalite, ...pids] as number[];
+    const children = [ready.pids.dynalite, ready.pids.fauxqs, ...pids] as number[];
     for (const pid of children) expect(alive(pid)).toBe(true);
     stack.child.kill('SIGKILL');
     await stack.exited;

@@ -99,6 +99,10 @@ export function describeStack(stack: LocalStack): Record<string, unknown> {
   return {
     tableName: stack.tableName,
     dynamodbEndpoint: stack.dynamodbEndpoint,
+    sqsEndpoint: stack.sqsEndpoint,
+    lambdaEndpoint: stack.lambdaEndpoint,
+    functions: stack.functions,
+    queues: stack.queues,
     reclaimPeriodMs: stack.reclaimPeriodMs,
     env: stack.env,
     pids: stack.pids,
@@ -112,7 +116,10 @@ function readyText(stack: LocalStack, dataDir: string | undefined): string {
   return [
     'fenceq local stack is ready',
     `  DynamoDB  ${stack.dynamodbEndpoint}  table ${stack.tableName} (${dataDir ? `on disk in ${dataDir}` : 'in memory'})`,
-    `  reclaim   every ${formatDuration(stack.reclaimPeriodMs)}, in place of the EventBridge rule`,
+    `  SQS       ${stack.sqsEndpoint}  wake-ups ${stack.queues.wakeQueueUrl}`,
+    `                                 dead-job notifications ${stack.queues.deadQueueUrl}`,
+    `  Lambda    ${stack.lambdaEndpoint}  functions ${Object.values(stack.functions).join(', ')} (Invoke API)`,
+    `  reclaim   ${stack.functions.reclaim} invoked every ${formatDuration(stack.reclaimPeriodMs)}, in place of the EventBridge rule`,
     '',
     'Your own producer, worker and the CLI need:',
     exports,
@@ -124,9 +131,8 @@ function readyText(stack: LocalStack, dataDir: string | undefined): string {
 
 /** A logger that shows what the stack's reclaim run did, one line per event that matters. */
 function stackLogger(print: (event: string, fields: Record<string, unknown>) => void): Logger {
-  const shown = new Set(['job.reclaimed', 'job.dead', 'reclaim_timer.failed']);
   const log = (event: string, fields: Record<string, unknown> = {}) => {
-    if (shown.has(event)) print(event, fields);
+    if (event === 'reclaim_timer.failed' || (event === 'reclaim_timer.ran' && Number(fields.expired) > 0)) print(event, fields);
   };
   return { info: log, warn: log, error: log };
 }
@@ -134,10 +140,10 @@ function stackLogger(print: (event: string, fields: Record<string, unknown>) => 
 function describeStackEvent(event: string, f: Record<string, unknown>): string {
   const at = new Date().toISOString().slice(11, 19);
   switch (event) {
-    case 'job.reclaimed':
-      return `${at} reclaim: ${String(f.id)} (${String(f.queue)}) of ${String(f.previousOwner)} back to pending, attempt ${String(f.attempts)} used`;
-    case 'job.dead':
-      return `${at} reclaim: ${String(f.id)} (${String(f.queue)}) dead: ${String(f.error)}`;
+    case 'reclaim_timer.ran':
+      return `${at} reclaim: ${String(f.expired)} expired lease(s): ${String(f.reclaimed)} back to pending, ${String(f.dead)} dead (last attempt)`;
+    case 'reclaim_timer.failed':
+      return `${at} reclaim failed: ${f.error instanceof Error ? f.error.message : String(f.error)}`;
     default:
       return `${at} ${event}: ${JSON.stringify(f)}`;
   }

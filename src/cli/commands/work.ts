@@ -5,8 +5,10 @@
  */
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { LambdaJobStore } from '../../aws/lambda-job-store.js';
 import { JobQueue } from '../../job-queue.js';
-import { defaultLogger } from '../../log.js';
+import type { JobStore } from '../../job-store.js';
+import { defaultLogger, type Logger } from '../../log.js';
 import { runWorkerProcess } from '../../worker/process.js';
 import type { Handler, HandlerDefinition } from '../../worker/types.js';
 import { Worker } from '../../worker/worker.js';
@@ -24,6 +26,9 @@ export interface WorkOptions {
   readonly poll?: string;
   readonly owner?: string;
   readonly stopTimeout?: string;
+  readonly transport?: string;
+  readonly apiFunction?: string;
+  readonly lambdaEndpoint?: string;
 }
 
 /** The handlers a module exports: `export const handlers = { queue: fn | { handle, ... } }` or the same as default export. */
@@ -58,12 +63,11 @@ export async function workCommand(ctx: CommandContext, o: WorkOptions): Promise<
     }
     handlers = Object.fromEntries(wanted.map((q) => [q, all[q]!]));
   }
-  const conn = ctx.connection();
   const logger = defaultLogger();
-  const queue = new JobQueue({ tableName: conn.tableName, endpoint: conn.endpoint, region: conn.region, logger });
+  const { store, check, where } = openStore(ctx, o, logger);
   const graceMs = o.stopTimeout === undefined ? 10_000 : duration('--stop-timeout', o.stopTimeout);
   const worker = new Worker({
-    queue,
+    queue: store,
     handlers,
     logger,
     ...(o.owner !== undefined ? { owner: o.owner } : {}),
@@ -72,10 +76,10 @@ export async function workCommand(ctx: CommandContext, o: WorkOptions): Promise<
     ...(o.poll !== undefined ? { pollIntervalMs: duration('--poll', o.poll) } : {}),
   });
   // Fail fast on a missing table or an unreachable endpoint instead of logging lease errors for ever.
-  await queue.queues();
+  await check();
   const opt = worker.options;
   ctx.io.stderr(
-    `fenceq worker ${worker.owner}: queues ${[...opt.handlers.keys()].join(', ')} on table ${conn.tableName}` +
+    `fenceq worker ${worker.owner}: queues ${[...opt.handlers.keys()].join(', ')} ${where}` +
       ` (concurrency ${opt.concurrency}, lease ${formatDuration(opt.leaseTtlMs)}, stop timeout ${formatDuration(graceMs)}); SIGTERM stops it gracefully\n`,
   );
   if (ctx.io.env.FENCEQ_EXIT_WITH_STDIN === '1') {
@@ -87,4 +91,29 @@ export async function workCommand(ctx: CommandContext, o: WorkOptions): Promise<
   }
   const report = await runWorkerProcess(worker, { graceMs });
   return report.releaseFailures > 0 ? EXIT.failure : EXIT.ok;
+}
+
+/**
+ * The store the worker talks to: the table directly (`--transport dynamodb`, the default), or the
+ * API function over the Lambda Invoke API (`--transport lambda`: the worker needs no table
+ * credentials, only lambda:InvokeFunction on that function).
+ */
+function openStore(ctx: CommandContext, o: WorkOptions, logger: Logger): { store: JobStore; check: () => Promise<unknown>; where: string } {
+  const transport = o.transport ?? 'dynamodb';
+  if (transport === 'dynamodb') {
+    const conn = ctx.connection();
+    const queue = new JobQueue({ tableName: conn.tableName, endpoint: conn.endpoint, region: conn.region, logger });
+    return { store: queue, check: () => queue.queues(), where: ` on table ${conn.tableName}` };
+  }
+  if (transport !== 'lambda') throw new CliError(EXIT.usage, `invalid --transport ${JSON.stringify(transport)}: dynamodb or lambda`);
+  const env = ctx.io.env;
+  const outputs = ctx.options.outputs ?? env.FENCEQ_OUTPUTS ? ctx.connection().apiFunction : undefined;
+  const functionName = o.apiFunction ?? (env.FENCEQ_API_FUNCTION || undefined) ?? outputs;
+  if (!functionName) throw new CliError(EXIT.usage, '--transport lambda needs the API function: pass --api-function NAME, set FENCEQ_API_FUNCTION, or pass --outputs FILE');
+  const endpoint = o.lambdaEndpoint ?? (env.FENCEQ_LAMBDA_ENDPOINT || undefined);
+  if (endpoint !== undefined && !/^https?:\/\/\S+$/.test(endpoint)) throw new CliError(EXIT.usage, `invalid --lambda-endpoint ${JSON.stringify(endpoint)}`);
+  const store = new LambdaJobStore({ functionName, endpoint, ...(ctx.options.region ? { region: ctx.options.region } : {}) });
+  // A lease of nothing checks that the function answers (and its table exists) without claiming a job.
+  const check = () => store.renew({ id: 'fenceq-probe', generation: 1, incarnation: '0000000000000000', owner: 'fenceq-probe', expiresAt: 0, attempt: 1, maxAttempts: 1, queue: 'probe', payload: null }, 1_000);
+  return { store, check, where: ` through the Lambda API function ${functionName}${endpoint ? ` at ${endpoint}` : ''}` };
 }
