@@ -173,7 +173,8 @@ export function lambdaWorker(opts: LambdaWorkerOptions): (event: unknown, contex
       stop = await worker.stop({ graceMs: Math.max(0, start + plan.releaseAtMs - clock()) });
       counters = worker.counters;
       logger.info('lambda_worker.stopped', { owner, stoppedBy, msBeforeDeadline: start + remaining - clock(), ...stop });
-      if (stoppedBy === 'deadline' && opts.wake) opts.wake(queues);
+      // Hand what is left to another invocation, unless the store itself failed every call (it would fail the same way).
+      if (stoppedBy === 'deadline' && opts.wake && !storeFailed(counters)) opts.wake(queues);
     } else if (queues.length > 0) {
       logger.warn('lambda_worker.no_time', { remainingMs: remaining, reserveMs: opts.reserveMs ?? 3000 });
     }
@@ -182,7 +183,7 @@ export function lambdaWorker(opts: LambdaWorkerOptions): (event: unknown, contex
     if (trigger.kind === 'schedule') return { queues, stoppedBy, counters, stop } satisfies LambdaWorkerReport;
     // Retry through SQS what this invocation may have left undone: nothing claimable (store
     // unreachable) or the window closed with no wake-up sender to hand the rest on.
-    const storeDown = counters !== undefined && counters.polls > 0 && counters.leaseErrors === counters.polls;
+    const storeDown = storeFailed(counters);
     const unfinished = new Set(stoppedBy === 'no-time' || storeDown || (stoppedBy === 'deadline' && !opts.wake) ? queues : []);
     return {
       batchItemFailures: records
@@ -190,6 +191,11 @@ export function lambdaWorker(opts: LambdaWorkerOptions): (event: unknown, contex
         .map((r) => ({ itemIdentifier: r.messageId })),
     };
   };
+}
+
+/** Every lease call of the invocation threw: the table (or the API function) was unreachable. */
+function storeFailed(counters: WorkerCounters | undefined): boolean {
+  return counters !== undefined && counters.polls > 0 && counters.leaseErrors === counters.polls;
 }
 
 /** A lease owner unique to the invocation: function name and request id, cut to what an owner may be. */

@@ -156,6 +156,15 @@ describe('functions/api: bad events are refused with a typed error and nothing w
   });
 });
 
+describe('functions/api: failures that are not the caller\'s', () => {
+  it('throws (a function error Lambda counts) when the table cannot be reached, instead of replying ok: false', async () => {
+    const down = (await coldStart(() => import('../../functions/api.js'), handlerEnv('fenceq-unreachable', { FENCEQ_DYNAMODB_ENDPOINT: 'http://127.0.0.1:9' }))).handler;
+    await expect(down({ op: 'lease', lease: { owner: 'w', queues: ['mail'], ttlMs: 5000 } })).rejects.toBeDefined();
+    // Bad input is still answered without touching the table.
+    expect(await down({ op: 'lease' })).toMatchObject({ ok: false, error: { name: 'ValidationError', field: 'lease' } });
+  });
+});
+
 describe('functions/admin', () => {
   it('refuses unknown operations and bad ids, and reports a missing job by class', async () => {
     expect(await admin({ op: 'lease', lease: {} })).toMatchObject({ ok: false, error: { name: 'ValidationError', field: 'op', value: 'lease' } });

@@ -148,6 +148,20 @@ describe('lambdaWorker', () => {
   });
 });
 
+describe('lambdaWorker when the table is unreachable', () => {
+  it('reports every record as failed, so SQS delivers them again', async () => {
+    const down = awsQueue(
+      { tableName, wakeQueueUrl: undefined, deadQueueUrl: undefined, dynamodbEndpoint: 'http://127.0.0.1:9', sqsEndpoint: undefined },
+      { logger: silentLogger },
+    );
+    // Even with a wake-up sender to hand on to: a wake-up would only start another invocation that fails the same way.
+    const run = lambdaWorker({ store: down.queue, handlers: { echo: () => null }, reserveMs: 1000, jobBudgetMs: 1000, pollIntervalMs: 50, logger: silentLogger, flush: down.flush, wake: () => undefined });
+    const event = sqsEvent([JSON.stringify({ queue: 'echo' })]);
+    const reply = (await run(event, fakeContext(3500))) as SQSBatchResponse;
+    expect(reply.batchItemFailures).toEqual([{ itemIdentifier: (event.Records as { messageId: string }[])[0]!.messageId }]);
+  });
+});
+
 describe('lambdaWorker configuration', () => {
   it('refuses an invocation too short for the longest handler timeout instead of claiming jobs it cannot finish', async () => {
     await aws.queue.enqueue({ queue: 'long', payload: 1, id: 'long-1' });
