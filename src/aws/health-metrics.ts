@@ -24,6 +24,35 @@ export interface HealthTotals {
   readonly noticesFailed: number;
 }
 
+type Unit = (typeof MetricUnit)[keyof typeof MetricUnit];
+type Figure<T> = readonly [name: string, unit: Unit, read: (x: T) => number];
+
+const seconds = (ms: number): number => Math.floor(ms / 1000);
+
+/** What each queue's record carries. */
+const PER_QUEUE: readonly Figure<QueueHealth>[] = [
+  [METRIC.pending, MetricUnit.Count, (q) => q.pending],
+  [METRIC.due, MetricUnit.Count, (q) => q.due],
+  [METRIC.oldestDueAge, MetricUnit.Seconds, (q) => seconds(q.oldestDueAgeMs)],
+  [METRIC.running, MetricUnit.Count, (q) => q.running],
+  [METRIC.expired, MetricUnit.Count, (q) => q.expired],
+  [METRIC.reclaimed, MetricUnit.Count, (q) => q.reclaimed],
+  [METRIC.dead, MetricUnit.Count, (q) => q.dead],
+];
+
+/** What the totals record carries. */
+const TOTALS: readonly Figure<HealthTotals>[] = [
+  [METRIC.pending, MetricUnit.Count, (t) => t.pending],
+  [METRIC.due, MetricUnit.Count, (t) => t.due],
+  [METRIC.oldestDueAge, MetricUnit.Seconds, (t) => seconds(t.oldestDueAgeMs)],
+  [METRIC.running, MetricUnit.Count, (t) => t.running],
+  [METRIC.reclaimed, MetricUnit.Count, (t) => t.reclaimed],
+  [METRIC.dead, MetricUnit.Count, (t) => t.dead],
+  [METRIC.madeDead, MetricUnit.Count, (t) => t.madeDead],
+  [METRIC.noticesSent, MetricUnit.Count, (t) => t.noticesSent],
+  [METRIC.noticesFailed, MetricUnit.Count, (t) => t.noticesFailed],
+];
+
 /**
  * Emits one EMF record per queue (dimensions `service`, `queue`) and one of totals (dimension
  * `service` only), then publishes.
@@ -31,23 +60,9 @@ export interface HealthTotals {
 export function emitHealthMetrics(metrics: Metrics, queues: readonly QueueHealth[], totals: HealthTotals): void {
   for (const q of queues) {
     metrics.addDimension(QUEUE_DIMENSION, q.queue);
-    metrics.addMetric(METRIC.pending, MetricUnit.Count, q.pending);
-    metrics.addMetric(METRIC.due, MetricUnit.Count, q.due);
-    metrics.addMetric(METRIC.oldestDueAge, MetricUnit.Seconds, Math.floor(q.oldestDueAgeMs / 1000));
-    metrics.addMetric(METRIC.running, MetricUnit.Count, q.running);
-    metrics.addMetric(METRIC.expired, MetricUnit.Count, q.expired);
-    metrics.addMetric(METRIC.reclaimed, MetricUnit.Count, q.reclaimed);
-    metrics.addMetric(METRIC.dead, MetricUnit.Count, q.dead);
+    for (const [name, unit, read] of PER_QUEUE) metrics.addMetric(name, unit, read(q));
     metrics.publishStoredMetrics();
   }
-  metrics.addMetric(METRIC.pending, MetricUnit.Count, totals.pending);
-  metrics.addMetric(METRIC.due, MetricUnit.Count, totals.due);
-  metrics.addMetric(METRIC.oldestDueAge, MetricUnit.Seconds, Math.floor(totals.oldestDueAgeMs / 1000));
-  metrics.addMetric(METRIC.running, MetricUnit.Count, totals.running);
-  metrics.addMetric(METRIC.reclaimed, MetricUnit.Count, totals.reclaimed);
-  metrics.addMetric(METRIC.dead, MetricUnit.Count, totals.dead);
-  metrics.addMetric(METRIC.madeDead, MetricUnit.Count, totals.madeDead);
-  metrics.addMetric(METRIC.noticesSent, MetricUnit.Count, totals.noticesSent);
-  metrics.addMetric(METRIC.noticesFailed, MetricUnit.Count, totals.noticesFailed);
+  for (const [name, unit, read] of TOTALS) metrics.addMetric(name, unit, read(totals));
   metrics.publishStoredMetrics();
 }
