@@ -40,6 +40,8 @@ export class Worker {
   private idle: { promise: Promise<void>; resolve: () => void; reached: boolean } | undefined;
   private uninstallGuard: (() => void) | undefined;
   private grace: { shorten(ms: number): void } | undefined;
+  /** Handler calls that have not settled yet (abandoned ones included): the crash guard stays while any runs. */
+  private liveHandlers = 0;
   private readonly host: LeaseHost;
 
   constructor(options: WorkerOptions) {
@@ -233,6 +235,11 @@ export class Worker {
     let outcome: Outcome;
     const call = async (): Promise<unknown> => def.handle(job, ctx);
     const handling = o.isolateCrashes ? runInScope(scope, call) : call();
+    this.liveHandlers++;
+    const settled = (): void => {
+      if (--this.liveHandlers === 0 && this.state === 'stopped') this.releaseGuard();
+    };
+    handling.then(settled, settled);
     try {
       const result = await Promise.race([handling, failure]);
       outcome = { ok: true, result };
@@ -436,11 +443,17 @@ export class Worker {
       durationMs: o.clock() - t0,
     };
     o.logger.info('worker.leases_released', { owner: this.owner, count: report.released, ids: releasedIds, failures: report.releaseFailures });
-    this.uninstallGuard?.();
     this.state = 'stopped';
+    // A handler abandoned at the end of the grace may still crash in a callback: keep attributing until it settles.
+    if (this.liveHandlers === 0) this.releaseGuard();
     this.reachIdle();
     o.logger.info('worker.stopped', { owner: this.owner, ...report, counters: this.counters });
     return report;
+  }
+
+  private releaseGuard(): void {
+    this.uninstallGuard?.();
+    this.uninstallGuard = undefined;
   }
 
   private sleep(ms: number | null): Promise<void> {
