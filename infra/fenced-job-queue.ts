@@ -27,7 +27,7 @@ export interface FencedJobQueueProps {
   readonly reclaimRate?: Duration;
   /** Your Lambda worker: a file exporting `handler` built with fenceq's Lambda worker factory. @default fenceq's functions/worker.ts (the example handlers) */
   readonly workerEntry?: string;
-  /** Queues the Lambda worker leases from (FENCEQ_QUEUES); each needs a handler in the worker. @default ['echo', 'sleep', 'fail'] (the example handlers) */
+  /** Queues the Lambda worker leases from (FENCEQ_QUEUES); each needs a handler in the worker; required with `workerEntry`. @default ['echo', 'sleep', 'fail'] (the example handlers) */
   readonly workerQueues?: readonly string[];
   /** The Lambda worker's timeout; 30 s to 15 min; the wake-up queue's visibility timeout is six times it. @default Duration.minutes(2) */
   readonly workerTimeout?: Duration;
@@ -95,6 +95,9 @@ export class FencedJobQueue extends Construct {
     const reclaimRate = props.reclaimRate ?? DEFAULTS.reclaimRate;
     checkInt('props.workerTimeout (seconds)', workerTimeout.toSeconds(), 30, 900);
     checkInt('props.reclaimRate (minutes)', reclaimRate.toMinutes({ integral: false }), 1, 1440);
+    if (props.workerEntry !== undefined && props.workerQueues === undefined) {
+      throw new ValidationError('props.workerQueues', undefined, 'name the queues your workerEntry has handlers for (the default names the example handlers)');
+    }
     const workerQueues = props.workerQueues ?? DEFAULTS.workerQueues;
     if (workerQueues.length === 0) throw new ValidationError('props.workerQueues', workerQueues, 'name at least one queue');
     workerQueues.forEach((q, i) => checkQueue(`props.workerQueues[${i}]`, q));

@@ -1,6 +1,6 @@
 import { Duration } from 'aws-cdk-lib';
 import { Metric } from 'aws-cdk-lib/aws-cloudwatch';
-import { METRIC } from '../src/aws/health-metrics.js';
+import { METRIC } from '../src/aws/metric-names.js';
 
 /**
  * The health figures the reclaim function emits each run (Powertools EMF). Names come from the

@@ -1,7 +1,8 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { App, Validations, type Stack } from 'aws-cdk-lib';
+import { App, Stack, Validations, type CfnElement } from 'aws-cdk-lib';
+import type { IConstruct } from 'constructs';
 import { Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 
@@ -10,11 +11,15 @@ export function cdkJsonContext(): Record<string, unknown> {
   return JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8')).context;
 }
 
-/** An app like infra/app.ts's, writing to a fresh temp dir. `bundle: false` skips esbuild (the CDK's own `aws:cdk:bundling-stacks` switch). */
+/**
+ * An app like infra/app.ts's, writing to a fresh temp dir. `bundle: false` skips esbuild (the
+ * CDK's own `aws:cdk:bundling-stacks` switch). CloudFormation schema validation is off by default:
+ * it doubles the synth time and `npm run synth` (CI) validates the same template.
+ */
 export function testApp(opts: { bundle?: boolean; validate?: boolean; nag?: boolean; context?: Record<string, unknown> } = {}): App {
   const app = new App({
     outdir: mkdtempSync(join(tmpdir(), 'fenceq-cdk-')),
-    builtinCloudFormationValidation: opts.validate ?? true,
+    builtinCloudFormationValidation: opts.validate ?? false,
     context: { ...cdkJsonContext(), ...(opts.bundle === false ? { 'aws:cdk:bundling-stacks': [] } : {}), ...opts.context },
   });
   if (opts.nag) Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
@@ -94,4 +99,9 @@ export function render(r: unknown): string {
   if (o.Ref) return `Ref(${o.Ref})`;
   if (o['Fn::Join']) return (o['Fn::Join'][1] as unknown[]).map(render).join(o['Fn::Join'][0]);
   return JSON.stringify(r);
+}
+
+/** The logical id of an L2 construct's CloudFormation resource. */
+export function logicalId(construct: IConstruct): string {
+  return Stack.of(construct).getLogicalId(construct.node.defaultChild as CfnElement);
 }
