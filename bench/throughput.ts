@@ -5,6 +5,7 @@
  * failed conditional writes and modelled read units per job.
  */
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { benchClient, benchQueue, freshBenchTable } from './lib/env.js';
 import { createMeter, type MeterCounts } from './lib/meter.js';
 import { waitFor } from './lib/stats.js';
@@ -22,6 +23,20 @@ export interface ThroughputResult {
   readonly leaseCalls: number;
   readonly emptyLeaseCalls: number;
   readonly memory: { rssMb: number; heapUsedMb: number };
+  /** CPU ms per job: this process (producer, workers, SDK) and the emulator process. */
+  readonly cpuMsPerJob: { bench: number; emulator: number | null };
+}
+
+/** CPU time (user + system) of a process in ms, from /proc; null where unavailable. */
+export function processCpuMs(pid: number | null): number | null {
+  if (pid === null) return null;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return null;
+  }
 }
 
 /** The payload every bench job carries (its modelled cost is computed for the same shape). */
@@ -30,7 +45,7 @@ export function benchPayload(i: number): { n: number; body: string } {
 }
 
 /** Runs `jobs` jobs through `workers` workers of `slots` slots each, producer concurrent. */
-export async function measureThroughput(endpoint: string, args: { workers: number; slots: number; jobs: number; producers?: number }): Promise<ThroughputResult> {
+export async function measureThroughput(endpoint: string, args: { workers: number; slots: number; jobs: number; producers?: number; emulatorPid?: number | null }): Promise<ThroughputResult> {
   const meter = createMeter();
   const admin = benchClient(endpoint);
   const table = await freshBenchTable(admin, 'bench-tput');
@@ -52,6 +67,8 @@ export async function measureThroughput(endpoint: string, args: { workers: numbe
       );
     }
     meter.reset();
+    const cpu0 = process.cpuUsage();
+    const emu0 = processCpuMs(args.emulatorPid ?? null);
     const t0 = performance.now();
     for (const w of workers) w.start();
     const batches: Promise<unknown>[] = [];
@@ -70,6 +87,8 @@ export async function measureThroughput(endpoint: string, args: { workers: numbe
     const total = args.jobs + 1;
     await waitFor('all jobs done', () => (workers.reduce((a, w) => a + w.counters().done, 0) >= total ? true : undefined), 600_000, 5);
     const seconds = (performance.now() - t0) / 1000;
+    const cpu = process.cpuUsage(cpu0);
+    const emu1 = processCpuMs(args.emulatorPid ?? null);
     const mem = process.memoryUsage();
     const counts = structuredClone(meter.counts);
     return {
@@ -83,6 +102,7 @@ export async function measureThroughput(endpoint: string, args: { workers: numbe
       leaseCalls: workers.reduce((a, w) => a + w.counters().polls, 0),
       emptyLeaseCalls: 0,
       memory: { rssMb: mem.rss / 2 ** 20, heapUsedMb: mem.heapUsed / 2 ** 20 },
+      cpuMsPerJob: { bench: (cpu.user + cpu.system) / 1000 / args.jobs, emulator: emu0 === null || emu1 === null ? null : (emu1 - emu0) / args.jobs },
     };
   } finally {
     await Promise.all(workers.map((w) => w.stop({ graceMs: 0 })));

@@ -27,6 +27,8 @@ export interface WorkerProcessConfig {
   readonly concurrency: number;
   readonly leaseTtlMs: number;
   readonly pollIntervalMs: number;
+  /** Idle backoff ceiling; default the poll interval. */
+  readonly maxPollIntervalMs?: number;
   readonly graceMs: number;
   /** SDK attempts per call (the chaos run's proxy makes retries matter). */
   readonly maxAttempts?: number;
@@ -104,6 +106,7 @@ const worker = createWorker({
   concurrency: config.concurrency,
   leaseTtlMs: config.leaseTtlMs,
   pollIntervalMs: config.pollIntervalMs,
+  maxPollIntervalMs: config.maxPollIntervalMs,
 });
 worker.runAsProcess(config.graceMs, () => {
   const m = process.memoryUsage();

@@ -1,0 +1,215 @@
+/**
+ * `npm run bench [-- --quick] [--only a,b] [--out file]`: fenceq's benchmark, in one run against
+ * an emulator in its own process (or DYNAMODB_ENDPOINT). Sections: cost (modelled units of a
+ * job's life), throughput (ceiling and 1/4/16 workers, requests and cost per job, memory),
+ * latency (trickle, with and without wake-up), takeover (SIGKILL, SIGTERM), growth (backlog
+ * depth). Prints tables and writes JSON plus an SVG chart under bench/results/.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem, loadavg } from 'node:os';
+import { Command, InvalidArgumentError } from 'commander';
+import { measureCeiling, type CeilingResult } from './ceiling.js';
+import { modelLives } from './cost.js';
+import { measureGrowth, type GrowthResult } from './growth.js';
+import { measureLatency, type LatencyResult } from './latency.js';
+import { throughputChart } from './lib/chart.js';
+import { dollarsPerMillionJobs, PRICES, sqsDollarsPerMillionJobs } from './lib/cost-model.js';
+import { emulator } from './lib/env.js';
+import type { MeterCounts } from './lib/meter.js';
+import { round } from './lib/stats.js';
+import { workerImplementation } from './lib/workers.js';
+import { measureTakeover, type TakeoverResult } from './takeover.js';
+import { measureThroughput, type ThroughputResult } from './throughput.js';
+
+const SECTIONS = ['cost', 'throughput', 'latency', 'takeover', 'growth'] as const;
+type Section = (typeof SECTIONS)[number];
+
+const program = new Command('bench')
+  .description('fenceq benchmark: ceiling, throughput, requests and modelled cost per job, latency, takeover, growth')
+  .option('--quick', 'a short run (under a minute on an idle machine)')
+  .option('--only <sections>', `comma-separated subset of ${SECTIONS.join(',')}`, (v: string) => {
+    const list = v.split(',').map((s) => s.trim());
+    for (const s of list) if (!SECTIONS.includes(s as Section)) throw new InvalidArgumentError(`unknown section ${s} (known: ${SECTIONS.join(', ')})`);
+    return list as Section[];
+  })
+  .option('--depths <list>', 'backlog depths for growth (default 1000,10000,100000; quick: 1000)', (v: string) =>
+    v.split(',').map((s) => {
+      const n = Number(s);
+      if (!Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError(`bad depth ${s}`);
+      return n;
+    }),
+  )
+  .option('--out <file>', 'JSON results file (default bench/results/bench-<time>.json)')
+  .parse();
+const opts = program.opts<{ quick?: boolean; only?: Section[]; depths?: number[]; out?: string }>();
+const quick = Boolean(opts.quick);
+const run = new Set<Section>(opts.only ?? SECTIONS);
+const log = (s: string) => process.stderr.write(`${s}\n`);
+const started = new Date();
+const plan = quick
+  ? { tputJobs: 150, slots: 4, ceilingMs: 1_500, trickleJobs: 12, trickleRate: 4, depths: opts.depths ?? [1_000], drain: 100, takeoverTtl: 3_000 }
+  : { tputJobs: 1_000, slots: 4, ceilingMs: 4_000, trickleJobs: 60, trickleRate: 4, depths: opts.depths ?? [1_000, 10_000, 100_000], drain: 1_000, takeoverTtl: 5_000 };
+
+const machine = {
+  cpus: cpus().length,
+  cpuModel: cpus()[0]?.model ?? 'unknown',
+  memoryGb: Math.round(totalmem() / 2 ** 30),
+  node: process.version,
+  loadAverageAtStart: loadavg().map((x) => round(x, 2)),
+};
+log(`fenceq bench${quick ? ' --quick' : ''}: ${started.toISOString()}, ${machine.cpus} x ${machine.cpuModel}, load ${machine.loadAverageAtStart.join(' ')}, worker: ${workerImplementation()}`);
+
+const results: Record<string, unknown> = { date: started.toISOString(), command: `npm run bench${process.argv.slice(2).length ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`, machine, worker: workerImplementation(), prices: PRICES, quick };
+const emu = await emulator();
+const errors: string[] = [];
+const section = async <T>(name: Section, fn: () => Promise<T>): Promise<T | undefined> => {
+  if (!run.has(name)) return undefined;
+  const t = performance.now();
+  log(`\n== ${name}`);
+  try {
+    const out = await fn();
+    log(`   (${name}: ${((performance.now() - t) / 1000).toFixed(1)} s)`);
+    return out;
+  } catch (err) {
+    errors.push(`${name}: ${(err as Error).stack ?? String(err)}`);
+    log(`   ${name} FAILED: ${(err as Error).message}`);
+    return undefined;
+  }
+};
+
+try {
+  // 1. Cost model of one job's life.
+  const lives = await section('cost', async () => {
+    const m = await modelLives(emu.endpoint);
+    table(
+      ['job shape', 'max item B', 'base WCU', 'index writes', 'index WCU', 'total WCU (modelled)'],
+      m.happy.map((l) => [l.label, l.maxItemBytes, l.baseUnits, l.indexWrites, l.indexUnits, l.writeUnits]),
+    );
+    for (const l of m.happy) log(`   ${l.label}: ${l.steps.map((s) => `${s.step} ${s.baseUnits} base + ${s.index.units} index (${s.index.kind})`).join('; ')}`);
+    log(`   extra for a failed attempt retried: ${m.retryStep.writeUnits} WCU (${m.retryStep.steps.map((s) => s.index.kind).join(', ')}); for a release: ${m.releaseStep.writeUnits} WCU`);
+    results.cost = m;
+    return m;
+  });
+  const happyWcu = lives?.happy[0]?.writeUnits ?? 7;
+
+  // 2. Ceiling and throughput, measured back to back, the ceiling before and after each run.
+  await section('throughput', async () => {
+    const rows: { workers: number; t: ThroughputResult; before: CeilingResult; after: CeilingResult }[] = [];
+    for (const workers of [1, 4, 16]) {
+      const concurrency = workers * plan.slots;
+      const before = await measureCeiling(emu.endpoint, concurrency, plan.ceilingMs);
+      const t = await measureThroughput(emu.endpoint, { workers, slots: plan.slots, jobs: plan.tputJobs, emulatorPid: emu.pid });
+      const after = await measureCeiling(emu.endpoint, concurrency, plan.ceilingMs);
+      rows.push({ workers, t, before, after });
+      log(`   ${workers} worker(s): ${round(t.jobsPerSec, 1)} jobs/s; ceiling ${round(before.updatesPerSec)} / ${round(after.updatesPerSec)} updates/s before/after`);
+    }
+    const out = rows.map(({ workers, t, before, after }) => {
+      const ceiling = (before.updatesPerSec + after.updatesPerSec) / 2;
+      const perJob = perJobCounts(t.counts, t.jobs);
+      const wcu = happyWcu + perJob.conditionalFailures;
+      return {
+        workers,
+        slotsPerWorker: t.slotsPerWorker,
+        jobs: t.jobs,
+        jobsPerSec: round(t.jobsPerSec, 1),
+        ceilingUpdatesPerSec: round(ceiling, 1),
+        maxJobsPerSec: round(ceiling / 3, 1),
+        ratio: round(t.jobsPerSec / (ceiling / 3), 2),
+        requestsPerJob: perJob.requests,
+        writesPerJob: perJob.writes,
+        failedConditionalPerJob: round(perJob.conditionalFailures, 2),
+        leaseCallsPerJob: round(t.leaseCalls / t.jobs, 2),
+        modelledWcuPerJob: round(wcu, 2),
+        modelledRcuPerJob: round(perJob.readUnits, 2),
+        dollarsPerMillionJobs: round(dollarsPerMillionJobs(wcu, perJob.readUnits), 2),
+        memory: { rssMb: round(t.memory.rssMb, 0), heapUsedMb: round(t.memory.heapUsedMb, 0) },
+        cpuMsPerJob: { bench: round(t.cpuMsPerJob.bench, 2), emulator: t.cpuMsPerJob.emulator === null ? null : round(t.cpuMsPerJob.emulator, 2) },
+        raw: { throughput: t, ceilingBefore: before, ceilingAfter: after },
+      };
+    });
+    table(
+      ['workers x slots', 'jobs/s', 'ceiling/3', 'ratio', 'req/job', 'writes/job', 'failed cond/job', 'WCU/job*', 'RCU/job*', '$/M jobs*', 'RSS/heap MB', 'CPU ms/job bench+emu'],
+      out.map((r) => [`${r.workers} x ${r.slotsPerWorker}`, r.jobsPerSec, r.maxJobsPerSec, r.ratio, r.requestsPerJob.total, r.writesPerJob, r.failedConditionalPerJob, r.modelledWcuPerJob, r.modelledRcuPerJob, r.dollarsPerMillionJobs, `${r.memory.rssMb}/${r.memory.heapUsedMb}`, `${r.cpuMsPerJob.bench}+${r.cpuMsPerJob.emulator ?? '?'}`]),
+    );
+    for (const r of out) log(`   ${r.workers} worker(s) requests per job: ${JSON.stringify(r.requestsPerJob)}; lease calls per job ${r.leaseCallsPerJob}`);
+    log(`   * modelled (the emulator does not count index writes); SQS standard: $${sqsDollarsPerMillionJobs().toFixed(2)} per million jobs (3 requests). Prices: ${PRICES.region}, $${PRICES.writeRequestUnitPerMillion}/M WRU, $${PRICES.readRequestUnitPerMillion}/M RRU.`);
+    log(`   memory: the bench process hosting the workers and the producer, at the end of each run.`);
+    results.throughput = out;
+    mkdirSync('bench/results', { recursive: true });
+    writeFileSync(
+      'bench/results/throughput.svg',
+      throughputChart(
+        out.map((r) => ({ workers: r.workers, jobsPerSec: r.jobsPerSec, maxJobsPerSec: r.maxJobsPerSec })),
+        `${started.toISOString().slice(0, 10)}, ${machine.cpus} x ${machine.cpuModel}, dynalite, ${plan.slots} slots per worker${quick ? ', --quick' : ''}`,
+      ),
+    );
+    log('   chart: bench/results/throughput.svg');
+  });
+
+  // 4. Latency.
+  await section('latency', async () => {
+    const out: LatencyResult[] = [];
+    for (const wakeUp of [false, true]) out.push(await measureLatency(emu.endpoint, { wakeUp, jobs: plan.trickleJobs, ratePerSec: plan.trickleRate }));
+    table(
+      ['wake-up', 'jobs', 'rate/s', 'poll (base..max)', 'p50 ms', 'p99 ms', 'max ms'],
+      out.map((r) => [r.wakeUp ? 'in-process' : 'none (polling)', r.jobs, r.ratePerSec, `${r.pollIntervalMs}..${r.maxPollIntervalMs}`, round(r.p50Ms, 0), round(r.p99Ms, 0), round(r.maxMs, 0)]),
+    );
+    results.latency = out;
+  });
+
+  // 5. Takeover.
+  await section('takeover', async () => {
+    const out: TakeoverResult[] = [];
+    for (const stop of ['SIGKILL', 'SIGTERM'] as const) out.push(await measureTakeover(emu.endpoint, { stop, leaseTtlMs: plan.takeoverTtl }));
+    table(
+      ['stop', 'lease TTL', 'poll', 'reclaim', 'bound ms', 'takeover ms (per job)', 'max ms', 'within bound'],
+      out.map((r) => [r.stop, r.leaseTtlMs, r.pollIntervalMs, r.reclaimEveryMs, r.boundMs, r.takeoverMs.join(' '), r.maxMs, r.withinBound ? 'yes' : 'NO']),
+    );
+    results.takeover = out;
+  });
+
+  // 6. Growth.
+  await section('growth', async () => {
+    const out: (GrowthResult & { perJob: ReturnType<typeof perJobCounts> })[] = [];
+    for (const depth of plan.depths) {
+      const g = await measureGrowth(emu.endpoint, { depth, drain: Math.min(plan.drain, depth), workers: 4, slots: plan.slots, log });
+      out.push({ ...g, perJob: perJobCounts(g.counts, g.drained) });
+    }
+    table(
+      ['pending', 'enqueue/s', 'drained', 'jobs/s', 'lease p50 ms', 'lease p99 ms', 'req/job (lease+ack)', 'RCU/job*', '$/M jobs*'],
+      out.map((g) => [g.depth, round(g.enqueuePerSec, 0), g.drained, round(g.jobsPerSec, 1), round(g.leaseCallP50Ms, 0), round(g.leaseCallP99Ms, 0), g.perJob.requests.total, round(g.perJob.readUnits, 2), round(dollarsPerMillionJobs(happyWcu + g.perJob.conditionalFailures, g.perJob.readUnits), 2)]),
+    );
+    results.growth = out;
+  });
+} finally {
+  await emu.stop();
+}
+
+results.errors = errors;
+results.seconds = round((Date.now() - started.getTime()) / 1000, 1);
+const file = opts.out ?? `bench/results/bench-${started.toISOString().replace(/[:.]/g, '-')}.json`;
+mkdirSync('bench/results', { recursive: true });
+writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
+log(`\nresults: ${file} (${results.seconds} s)`);
+if (errors.length) {
+  log(`errors:\n${errors.join('\n')}`);
+  process.exit(1);
+}
+
+function perJobCounts(c: MeterCounts, jobs: number) {
+  const requests: Record<string, number> = {};
+  let total = 0;
+  for (const [k, v] of Object.entries(c.requests)) {
+    requests[k] = round(v / jobs, 2);
+    total += v;
+  }
+  const writes = ((c.requests.PutItem ?? 0) + (c.requests.UpdateItem ?? 0) + (c.requests.DeleteItem ?? 0)) / jobs;
+  return { requests: { ...requests, total: round(total / jobs, 2) }, writes: round(writes, 2), conditionalFailures: c.conditionalFailures / jobs, readUnits: c.readUnits / jobs };
+}
+
+function table(head: string[], rows: (string | number)[][]): void {
+  const cells = [head, ...rows.map((r) => r.map(String))];
+  const widths = head.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
+  const line = (r: string[]) => `   ${r.map((c, i) => c.padEnd(widths[i]!)).join('  ')}`;
+  process.stdout.write(`${line(head)}\n${line(widths.map((w) => '-'.repeat(w)))}\n${rows.map((r) => line(r.map(String))).join('\n')}\n`);
+}

@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'vitest';
+import { CHAOS_DEFAULTS, runChaos } from '../../chaos/scenario.js';
+import { endpoint } from '../support/harness.js';
+
+// The chaos run in small: worker processes through the fault proxy, killed, paused past their
+// lease and stopped at random, with a fixed seed. Seconds, not minutes; `npm run chaos` is the
+// long version.
+describe('chaos run (short, seed 7)', () => {
+  it('loses no job, accepts no stale side effect, and settles every done job from its final generation', async () => {
+    const report = await runChaos({
+      ...CHAOS_DEFAULTS,
+      endpoint: endpoint(),
+      seed: 7,
+      jobs: 120,
+      workers: 3,
+      concurrency: 4,
+      leaseTtlMs: 1_500,
+      enqueueOverMs: 3_000,
+      disruptEveryMs: [400, 900],
+      deadlineMs: 100_000,
+      log: () => undefined,
+    });
+    const v = report.verdict;
+    expect(v.violations).toEqual([]);
+    expect(v.done + v.dead).toBe(120);
+    // The run did disrupt something and the proxy did inject faults, or it proved nothing.
+    expect(report.disruptions.kill + report.disruptions.pause + report.disruptions.term).toBeGreaterThan(0);
+    expect(report.proxy.dropAfterApply + report.proxy.throttle + report.proxy.serverError).toBeGreaterThan(0);
+  }, 150_000);
+});
