@@ -5,7 +5,7 @@ import { lambdaClient, sqsClient } from '../../src/aws/clients.js';
 import { LambdaJobStore } from '../../src/aws/lambda-job-store.js';
 import { JobQueue } from '../../src/job-queue.js';
 import { silentLogger } from '../../src/log.js';
-import { spawnCli } from '../cli/support.js';
+import { cli, spawnCli } from '../cli/support.js';
 import { alive, startStack, startWorker, until, type StackProcess } from './support.js';
 
 // The local stack as a user runs it: `fenceq start` in its own process, driven with the real SDK
@@ -39,10 +39,11 @@ describe('fenceq start --no-demo', () => {
   });
 
   it('a killed worker: inspect explains the expired lease, another worker takes the job over; every job ends where it should', async () => {
-    await queue.enqueue({ queue: 'render', id: 'e2e-slow', payload: { ms: 3_000 } });
+    await queue.enqueue({ queue: 'render', id: 'e2e-slow', payload: { ms: 6_000 } });
     const w1 = startWorker(env, 'e2e-w1', ['--lease-ttl', '2s', '--poll', '200ms']);
     await until('w1 to hold e2e-slow', async () => (await queue.get('e2e-slow'))?.leaseOwner === 'e2e-w1');
-    const running = await spawnCli(['inspect', 'e2e-slow'], env);
+    // In-process (the same runCli as bin/fenceq.js) so the check lands while the handler still runs.
+    const running = await cli(['inspect', 'e2e-slow'], { env });
     expect(running.code).toBe(0);
     expect(running.stdout).toContain('Running under e2e-w1 (attempt 1 of 5)');
 
@@ -86,7 +87,7 @@ describe('fenceq start --no-demo', () => {
     const released = (await queue.get('e2e-held'))!;
     expect(released).toMatchObject({ state: 'pending', settledBy: 'released', attempts: 0 });
     expect(released.leaseOwner).toBeUndefined();
-  });
+  }, 90_000);
 
   it('serves the API over the Lambda Invoke API (LambdaJobStore, a worker with --transport lambda) and sends wake-ups to SQS', async () => {
     const ready = await stack.next('stack.ready');
@@ -106,10 +107,10 @@ describe('fenceq start --no-demo', () => {
     expect(await w.exited).toBe(0);
     // The raw client works too: the reply is the API's { ok, value } envelope.
     const lambda = lambdaClient({ endpoint: ready.lambdaEndpoint });
-    const out = await lambda.send(new InvokeCommand({ FunctionName: ready.functions.api, Payload: Buffer.from(JSON.stringify({ op: 'get', id: 'e2e-lambda' })) }));
+    const out = await lambda.send(new InvokeCommand({ FunctionName: ready.functions.admin, Payload: Buffer.from(JSON.stringify({ op: 'get', id: 'e2e-lambda' })) }));
     expect(JSON.parse(Buffer.from(out.Payload!).toString())).toMatchObject({ ok: true, value: { id: 'e2e-lambda', state: 'done' } });
     lambda.destroy();
-  });
+  }, 60_000);
 
   it('the reclaim function runs on its timer: an abandoned lease is returned to pending', async () => {
     await queue.enqueue({ queue: 'nobody-works-this', id: 'e2e-abandoned', payload: null });
@@ -121,9 +122,9 @@ describe('fenceq start --no-demo', () => {
     }, 20_000);
     expect(job.lastError).toContain('e2e-ghost');
     expect(job.leaseGeneration).toBe(lease!.generation + 1);
-  });
+  }, 40_000);
 
-  it('SIGTERM stops the stack cleanly: exit 0 and no child process left', async () => {
+  it('SIGTERM stops the stack cleanly: exit 0 and no child process left', { timeout: 30_000 }, async () => {
     stack.child.kill('SIGTERM');
     expect(await stack.exited).toBe(0);
     expect(stack.events.at(-1)?.event).toBe('stack.stopped');
@@ -149,7 +150,7 @@ describe('fenceq start (demo)', () => {
     // The crash job killed a worker and the SIGKILL took another: their leases were recovered.
     expect(finished.totals.takenOver + finished.totals.reclaimed).toBeGreaterThan(0);
     for (const pid of [ready.pids.dynalite, ready.pids.fauxqs, ...finished.workerPids]) expect(alive(pid), `pid ${pid}`).toBe(false);
-  });
+  }, 120_000);
 
   it('when the stack itself is killed, its emulator and worker processes exit too', async () => {
     const stack = startStack(['--jobs', '40', '--duration', '20s', '--workers', '2']);
@@ -160,5 +161,5 @@ describe('fenceq start (demo)', () => {
     stack.child.kill('SIGKILL');
     await stack.exited;
     await until('every child to exit', () => children.every((pid) => !alive(pid)), 20_000);
-  });
+  }, 90_000);
 });
