@@ -84,6 +84,7 @@ describe('fencedWrite', () => {
     const aOutcome = deferred<unknown>();
     const { worker: a, store: aStore } = t.worker({
       owner: 'paused-worker',
+      concurrency: 1, // its only slot stays busy while paused: it cannot take its own lapsed job over
       leaseTtlMs: 1_000,
       handlers: {
         report: async (_job, ctx) => {

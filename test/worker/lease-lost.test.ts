@@ -12,6 +12,7 @@ describe('a lost lease aborts the handler and is never acked', () => {
     let aLease: Lease | undefined;
     const { worker: a, store: aStore } = t.worker({
       owner: 'worker-a',
+      concurrency: 1, // its one slot stays busy until it learns the lease is gone: it cannot re-claim the job itself
       leaseTtlMs: 1_500,
       handlers: {
         q: async (_job, ctx) => {
@@ -24,10 +25,13 @@ describe('a lost lease aborts the handler and is never acked', () => {
     });
     a.start();
     await waitFor('A running', () => aLease);
+    aStore.pauseRenewals(); // A learns of the loss only after B has run the job
+    await aStore.renewalsSettled();
     expect((await t.queue.releaseUnowned(e.id)).outcome).toBe('released');
     const { worker: b } = t.worker({ owner: 'worker-b', handlers: { q: () => ({ by: 'B' }) } });
     b.start();
     await waitFor('B finished', async () => (await t.queue.get(e.id))?.state === 'done');
+    aStore.resume();
 
     const reason = await aborted.promise; // A's next heartbeat found the lease gone
     expect(reason).toBeInstanceOf(LeaseLostError);

@@ -63,10 +63,20 @@ export class WatchedStore implements JobStore {
     this.calls.push({ op: 'ackFailed', at: Date.now(), id: lease.id, generation: lease.generation });
     return this.inner.ackFailed(lease, error, opts);
   }
+  private renewing = 0;
+  /** Resolves once no renewal that started before the pause is still in flight. */
+  async renewalsSettled(): Promise<void> {
+    while (this.renewing > 0) await new Promise((r) => setTimeout(r, 5));
+  }
   async renew(lease: Lease, ttlMs: number) {
     if (this.renewGate) await this.renewGate;
     this.calls.push({ op: 'renew', at: Date.now(), id: lease.id, generation: lease.generation });
-    return this.inner.renew(lease, ttlMs);
+    this.renewing++;
+    try {
+      return await this.inner.renew(lease, ttlMs);
+    } finally {
+      this.renewing--;
+    }
   }
   release(lease: Lease, opts?: { reason?: string }) {
     this.calls.push({ op: 'release', at: Date.now(), id: lease.id, generation: lease.generation });
