@@ -92,6 +92,7 @@ describe('a lost lease aborts the handler and is never acked', () => {
     const gate = deferred();
     const outcome = deferred<unknown>();
     const { worker } = t.worker({
+      concurrency: 1, // no second slot in which to re-claim the released job
       leaseTtlMs: 30_000,
       handlers: { q: async (_j, ctx) => { await gate.promise; await ctx.renew().then(() => outcome.resolve('renewed'), (err) => outcome.resolve(err)); } },
     });

@@ -78,9 +78,10 @@ describe('worker lifecycle: tracked leases, heartbeat, stop', () => {
     const t = await workerTable();
     const e = await t.queue.enqueue({ queue: 'q', payload: null });
     const gate = deferred();
-    const { worker, store } = t.worker({ owner: 'long-runner', leaseTtlMs: 1_500, handlers: { q: async (_j, ctx) => { await gate.promise; return ctx.lease.generation; } } });
+    const { worker, store } = t.worker({ owner: 'long-runner', leaseTtlMs: 2_400, handlers: { q: async (_j, ctx) => { await gate.promise; return ctx.lease.generation; } } });
     worker.start();
-    await waitFor('four renewals', () => store.count('renew', e.id) >= 4, 10_000);
+    // Three renewals, 800 ms apart: the handler has outlived its first lease.
+    await waitFor('three renewals', () => store.count('renew', e.id) >= 3, 10_000);
     // A rival that polls hard finds nothing to take over.
     const { worker: rival } = t.worker({ owner: 'rival', handlers: { q: () => 'rival' } });
     rival.start();
