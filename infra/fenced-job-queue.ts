@@ -31,9 +31,9 @@ export interface FencedJobQueueProps {
   readonly workerQueues?: readonly string[];
   /** The Lambda worker's timeout; 30 s to 15 min; the wake-up queue's visibility timeout is six times it. @default Duration.minutes(2) */
   readonly workerTimeout?: Duration;
-  /** The Lambda worker's memory in MB. @default 1024 */
+  /** The Lambda worker's memory in MB (128-10240). @default 1024 */
   readonly workerMemorySize?: number;
-  /** Wake-up messages per worker invocation. @default 10 */
+  /** Wake-up messages per worker invocation (1-10). @default 10 */
   readonly workerBatchSize?: number;
   /** Most concurrent worker invocations started by the wake-up queue (2-1000). @default 10 */
   readonly workerMaxConcurrency?: number;
@@ -113,9 +113,9 @@ export class FencedJobQueue extends Construct {
       workerEntry: props.workerEntry ?? handlerEntry('worker'),
       workerQueues,
       workerTimeout,
-      workerMemorySize: props.workerMemorySize ?? DEFAULTS.workerMemorySize,
-      workerBatchSize: props.workerBatchSize ?? DEFAULTS.workerBatchSize,
-      workerMaxConcurrency: props.workerMaxConcurrency ?? DEFAULTS.workerMaxConcurrency,
+      workerMemorySize: checkInt('props.workerMemorySize', props.workerMemorySize ?? DEFAULTS.workerMemorySize, 128, 10_240),
+      workerBatchSize: checkInt('props.workerBatchSize', props.workerBatchSize ?? DEFAULTS.workerBatchSize, 1, 10),
+      workerMaxConcurrency: checkInt('props.workerMaxConcurrency', props.workerMaxConcurrency ?? DEFAULTS.workerMaxConcurrency, 2, 1000),
       logRetention: props.logRetention ?? DEFAULTS.logRetention,
       metricsNamespace: props.metricsNamespace ?? DEFAULTS.metricsNamespace,
       serviceName,

@@ -198,6 +198,12 @@ describe('bad props', () => {
     refused({ workerEntry: 'functions/worker.ts' }, 'props.workerQueues');
   });
 
+  it('worker memory, batch size or concurrency out of range', () => {
+    refused({ workerMemorySize: 64 }, 'props.workerMemorySize');
+    refused({ workerBatchSize: 11 }, 'props.workerBatchSize');
+    refused({ workerMaxConcurrency: 1 }, 'props.workerMaxConcurrency');
+  });
+
   it('no worker queue, or a malformed queue name', () => {
     refused({ workerQueues: [] }, 'props.workerQueues');
     refused({ workerQueues: ['echo', 'no spaces'] }, 'props.workerQueues[1]');
