@@ -21,13 +21,16 @@ export interface FaultRates {
   readonly latencyMs: readonly [number, number];
 }
 
-/** The default mix: about one request in eight meets a fault. */
+/**
+ * The default mix: about one request in fifteen meets a fault. A lease call makes 8-12 requests
+ * in parallel, so about half of them meet at least one.
+ */
 export const DEFAULT_FAULTS: FaultRates = {
-  dropBeforeForward: 0.02,
-  throttle: 0.04,
-  serverError: 0.03,
-  dropAfterApply: 0.03,
-  latencyMs: [0, 15],
+  dropBeforeForward: 0.01,
+  throttle: 0.02,
+  serverError: 0.015,
+  dropAfterApply: 0.02,
+  latencyMs: [0, 10],
 };
 
 /** What the proxy did, by fault. */

@@ -46,14 +46,15 @@ export interface ChaosOptions {
 export const CHAOS_DEFAULTS: Omit<ChaosOptions, 'seed' | 'log' | 'endpoint'> = {
   jobs: 2_000,
   workers: 4,
-  concurrency: 4,
+  concurrency: 8,
   leaseTtlMs: 2_000,
   pollIntervalMs: 200,
   graceMs: 300,
-  enqueueOverMs: 20_000,
-  disruptEveryMs: [700, 2_000],
+  // About the rate the workers drain under chaos on a 2-core machine, so waits measure takeovers, not a backlog.
+  enqueueOverMs: 150_000,
+  disruptEveryMs: [1_000, 3_000],
   reclaimEveryMs: 1_000,
-  deadlineMs: 240_000,
+  deadlineMs: 300_000,
   faults: DEFAULT_FAULTS,
 };
 
