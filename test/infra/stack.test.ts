@@ -3,6 +3,7 @@
  * flags, esbuild bundling; schema validation is left to `npm run synth` in CI) with cdk-nag's
  * AwsSolutions pack on: the template's resources and permissions, and the nag report.
  */
+import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Validations } from 'aws-cdk-lib';
@@ -92,6 +93,33 @@ describe('the functions', () => {
       expect(statSync(join(dir, 'index.mjs')).size).toBeGreaterThan(50_000); // the store and the SDK are inside
       expect(bundle).toContain('createRequire');
     }
+  });
+
+  it('load from their bundles alone (no node_modules) and refuse a bad event with a typed ValidationError', async () => {
+    // Each bundle runs in a child process with the template's variables (references replaced by
+    // plausible values): it must import, build its clients, and reject the event before any I/O.
+    const value = (v: unknown) => (typeof v === 'string' ? v : 'https://sqs.us-east-1.amazonaws.com/123456789012/fenceq-test');
+    const run = (name: string) => {
+      const [, f] = fn(name);
+      const vars = Object.fromEntries(Object.entries(f.Properties.Environment.Variables as Record<string, unknown>).map(([k, v]) => [k, value(v)]));
+      const file = join(outdir, `asset.${(f.Properties.Code.S3Key as string).replace(/\.zip$/, '')}`, 'index.mjs');
+      const script = `import(${JSON.stringify(file)}).then(async (m) => {
+        const ctx = { getRemainingTimeInMillis: () => 5000, awsRequestId: 'r', functionName: 'f' };
+        let out; try { out = await m.handler({ op: 'nope' }, ctx); } catch (e) { out = { thrown: e.name }; }
+        process.stdout.write('RESULT' + JSON.stringify(out));
+      })`;
+      const env = { PATH: process.env.PATH, ...vars, FENCEQ_TABLE_NAME: 'fenceq-test-table', AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'x', AWS_SECRET_ACCESS_KEY: 'y', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', POWERTOOLS_LOG_LEVEL: 'SILENT' };
+      return new Promise<any>((resolve, reject) =>
+        execFile(process.execPath, ['--input-type=module', '-e', script], { env, cwd: '/', timeout: 30_000 }, (err, stdout) =>
+          err ? reject(err) : resolve(JSON.parse(stdout.slice(stdout.indexOf('RESULT') + 6))),
+        ),
+      );
+    };
+    const [api, admin, reclaim, worker] = await Promise.all(['Api', 'Admin', 'Reclaim', 'Worker'].map(run));
+    expect(api).toMatchObject({ ok: false, error: { name: 'ValidationError', field: 'op' } });
+    expect(admin).toMatchObject({ ok: false, error: { name: 'ValidationError', field: 'op' } });
+    expect(reclaim).toEqual({ thrown: 'ValidationError' });
+    expect(worker).toEqual({ thrown: 'ValidationError' });
   });
 
   it('have the timeouts docs/functions.md asks for; the worker the default of DEFAULTS', () => {
