@@ -120,7 +120,7 @@ describe('the functions', () => {
     expect(admin).toMatchObject({ ok: false, error: { name: 'ValidationError', field: 'op' } });
     expect(reclaim).toEqual({ thrown: 'ValidationError' });
     expect(worker).toEqual({ thrown: 'ValidationError' });
-  });
+  }, 60_000);
 
   it('have the timeouts docs/functions.md asks for; the worker the default of DEFAULTS', () => {
     expect(fn('Api')[1].Properties.Timeout).toBe(30);
