@@ -26,7 +26,8 @@ const program = new Command('chaos')
 const o = program.opts<{ seed?: number; jobs?: number; workers: number; quick?: boolean; out?: string }>();
 const seed = o.seed ?? Math.floor(Math.random() * 2 ** 31);
 const log = (line: string) => process.stderr.write(`${line}\n`);
-log(`chaos: seed ${seed} (replay with: npm run chaos -- --seed ${seed}${o.quick ? ' --quick' : ''})`);
+const replay = `npm run chaos -- --seed ${seed}${o.quick ? ' --quick' : ''}${o.jobs !== undefined ? ` --jobs ${o.jobs}` : ''}${o.workers !== CHAOS_DEFAULTS.workers ? ` --workers ${o.workers}` : ''}`;
+log(`chaos: seed ${seed} (replay with: ${replay})`);
 
 let report: ChaosReport;
 try {
@@ -66,7 +67,7 @@ function printReport(r: ChaosReport): void {
     `  at-least-once: ${v.ranMoreThanOnce} jobs ran more than once (${v.ranMoreThanOnceUnplanned} beyond their planned failures), ${v.starts} handler starts for ${v.jobs} jobs`,
     `  longest wait past due: ${v.waitPastDueMs.firstStartMax} ms to the first start (p99 ${v.waitPastDueMs.firstStartP99} ms), ${v.waitPastDueMs.finalStartMax} ms to the start of the run that settled it`,
     ...(v.violations.length ? ['  violations:', ...v.violations.map((x) => `    ${x}`)] : []),
-    v.violations.length ? `FAILED (replay: npm run chaos -- --seed ${r.seed})` : 'PASSED',
+    v.violations.length ? `FAILED (replay: ${replay})` : 'PASSED',
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
 }
