@@ -89,12 +89,15 @@ export class ViewPrinter {
     private readonly write: (text: string) => void,
     private readonly tty: boolean,
     private readonly plainEveryMs = 2_000,
+    /** Terminal width: longer lines are cut so a wrapped line never breaks the redraw. */
+    private readonly columns: () => number = () => process.stdout.columns || 120,
   ) {}
 
   /** Shows the state (throttled for plain output). */
   draw(s: ViewState, allNotes: readonly string[], now: number): void {
     if (this.tty) {
-      const lines = renderView(s);
+      const width = Math.max(20, this.columns() - 1);
+      const lines = renderView(s).map((l) => (l.length > width ? `${l.slice(0, width - 1)}…` : l));
       const up = this.drawn ? `\x1b[${this.drawn}A` : '';
       this.write(`${up}\x1b[0J${lines.join('\n')}\n`);
       this.drawn = lines.length;
