@@ -59,6 +59,9 @@ const machine = {
 };
 log(`fenceq bench${quick ? ' --quick' : ''}: ${started.toISOString()}, ${machine.cpus} x ${machine.cpuModel}, load ${machine.loadAverageAtStart.join(' ')}, worker: ${workerImplementation()}`);
 
+const file = opts.out ?? `bench/results/bench-${started.toISOString().replace(/[:.]/g, '-')}.json`;
+// With --out the chart sits beside the JSON (reference-<date>.svg); otherwise it is the latest run's throughput.svg.
+const chartFile = opts.out ? file.replace(/\.json$/, '') + '.svg' : 'bench/results/throughput.svg';
 const results: Record<string, unknown> = { date: started.toISOString(), command: `npm run bench${process.argv.slice(2).length ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`, machine, worker: workerImplementation(), prices: PRICES, quick };
 const emu = await emulator();
 const errors: string[] = [];
@@ -137,13 +140,13 @@ try {
     results.throughput = out;
     mkdirSync('bench/results', { recursive: true });
     writeFileSync(
-      'bench/results/throughput.svg',
+      chartFile,
       throughputChart(
         out.map((r) => ({ workers: r.workers, jobsPerSec: r.jobsPerSec, maxJobsPerSec: r.maxJobsPerSec })),
         `${started.toISOString().slice(0, 10)}, ${machine.cpus} x ${machine.cpuModel}, dynalite, ${plan.slots} slots per worker${quick ? ', --quick' : ''}`,
       ),
     );
-    log('   chart: bench/results/throughput.svg');
+    log(`   chart: ${chartFile}`);
   });
 
   // 4. Latency.
@@ -187,7 +190,6 @@ try {
 
 results.errors = errors;
 results.seconds = round((Date.now() - started.getTime()) / 1000, 1);
-const file = opts.out ?? `bench/results/bench-${started.toISOString().replace(/[:.]/g, '-')}.json`;
 mkdirSync('bench/results', { recursive: true });
 writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
 log(`\nresults: ${file} (${results.seconds} s)`);
