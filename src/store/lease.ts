@@ -11,7 +11,7 @@
  *   due jobs exist.
  *
  * Candidates come from the sparse "work" index, never a Scan: each queue's ready and scheduled
- * partitions on every shard (scheduled only up to `now`), and, when those do not fill the
+ * partitions on every shard (scheduled only up to `now`), and, when those cannot fill the
  * request, running jobs of those queues whose lease has lapsed (orphans), so takeover does not
  * wait for the scheduled reclaim. The index is only a hint; the conditional write decides.
  */
@@ -55,7 +55,7 @@ export async function leaseDue(
   for (let round = 0; round < ROUNDS && won.length < args.max; round++) {
     const now = ctx.clock();
     const want = args.max - won.length;
-    const candidates = (await findCandidates(ctx, args.queues, now, want * 2 + 2)).filter(
+    const candidates = (await findCandidates(ctx, args.queues, now, want * 2 + 2, want)).filter(
       (c) => !tried.has(`${c.id}@${c.generation}`),
     );
     if (candidates.length === 0) break;
@@ -148,6 +148,7 @@ export async function findCandidates(
   queues: readonly string[],
   now: number,
   limit: number,
+  orphansBelow = limit,
 ): Promise<Candidate[]> {
   const { name, partitionKey: pk, sortKey: sk } = TABLE_SCHEMA.workIndex;
   const queries: QueryCommandInput[] = [];
@@ -173,7 +174,9 @@ export async function findCandidates(
   }
   const due = (await Promise.all(queries.map((q) => queryItems(ctx, q)))).flat().map((i) => toCandidate(i, false));
   let all = due;
-  if (due.length < limit) all = due.concat(await findOrphans(ctx, queues, now, limit));
+  // Orphans only when the due jobs cannot fill the request: under a backlog the scheduled
+  // reclaim returns them within one period, and an idle worker takes them over at once.
+  if (due.length < orphansBelow) all = due.concat(await findOrphans(ctx, queues, now, limit));
   return all.sort(byPriorityThenAge).slice(0, limit);
 }
 

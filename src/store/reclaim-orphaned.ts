@@ -1,17 +1,18 @@
 /**
- * reclaimOrphaned: running (lease expired) -> pending after backoff, or -> dead at the attempt cap.
+ * reclaimOrphaned: running (lease expired) -> pending (due now), or -> dead at the attempt cap.
  * Finds:   running jobs in the lease partitions of the work index whose expiry is before now
  *          (an index query, never a Scan).
  * Guard:   state = running AND leaseGeneration = :seen AND leaseExpiresAt = :seenExpiry AND
  *          incarnation = :inc, all as read. A completion, a renewal, a release or a takeover
  *          that lands in between changes one of them, so a reclaim never undoes it.
- * Writes:  leaseGeneration + 1; the lapsed lease counts as a failed attempt: retried after
- *          backoff, or dead once attempts reach maxAttempts, so a job that kills its worker
- *          every time ends dead instead of looping for ever.
+ * Writes:  leaseGeneration + 1; the lapsed lease counts as a failed attempt, so a job that
+ *          kills its worker every time ends dead once attempts reach maxAttempts instead of
+ *          looping for ever. A job with attempts left is due at once, not after a backoff:
+ *          a job waits at most its lease lifetime plus one reclaim period after its worker
+ *          dies, the same as when a worker's lease call takes the orphan over directly.
  * Lost race: counted in `lostRaces` and left alone; the winner's write stands.
  */
 import { deadKeys, leasePartition, scheduledKeys } from '../keys.js';
-import { backoffDelay } from '../retry-policy.js';
 import { GLOBAL_SHARDS, TABLE_SCHEMA } from '../schema.js';
 import type { Item } from './codec.js';
 import { fireHook, type StoreContext } from './context.js';
@@ -23,7 +24,7 @@ import { queryItems } from './lease.js';
 export interface ReclaimCounts {
   /** Expired leases found in the index. */
   readonly expired: number;
-  /** Returned to pending (retry after backoff). */
+  /** Returned to pending, due at once. */
   readonly reclaimed: number;
   /** Made dead at their attempt cap. */
   readonly dead: number;
@@ -87,7 +88,7 @@ async function reclaimOne(ctx: StoreContext, item: Item, now: number): Promise<'
   const owner = item.leaseOwner as string | undefined;
   const lastError = `lease of ${owner ?? 'unknown owner'} expired at ${new Date(item.leaseExpiresAt as number).toISOString()} (attempt ${attempts} of ${String(item.maxAttempts)})`;
   const dead = attempts >= (item.maxAttempts as number);
-  const runAt = now + backoffDelay(ctx.retry, attempts, ctx.random);
+  const runAt = now;
   const update = buildUpdate({
     set: dead
       ? { state: 'dead', lastError, updatedAt: now, deadNotified: false, expireAt: Math.ceil((now + ctx.retentionMs) / 1000), ...deadKeys(id, queue, now) }
@@ -112,6 +113,6 @@ async function reclaimOne(ctx: StoreContext, item: Item, now: number): Promise<'
     fireHook(ctx, 'onJobDead', () => ctx.hooks.onJobDead?.({ id, queue, attempts, lastError, generation: seen + 1 }));
     return 'dead';
   }
-  ctx.logger.warn('job.reclaimed', { id, queue, generation: seen + 1, previousOwner: owner, attempts, retryAt: runAt });
+  ctx.logger.warn('job.reclaimed', { id, queue, generation: seen + 1, previousOwner: owner, attempts });
   return 'reclaimed';
 }

@@ -8,7 +8,7 @@ const isReclaimWrite = (cmd: string, input: Record<string, unknown>) =>
   cmd === 'UpdateItemCommand' && String(input.ConditionExpression).includes(':seenExpiry');
 
 describe('reclaimOrphaned', () => {
-  it('returns an expired lease to pending with a bumped generation, after a backoff', async () => {
+  it('returns an expired lease to pending with a bumped generation, due at once', async () => {
     const { queue, clock } = await freshQueue({ retry: { baseMs: 1_000, maxMs: 60_000 }, random: () => 0 });
     const { id } = await queue.enqueue({ queue: 'q', payload: null });
     const [dead] = await queue.lease({ owner: 'gone', queues: ['q'], ttlMs: 5_000 });
@@ -17,7 +17,7 @@ describe('reclaimOrphaned', () => {
     clock.advance(2);
     expect(await queue.reclaimOrphaned()).toMatchObject({ expired: 1, reclaimed: 1, dead: 0, lostRaces: 0, ids: { reclaimed: [id] } });
     const job = await queue.get(id);
-    expect(job).toMatchObject({ state: 'pending', leaseGeneration: dead!.generation + 1, runAt: clock.now + 500 });
+    expect(job).toMatchObject({ state: 'pending', leaseGeneration: dead!.generation + 1, runAt: clock.now, attempts: 1 });
     expect(job?.lastError).toContain('lease of gone expired');
     expect((await queue.ackDone(dead!)).outcome).toBe('stale');
   });
