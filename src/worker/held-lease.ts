@@ -86,6 +86,12 @@ export class HeldLease {
 
   private async beat(): Promise<void> {
     const o = this.host.options;
+    // An ack or release is in flight: a renewal racing it would only log a stale no-op once it
+    // lands. Skip this beat unless the lease could lapse before the next one.
+    if (this.phase === 'settling' && this.lease.expiresAt - o.clock() > 2 * o.renewEveryMs) {
+      this.schedule(o.renewEveryMs);
+      return;
+    }
     try {
       await this.renewNow();
       this.schedule(o.renewEveryMs);
