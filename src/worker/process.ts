@@ -40,7 +40,8 @@ export function runWorkerProcess(worker: Worker, opts: WorkerProcessOptions = {}
       (report) => {
         for (const s of signals) process.off(s, onSignal);
         resolveDone(report);
-        exit(0);
+        // A lease that could not be released is left to expire: say so in the exit code.
+        exit(report.releaseFailures > 0 ? 1 : 0);
       },
       (err: unknown) => {
         logger.error('worker.stop_failed', { owner: worker.owner, error: err });
