@@ -99,6 +99,5 @@ export function createWorker(opts: BenchWorkerOptions): BenchWorker {
 
 /** Wakes a Worker through its public wake-up method when it has one. */
 function wakeWorker(w: Worker): void {
-  const m = (w as unknown as { wake?: () => void; kick?: () => void }).wake ?? (w as unknown as { kick?: () => void }).kick;
-  m?.call(w);
+  w.wake();
 }

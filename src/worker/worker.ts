@@ -89,6 +89,14 @@ export class Worker {
     return this.idleState().promise;
   }
 
+  /**
+   * Polls at once if the worker is waiting out its idle backoff: call it when a wake-up message
+   * (SQS) or an in-process hint says jobs are due. A hint only: the lease call decides.
+   */
+  wake(): void {
+    if (this.state === 'running' && !this.waitingForSlot) this.kick();
+  }
+
   /** A snapshot of the counters. */
   get counters(): WorkerCounters {
     return { ...this.counts };
