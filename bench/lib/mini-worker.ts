@@ -4,18 +4,12 @@
  * with a renewal timer, ack done or failed, release what it holds on stop. It keeps the same
  * constructor shape as the real Worker so the two swap in one place (bench/lib/workers.ts).
  */
+import type { JobContextJob } from '../../src/worker/types.js';
 import type { Json, Lease } from '../../src/job.js';
 import type { JobStore } from '../../src/job-store.js';
 
-/** The job as a handler sees it (the same fields the real Worker passes). */
-export interface MiniJob {
-  readonly id: string;
-  readonly queue: string;
-  readonly payload: Json;
-  readonly attempt: number;
-  readonly maxAttempts: number;
-  readonly generation: number;
-}
+/** The job as a handler sees it: the same fields the real Worker passes. */
+export type MiniJob = JobContextJob;
 
 /** A job handler: gets the job, the lease and an abort signal, returns the result. */
 export type MiniHandler = (job: MiniJob, ctx: { lease: Lease; signal: AbortSignal }) => Promise<Json | void>;
