@@ -6,7 +6,7 @@
  * Lost race: stale (logged no-op); the worker aborts the handler and never acks that job.
  */
 import type { Lease, StaleOutcome } from '../job.js';
-import { classifyLostRace } from './classify.js';
+import { classifyLostRace, type LostRace } from './classify.js';
 import type { StoreContext } from './context.js';
 import { buildUpdate } from './expression.js';
 import { guarded, leaseHeld } from './guards.js';
@@ -25,7 +25,7 @@ export async function renewIfLeaseHeld(ctx: StoreContext, lease: Lease, ttlMs: n
     ctx.logger.info('lease.renewed', { id: lease.id, generation: lease.generation, expiresAt });
     return { outcome: 'renewed', lease: { ...lease, expiresAt } };
   }
-  const lost = await classifyLostRace(ctx, 'renew', lease);
-  // classifyLostRace reports a repeat only for settling calls; renew is never one.
-  return lost.kind === 'stale' ? lost.outcome : { outcome: 'renewed', lease: { ...lease, expiresAt } };
+  // Renew settles nothing, so there is no earlier try to recognise: a failed renew is stale.
+  const lost = (await classifyLostRace(ctx, 'renew', lease)) as Extract<LostRace, { kind: 'stale' }>;
+  return lost.outcome;
 }

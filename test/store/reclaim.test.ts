@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { JobQueue, dynamoClient } from '../../src/job-queue.js';
-import { silentLogger } from '../../src/log.js';
+import { memoryLogger, silentLogger } from '../../src/log.js';
 import { freshQueue, endpoint } from '../support/harness.js';
 import { gateNext } from '../support/gate.js';
 
@@ -42,7 +42,8 @@ describe('reclaimOrphaned', () => {
   it('never undoes a renewal that lands between its read and its write', async () => {
     const { queue, clock, tableName } = await freshQueue();
     const client = dynamoClient({ endpoint: endpoint() });
-    const reclaimer = new JobQueue({ tableName, client, clock, logger: silentLogger });
+    const log = memoryLogger();
+    const reclaimer = new JobQueue({ tableName, client, clock, logger: log });
     const { id } = await queue.enqueue({ queue: 'q', payload: null });
     const [lease] = await queue.lease({ owner: 'alive', queues: ['q'], ttlMs: 5_000 });
     clock.advance(5_500);
@@ -53,6 +54,7 @@ describe('reclaimOrphaned', () => {
     gate.release();
     expect(await reclaim).toMatchObject({ reclaimed: 0, lostRaces: 1 });
     expect(await queue.get(id)).toMatchObject({ state: 'running', leaseOwner: 'alive', leaseGeneration: lease!.generation });
+    expect(log.events('reclaim.lost_race').map((r) => r.fields)).toEqual([{ id, generation: lease!.generation }]);
     expect((await queue.ackDone(lease!)).outcome).toBe('done');
     client.destroy();
   });
