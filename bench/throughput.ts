@@ -78,7 +78,7 @@ export async function measureThroughput(endpoint: string, args: { workers: numbe
       while (next < args.jobs) {
         const from = next;
         next = Math.min(args.jobs, next + batch);
-        await producer.enqueueMany(Array.from({ length: next - from }, (_, k) => ({ queue: 'bench', payload: benchPayload(from + k), id: randomUUID() })));
+        await producer.enqueueMany(Array.from({ length: next - from }, (_, k) => ({ queue: 'bench', payload: benchPayload(from + k) })));
       }
     };
     for (let p = 0; p < (args.producers ?? 1); p++) batches.push(produce());

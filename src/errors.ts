@@ -42,6 +42,17 @@ export class TableUnavailableError extends FenceqError {
   }
 }
 
+/** A batch enqueue could not write every job (DynamoDB kept some unprocessed); the others were written. */
+export class EnqueueIncompleteError extends FenceqError {
+  override name = 'EnqueueIncompleteError';
+  /** Ids of the jobs that were not written. */
+  readonly unwrittenIds: readonly string[];
+  constructor(unwrittenIds: readonly string[], attempts: number) {
+    super(`enqueue: ${unwrittenIds.length} job(s) still unprocessed after ${attempts} BatchWriteItem attempts; the rest were written`);
+    this.unwrittenIds = unwrittenIds;
+  }
+}
+
 /** An operation asked for a transition the job's current state does not allow (for example requeueing a job that is not dead). */
 export class InvalidStateError extends FenceqError {
   override name = 'InvalidStateError';

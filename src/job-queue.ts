@@ -5,7 +5,7 @@ import type { Job, Json, Lease } from './job.js';
 import type { JobStore, LeaseRequest } from './job-store.js';
 import { defaultLogger, type Logger } from './log.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.js';
-import { QUEUE_REGISTRY_ID } from './schema.js';
+import { QUEUE_REGISTRY_ID, QUEUE_SHARDS } from './schema.js';
 import { ackDoneIfLeaseHeld, type AckDoneOutcome } from './store/ack-done.js';
 import { ackFailedIfLeaseHeld, type AckFailedOutcome } from './store/ack-failed.js';
 import { listJobs, queueStats, type JobPage, type QueueStats } from './store/browse.js';
@@ -13,10 +13,11 @@ import { cancelIfLive, type CancelOutcome } from './store/cancel.js';
 import { itemToJob } from './store/codec.js';
 import type { DeadJobNotice, QueueHooks, StoreContext } from './store/context.js';
 import { findUndeliveredDeadNotices, markDeadNotifiedIfUndelivered } from './store/dead-notices.js';
-import { prepareEnqueue, putIfAbsent, registerQueues, type EnqueueInput, type EnqueueOutcome } from './store/enqueue.js';
+import { prepareEnqueue, putGenerated, putIfAbsent, registerQueues, type EnqueueInput, type EnqueueOutcome } from './store/enqueue.js';
 import { ensureTable } from './store/ensure-table.js';
 import { readItem, translate } from './store/io.js';
 import { leaseDue } from './store/lease.js';
+import { LeaseHints } from './store/lease-hints.js';
 import { reclaimExpiredLeases, type ReclaimCounts } from './store/reclaim-orphaned.js';
 import { releaseIfLeaseHeld, type ReleaseOutcome } from './store/release.js';
 import { releaseUnownedIfLive, type ReleaseUnownedOutcome } from './store/release-unowned.js';
@@ -104,17 +105,19 @@ export class JobQueue implements JobStore {
     checkInt('options.retry.baseMs', retry.baseMs, 1, 86_400_000);
     checkInt('options.retry.maxMs', retry.maxMs, retry.baseMs, 7 * 86_400_000);
     this.tableName = options.tableName;
+    const random = options.random ?? Math.random;
     this.client = options.client ?? dynamoClient(options);
     this.ctx = {
       doc: DynamoDBDocumentClient.from(this.client, { marshallOptions: { removeUndefinedValues: true } }),
       tableName: options.tableName,
       clock: options.clock ?? Date.now,
       logger: options.logger ?? defaultLogger(),
-      random: options.random ?? Math.random,
+      random,
       retry,
       retentionMs:
         options.retentionMs === undefined ? DEFAULT_RETENTION_MS : checkInt('options.retentionMs', options.retentionMs, 60_000, 3650 * 86_400_000),
       hooks: options.hooks ?? {},
+      hints: new LeaseHints(QUEUE_SHARDS, random),
     };
   }
 
@@ -146,11 +149,20 @@ export class JobQueue implements JobStore {
     });
     await this.register([...new Set(items.map((i) => i.queue as string))]);
     const out = new Map<string, EnqueueOutcome>();
-    const queue = [...items];
-    const write = async (): Promise<void> => {
-      for (let item = queue.shift(); item; item = queue.shift()) out.set(item.id as string, await putIfAbsent(this.ctx, item));
+    // Ids the store generated cannot exist yet: those go 25 to a request, unguarded.
+    const generated = items.filter((_, i) => (inputs[i] as { id?: unknown }).id === undefined);
+    const keyed = items.filter((_, i) => (inputs[i] as { id?: unknown }).id !== undefined);
+    const chunks = Array.from({ length: Math.ceil(generated.length / 100) }, (_, k) => generated.slice(k * 100, k * 100 + 100));
+    const writeGenerated = async (): Promise<void> => {
+      for (let chunk = chunks.shift(); chunk; chunk = chunks.shift()) for (const o of await putGenerated(this.ctx, chunk)) out.set(o.id, o);
     };
-    await Promise.all(Array.from({ length: Math.min(16, items.length) }, write));
+    const writeKeyed = async (): Promise<void> => {
+      for (let item = keyed.shift(); item; item = keyed.shift()) out.set(item.id as string, await putIfAbsent(this.ctx, item));
+    };
+    await Promise.all([
+      ...Array.from({ length: Math.min(4, chunks.length) }, writeGenerated),
+      ...Array.from({ length: Math.min(16, keyed.length) }, writeKeyed),
+    ]);
     return new Map(items.map((i) => [i.id as string, out.get(i.id as string)!]));
   }
 

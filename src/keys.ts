@@ -15,9 +15,18 @@ export function shardOf(id: string, n: number): number {
 
 const pad = (n: number, width: number): string => String(n).padStart(width, '0');
 
-/** Index partition of a pending job that was due when written, sorted by priority then due time. */
+/** Index partition of a pending priority-0 job that was due when written, sorted by due time. */
 export function readyPartition(queue: string, shard: number): string {
   return `ready|${queue}|${shard}`;
+}
+
+/**
+ * The one index partition of a queue's pending jobs with a priority other than 0 that were due
+ * when written, sorted by priority then due time. Unsharded, so a lease call reads every
+ * prioritized job's rank with one Query: priority stays strict while priority-0 work is spread.
+ */
+export function prioritizedPartition(queue: string): string {
+  return `prio|${queue}`;
 }
 
 /** Index partition of a pending job that becomes due later (delayed, retried, released), sorted by due time. */
@@ -35,10 +44,10 @@ export function deadPartition(shard: number): string {
   return `dead|${shard}`;
 }
 
-/** Index keys of a pending job written with `runAt <= now`. */
+/** Index keys of a pending job written with `runAt <= now`: a ready shard at priority 0, else the prioritized partition. */
 export function readyKeys(id: string, queue: string, priority: number, runAt: number): IndexKeys {
   return {
-    gpk: readyPartition(queue, shardOf(id, QUEUE_SHARDS)),
+    gpk: priority === 0 ? readyPartition(queue, shardOf(id, QUEUE_SHARDS)) : prioritizedPartition(queue),
     gsk: `${pad(PRIORITY_LIMIT - priority, 7)}|${pad(runAt, 15)}|${id}`,
   };
 }
@@ -46,11 +55,6 @@ export function readyKeys(id: string, queue: string, priority: number, runAt: nu
 /** Index keys of a pending job due at `runAt` (in the future when written). */
 export function scheduledKeys(id: string, queue: string, runAt: number): IndexKeys {
   return { gpk: scheduledPartition(queue, shardOf(id, QUEUE_SHARDS)), gsk: `${pad(runAt, 15)}|${id}` };
-}
-
-/** Highest scheduled sort key due at `now`: every key `<=` this one has runAt <= now. */
-export function scheduledDueBound(now: number): string {
-  return `${pad(now, 15)}|~`;
 }
 
 /** Index keys of a pending job: ready if due at `now`, else scheduled. */

@@ -32,10 +32,12 @@ export const TABLE_SCHEMA = {
 } as const;
 
 /**
- * How many index partitions each queue's ready and scheduled jobs are spread over. One DynamoDB
- * partition takes about 1,000 writes a second; a job lands on a shard by a hash of its id and a
- * lease reads all shards and merges them, so priority order holds across shards. Producers and
- * workers must agree on it, which is why it is a constant of the schema and not an option.
+ * How many index partitions each queue's priority-0 ready jobs and its scheduled jobs are spread
+ * over. One DynamoDB partition takes about 1,000 writes a second; a job lands on a shard by a
+ * hash of its id. A lease call under a backlog reads one ready shard (round robin), so equal-
+ * priority order is oldest-first within a shard and only roughly across shards; jobs with another
+ * priority share one unsharded partition per queue, read by every call, so priority is strict.
+ * Producers and workers must agree on it, which is why it is a constant of the schema.
  */
 export const QUEUE_SHARDS = 4;
 

@@ -6,7 +6,7 @@
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ValidationError } from '../errors.js';
 import type { JobState } from '../job.js';
-import { deadPartition, leasePartition, readyPartition, scheduledPartition } from '../keys.js';
+import { deadPartition, leasePartition, prioritizedPartition, readyPartition, scheduledPartition } from '../keys.js';
 import { GLOBAL_SHARDS, QUEUE_SHARDS, TABLE_SCHEMA } from '../schema.js';
 import type { Item } from './codec.js';
 import type { StoreContext } from './context.js';
@@ -55,10 +55,10 @@ export const LISTABLE_STATES = ['pending', 'running', 'dead'] as const;
 function partitionsFor(queue: string, state: string): { pk: string; prefix?: string }[] {
   switch (state) {
     case 'pending':
-      return Array.from({ length: QUEUE_SHARDS }, (_, s) => [
-        { pk: readyPartition(queue, s) },
-        { pk: scheduledPartition(queue, s) },
-      ]).flat();
+      return [
+        { pk: prioritizedPartition(queue) },
+        ...Array.from({ length: QUEUE_SHARDS }, (_, s) => [{ pk: readyPartition(queue, s) }, { pk: scheduledPartition(queue, s) }]).flat(),
+      ];
     case 'running':
       return Array.from({ length: GLOBAL_SHARDS }, (_, s) => ({ pk: leasePartition(s), prefix: `${queue}|` }));
     case 'dead':

@@ -1,5 +1,6 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Logger } from '../log.js';
+import type { LeaseHints } from './lease-hints.js';
 import type { RetryPolicy } from '../retry-policy.js';
 
 /** What a job that just died tells the notifier (see `markDeadNotified`). */
@@ -37,6 +38,8 @@ export interface StoreContext {
   /** How long a finished job is kept before TTL deletes it. */
   readonly retentionMs: number;
   readonly hooks: QueueHooks;
+  /** This JobQueue's memory of the index, so lease calls read few partitions (hints only). */
+  readonly hints: LeaseHints;
 }
 
 /** Calls a hook without letting it fail or slow the transition that triggered it. */

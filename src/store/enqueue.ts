@@ -3,12 +3,15 @@
  * Guard:   attribute_not_exists(id). A producer-chosen id is an idempotency key.
  * Lost race / repeat: the id exists; nothing is written and the outcome is `exists` with the
  *   existing job's state, read consistently.
- * Index:   ready partition when due now, scheduled partition when runAt is later.
+ * Index:   ready partition when due now (the prioritized one at a priority other than 0),
+ *          scheduled partition when runAt is later.
+ * Batched: jobs whose id the store generated (a random UUID, so no job can have it yet) are
+ *   written 25 to a BatchWriteItem without the guard: there is nothing for it to protect.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ValidationError } from '../errors.js';
+import { BatchWriteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { EnqueueIncompleteError, ValidationError } from '../errors.js';
 import type { Json, Job, JobState } from '../job.js';
 import { pendingKeys } from '../keys.js';
 import { QUEUE_REGISTRY_ID } from '../schema.js';
@@ -24,7 +27,7 @@ import {
 } from '../validate.js';
 import { itemToJob, type Item } from './codec.js';
 import { fireHook, type StoreContext } from './context.js';
-import { readItem, translate } from './io.js';
+import { notePending, readItem, translate } from './io.js';
 
 /** What a producer gives to enqueue one job. */
 export interface EnqueueInput {
@@ -95,10 +98,48 @@ export async function putIfAbsent(ctx: StoreContext, item: Item): Promise<Enqueu
     ctx.logger.info('job.exists', { id, queue: item.queue, state: existing?.state });
     return { outcome: 'exists', id, state: (existing?.state as JobState | undefined) ?? null };
   }
+  notePending(ctx, item);
   const job = itemToJob(item);
   ctx.logger.info('job.enqueued', { id, queue: job.queue, runAt: job.runAt, priority: job.priority });
   if (job.runAt <= (item.createdAt as number)) fireHook(ctx, 'onJobsDue', () => ctx.hooks.onJobsDue?.([job.queue]));
   return { outcome: 'created', id, job };
+}
+
+/** Items per BatchWriteItem (DynamoDB's limit). */
+const BATCH_WRITE_ITEMS = 25;
+
+/** Attempts at the unprocessed rest of one BatchWriteItem before giving up with an error. */
+const BATCH_WRITE_ATTEMPTS = 8;
+
+/**
+ * Writes prepared items whose ids the store generated, 25 per BatchWriteItem, retrying what
+ * DynamoDB leaves unprocessed (throttling) with a short backoff. Throws if some are still
+ * unwritten after that: the caller then knows the batch did not all land.
+ */
+export async function putGenerated(ctx: StoreContext, items: readonly Item[]): Promise<EnqueueOutcome[]> {
+  for (let i = 0; i < items.length; i += BATCH_WRITE_ITEMS) {
+    let rest = items.slice(i, i + BATCH_WRITE_ITEMS).map((Item) => ({ PutRequest: { Item } }));
+    for (let attempt = 1; rest.length > 0; attempt++) {
+      if (attempt > BATCH_WRITE_ATTEMPTS) throw new EnqueueIncompleteError(rest.map((r) => r.PutRequest.Item.id as string), BATCH_WRITE_ATTEMPTS);
+      if (attempt > 1) await new Promise((r) => setTimeout(r, Math.min(1_000, 25 * 2 ** attempt * (0.5 + ctx.random()))));
+      try {
+        const out = await ctx.doc.send(new BatchWriteCommand({ RequestItems: { [ctx.tableName]: rest } }));
+        rest = (out.UnprocessedItems?.[ctx.tableName] ?? []) as typeof rest;
+      } catch (err) {
+        throw translate(ctx, err);
+      }
+    }
+  }
+  const due = new Set<string>();
+  const out = items.map((item) => {
+    notePending(ctx, item);
+    const job = itemToJob(item);
+    ctx.logger.info('job.enqueued', { id: job.id, queue: job.queue, runAt: job.runAt, priority: job.priority });
+    if (job.runAt <= (item.createdAt as number)) due.add(job.queue);
+    return { outcome: 'created', id: job.id, job } as const;
+  });
+  if (due.size > 0) fireHook(ctx, 'onJobsDue', () => ctx.hooks.onJobsDue?.([...due]));
+  return out;
 }
 
 /** Adds queue names to the registry item (idempotent), so `queues()` and stats can list them. */

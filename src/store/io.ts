@@ -6,7 +6,8 @@ import type { StoreContext } from './context.js';
 
 /**
  * Runs one conditional UpdateItem and returns the item as written, or `null` when the condition
- * did not hold (the caller lost a race or holds a stale lease). Any other failure throws.
+ * did not hold (the caller lost a race or holds a stale lease). Any other failure throws. A write
+ * that leaves the job pending tells this JobQueue's lease hints where it put it.
  */
 export async function updateIf(
   ctx: StoreContext,
@@ -14,11 +15,18 @@ export async function updateIf(
 ): Promise<Item | null> {
   try {
     const out = await ctx.doc.send(new UpdateCommand({ ...input, TableName: ctx.tableName, ReturnValues: 'ALL_NEW' }));
-    return (out.Attributes ?? null) as Item | null;
+    const item = (out.Attributes ?? null) as Item | null;
+    if (item) notePending(ctx, item);
+    return item;
   } catch (err) {
     if (err instanceof ConditionalCheckFailedException) return null;
     throw translate(ctx, err);
   }
+}
+
+/** Tells the lease hints about a pending job this JobQueue just wrote into the index. */
+export function notePending(ctx: StoreContext, item: Item): void {
+  if (item.state === 'pending' && typeof item.gpk === 'string' && typeof item.gsk === 'string') ctx.hints.wrotePending(item.gpk, item.gsk, ctx.clock());
 }
 
 /** Reads one item with a consistent read (the failure path of a transition classifies from it). */

@@ -1,34 +1,32 @@
 /**
  * lease: pending (due) -> running, or running (lease expired) -> running under a new owner.
- * Guard:   leaseGeneration = :seen AND incarnation = :inc AND
- *          ( (state = pending AND runAt <= :now)
- *          OR (state = running AND leaseExpiresAt < :now AND attempts < maxAttempts) )
+ * Guard:   leaseGeneration = :seen AND incarnation = :inc AND, as the index showed the job,
+ *          either  state = pending AND runAt <= :now                                  (due)
+ *          or      state = running AND leaseExpiresAt < :now AND attempts < maxAttempts (orphan)
  *          The generation read from the index is part of the guard, so each generation is
  *          leased at most once: two workers that saw the same job cannot both win it.
  * Writes:  leaseGeneration = :seen + 1, owner, expiry, attempts + 1; index moves to the lease partition.
  * Lost race: the candidate is skipped and the next one tried; if every candidate was lost the
  *   index is read again (a few rounds), so contention never makes a lease come back empty while
- *   due jobs exist.
+ *   due jobs exist. After a lost race this JobQueue spreads its next claims over the candidates
+ *   of equal priority instead of all workers taking the same head.
  *
- * Candidates come from the sparse "work" index, never a Scan: each queue's ready and scheduled
- * partitions on every shard (scheduled only up to `now`), and, when those cannot fill the
- * request, running jobs of those queues whose lease has lapsed (orphans), so takeover does not
- * wait for the scheduled reclaim. The index is only a hint; the conditional write decides.
+ * Candidates come from the sparse "work" index, never a Scan. A call first reads little: the
+ * queue's prioritized partition (unless a fresh hint says it is empty), ONE ready shard (round
+ * robin), and the scheduled shards a hint says may hold due jobs. Only when that cannot fill the
+ * request does it sweep every partition, and then, still short, running jobs whose lease lapsed
+ * (orphans), so takeover does not wait for the scheduled reclaim. The index is only a hint; the
+ * conditional write decides.
  */
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { Lease } from '../job.js';
-import {
-  leaseKeys,
-  leasePartition,
-  readyPartition,
-  scheduledDueBound,
-  scheduledPartition,
-} from '../keys.js';
+import { leaseKeys, leasePartition, prioritizedPartition, readyPartition, scheduledPartition } from '../keys.js';
 import { GLOBAL_SHARDS, QUEUE_SHARDS, TABLE_SCHEMA } from '../schema.js';
 import { itemToLease, type Item } from './codec.js';
 import type { StoreContext } from './context.js';
 import { buildUpdate } from './expression.js';
 import { translate, updateIf } from './io.js';
+import { READ_AHEAD } from './lease-hints.js';
 
 /** A due job as the index shows it; only a hint until the conditional write lands. */
 export interface Candidate {
@@ -55,26 +53,59 @@ export async function leaseDue(
   for (let round = 0; round < ROUNDS && won.length < args.max; round++) {
     const now = ctx.clock();
     const want = args.max - won.length;
-    const candidates = (await findCandidates(ctx, args.queues, now, want * 2 + 2, want)).filter(
-      (c) => !tried.has(`${c.id}@${c.generation}`),
+    // What the previous call read and did not try, if fresh and enough; else read the index.
+    const ahead = round === 0 ? ctx.hints.takeReadAhead<Candidate>(args.queues, now) : undefined;
+    const fromIndex = !ahead || ahead.candidates.length < want;
+    const readAt = fromIndex ? now : ahead.readAt;
+    const found = (fromIndex ? await findCandidates(ctx, args.queues, now, Math.max(want * 2 + 2, READ_AHEAD), want) : ahead.candidates).filter(
+      (c) => !tried.has(`${c.id}@${c.generation}`) && !ctx.hints.claimedLately(`${c.id}@${c.generation}`, now),
     );
-    if (candidates.length === 0) break;
+    if (found.length === 0) break;
+    const candidates = ctx.hints.spreading(now) ? spreadWithinPriority(found, ctx.random) : found;
+    // Claim as of now, not as of the read: a job enqueued while the index was read is due too.
+    const claimAt = fromIndex ? ctx.clock() : now;
     let lost = 0;
+    let next = 0;
     // Claim in priority order, a window of `want` at a time, in parallel within the window.
-    for (let i = 0; i < candidates.length && won.length < args.max; ) {
-      const window = candidates.slice(i, i + (args.max - won.length));
-      i += window.length;
-      const results = await Promise.all(window.map((c) => claimIfDue(ctx, c, args.owner, args.ttlMs, now)));
+    while (next < candidates.length && won.length < args.max) {
+      const window = candidates.slice(next, next + (args.max - won.length));
+      next += window.length;
+      const results = await Promise.all(window.map((c) => claimIfDue(ctx, c, args.owner, args.ttlMs, claimAt)));
       for (const [k, lease] of results.entries()) {
         const c = window[k]!;
         tried.add(`${c.id}@${c.generation}`);
-        if (lease) won.push(lease);
-        else lost++;
+        if (lease) {
+          won.push(lease);
+          ctx.hints.claimedEntry(`${c.id}@${c.generation}`, now);
+        } else lost++;
       }
     }
-    if (lost === 0) break;
+    if (lost === 0) {
+      ctx.hints.keepReadAhead(args.queues, candidates.slice(next).filter((c) => !c.orphan), readAt);
+      break;
+    }
+    ctx.hints.lostClaim(now);
   }
   return won;
+}
+
+/**
+ * Shuffles each run of equal-priority candidates (they arrive sorted by priority, then age), so
+ * workers that read the same head do not all claim the same first jobs. Priority order holds;
+ * age order within a priority becomes approximate, and only while this JobQueue is losing races.
+ */
+export function spreadWithinPriority(sorted: readonly Candidate[], random: () => number): Candidate[] {
+  const out = [...sorted];
+  for (let start = 0; start < out.length; ) {
+    let end = start + 1;
+    while (end < out.length && out[end]!.priority === out[start]!.priority) end++;
+    for (let i = end - 1; i > start; i--) {
+      const j = start + Math.floor(random() * (i - start + 1));
+      [out[i], out[j]] = [out[j]!, out[i]!];
+    }
+    start = end;
+  }
+  return out;
 }
 
 /**
@@ -100,24 +131,19 @@ export async function claimIfDue(
       ...(c.orphan ? { lastError: `lease of ${c.previousOwner ?? 'unknown owner'} expired; taken over by ${owner}` } : {}),
     },
     setExpr: { attempts: '#attempts + :one' },
-    values: {
-      ':seen': c.generation,
-      ':inc': c.incarnation,
-      ':pending': 'pending',
-      ':running': 'running',
-      ':now': now,
-      ':one': 1,
-    },
-    names: { '#maxAttempts': 'maxAttempts', '#runAt': 'runAt' },
+    values: { ':seen': c.generation, ':inc': c.incarnation, ':now': now, ':one': 1 },
   });
+  // Two narrow guards rather than one with an OR: the index said which state the job was in at
+  // this generation, and a job that changed state since no longer matches either way.
+  const due: { cond: string; names: Record<string, string>; values: Record<string, unknown> } = c.orphan
+    ? { cond: '#state = :running AND #leaseExpiresAt < :now AND #attempts < #maxAttempts', names: { '#maxAttempts': 'maxAttempts' }, values: { ':running': 'running' } }
+    : { cond: '#state = :pending AND #runAt <= :now', names: { '#runAt': 'runAt' }, values: { ':pending': 'pending' } };
   const item = await updateIf(ctx, {
     Key: { id: c.id },
     ...update,
-    ConditionExpression:
-      '#leaseGeneration = :seen AND #incarnation = :inc AND ' +
-      '((#state = :pending AND #runAt <= :now) OR ' +
-      '(#state = :running AND #leaseExpiresAt < :now AND #attempts < #maxAttempts))',
-    ExpressionAttributeNames: { ...update.ExpressionAttributeNames, '#incarnation': 'incarnation' },
+    ConditionExpression: `#leaseGeneration = :seen AND #incarnation = :inc AND ${due.cond}`,
+    ExpressionAttributeNames: { ...update.ExpressionAttributeNames, '#incarnation': 'incarnation', ...due.names },
+    ExpressionAttributeValues: { ...update.ExpressionAttributeValues, ...due.values },
   });
   if (!item) return null;
   const lease: Lease = c.orphan ? { ...itemToLease(item), takenOverFrom: c.previousOwner ?? 'unknown' } : itemToLease(item);
@@ -142,7 +168,12 @@ export async function claimIfDue(
   return lease;
 }
 
-/** Reads due candidates from the index, merged across shards in priority-then-age order. */
+/**
+ * Due candidates, best first (priority, then age). A first, cheap pass reads the partitions that
+ * can hold the best jobs under a backlog; a short pass sweeps every partition and then orphans.
+ * A job of negative priority is handed out only after a sweep, so it never overtakes a priority-0
+ * job on a shard the first pass did not read.
+ */
 export async function findCandidates(
   ctx: StoreContext,
   queues: readonly string[],
@@ -150,34 +181,70 @@ export async function findCandidates(
   limit: number,
   orphansBelow = limit,
 ): Promise<Candidate[]> {
-  const { name, partitionKey: pk, sortKey: sk } = TABLE_SCHEMA.workIndex;
-  const queries: QueryCommandInput[] = [];
+  const read = new Set<string>();
+  const found: Candidate[] = [];
+  const readAll = async (parts: PartitionRead[]) => {
+    const fresh = parts.filter((p) => !read.has(p.pk));
+    for (const p of fresh) read.add(p.pk);
+    const pages = await Promise.all(fresh.map((p) => readPartition(ctx, p, now, limit)));
+    for (const page of pages) found.push(...page);
+  };
+  const first: PartitionRead[] = [];
   for (const queue of queues) {
-    for (let shard = 0; shard < QUEUE_SHARDS; shard++) {
-      queries.push({
-        TableName: ctx.tableName,
-        IndexName: name,
-        KeyConditionExpression: '#pk = :pk',
-        ExpressionAttributeNames: { '#pk': pk },
-        ExpressionAttributeValues: { ':pk': readyPartition(queue, shard) },
-        Limit: limit,
-      });
-      queries.push({
-        TableName: ctx.tableName,
-        IndexName: name,
-        KeyConditionExpression: '#pk = :pk AND #sk <= :due',
-        ExpressionAttributeNames: { '#pk': pk, '#sk': sk },
-        ExpressionAttributeValues: { ':pk': scheduledPartition(queue, shard), ':due': scheduledDueBound(now) },
-        Limit: limit,
-      });
+    if (ctx.hints.prioritizedMayHoldJobs(queue, now)) first.push({ kind: 'prio', queue, pk: prioritizedPartition(queue) });
+    const shard = ctx.hints.nextShard(queue);
+    first.push({ kind: 'ready', queue, pk: readyPartition(queue, shard) });
+    for (let s = 0; s < QUEUE_SHARDS; s++) {
+      if (ctx.hints.scheduledMayBeDue(queue, s, now)) first.push({ kind: 'sched', queue, shard: s, pk: scheduledPartition(queue, s) });
     }
   }
-  const due = (await Promise.all(queries.map((q) => queryItems(ctx, q)))).flat().map((i) => toCandidate(i, false));
-  let all = due;
+  await readAll(first);
+  const atLeastZero = found.filter((c) => c.priority >= 0);
+  if (atLeastZero.length >= orphansBelow) return atLeastZero.sort(byPriorityThenAge).slice(0, limit);
+  const sweep: PartitionRead[] = [];
+  for (const queue of queues) {
+    sweep.push({ kind: 'prio', queue, pk: prioritizedPartition(queue) });
+    for (let s = 0; s < QUEUE_SHARDS; s++) {
+      sweep.push({ kind: 'ready', queue, pk: readyPartition(queue, s) });
+      sweep.push({ kind: 'sched', queue, shard: s, pk: scheduledPartition(queue, s) });
+    }
+  }
+  await readAll(sweep);
+  let all = found;
   // Orphans only when the due jobs cannot fill the request: under a backlog the scheduled
   // reclaim returns them within one period, and an idle worker takes them over at once.
-  if (due.length < orphansBelow) all = due.concat(await findOrphans(ctx, queues, now, limit));
+  if (found.length < orphansBelow) all = found.concat(await findOrphans(ctx, queues, now, limit));
   return all.sort(byPriorityThenAge).slice(0, limit);
+}
+
+/** One index partition a lease call reads. */
+type PartitionRead =
+  | { readonly kind: 'prio' | 'ready'; readonly queue: string; readonly pk: string }
+  | { readonly kind: 'sched'; readonly queue: string; readonly shard: number; readonly pk: string };
+
+/**
+ * Reads the head of one partition and tells the hints what it showed. A scheduled partition is
+ * read from its earliest entry without an upper bound, so the first not-yet-due entry it returns
+ * gives the time before which the partition need not be read again.
+ */
+async function readPartition(ctx: StoreContext, p: PartitionRead, now: number, limit: number): Promise<Candidate[]> {
+  const { name, partitionKey: pk } = TABLE_SCHEMA.workIndex;
+  const items = await queryItems(ctx, {
+    TableName: ctx.tableName,
+    IndexName: name,
+    KeyConditionExpression: '#pk = :pk',
+    ExpressionAttributeNames: { '#pk': pk },
+    ExpressionAttributeValues: { ':pk': p.pk },
+    Limit: p.kind === 'sched' ? limit + 1 : limit,
+  });
+  if (p.kind === 'prio') ctx.hints.sawPrioritized(p.queue, items.length === 0, now);
+  if (p.kind !== 'sched') return items.map((i) => toCandidate(i, false));
+  const due = items.filter((i) => ((i.runAt as number | undefined) ?? 0) <= now);
+  const later = items.find((i) => ((i.runAt as number | undefined) ?? 0) > now);
+  // Every entry due and the page full: more may be due behind it, so read it again next call.
+  const nextDueAt = later ? (later.runAt as number) : items.length > limit ? now : Infinity;
+  ctx.hints.sawScheduled(p.queue, p.shard, nextDueAt, now);
+  return due.slice(0, limit).map((i) => toCandidate(i, false));
 }
 
 /** Running jobs of `queues` whose lease lapsed before `now` and that have attempts left. */

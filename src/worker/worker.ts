@@ -121,7 +121,9 @@ export class Worker {
       if (delay > 0) await this.sleep(delay);
       if (this.state !== 'running') break;
       const free = o.concurrency - this.held.size;
-      if (free <= 0) {
+      // Batch the claims: while fewer than half the slots are free and another job's ack is in
+      // flight (its slot frees within a round trip), wait for it rather than lease one job now.
+      if (free <= 0 || (free * 2 < o.concurrency && this.settling() > 0)) {
         this.waitingForSlot = true;
         await this.sleep(null);
         this.waitingForSlot = false;
@@ -157,6 +159,13 @@ export class Worker {
         delay = leases.length < max ? o.raceRetryMs : 0;
       }
     }
+  }
+
+  /** Held jobs whose outcome is being recorded: their slots free within a round trip. */
+  private settling(): number {
+    let n = 0;
+    for (const h of this.held.values()) if (h.phase === 'settling') n++;
+    return n;
   }
 
   private track(lease: Lease): HeldLease {

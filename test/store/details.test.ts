@@ -166,12 +166,13 @@ describe('transition details', () => {
     await queue.enqueue({ queue: 'q', payload: 1, id: 'late' });
     clock.advance(1);
     await queue.enqueue({ queue: 'q', payload: 1, id: 'early' });
-    await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 9_000 }); // 'late' (older) gets the longer lease
-    await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 3_000 });
+    const [long] = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 9_000 });
+    const [short] = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 3_000 });
+    expect([long!.id, short!.id].sort()).toEqual(['early', 'late']);
     clock.advance(10_000);
     const r = await queue.reclaimOrphaned({ max: 1 });
-    expect(r.ids.reclaimed).toEqual(['early']);
-    expect((await queue.reclaimOrphaned({ max: 1 })).ids.reclaimed).toEqual(['late']);
+    expect(r.ids.reclaimed).toEqual([short!.id]);
+    expect((await queue.reclaimOrphaned({ max: 1 })).ids.reclaimed).toEqual([long!.id]);
   });
 
   it('when every candidate is lost to another worker, reads the index again instead of coming back empty', async () => {

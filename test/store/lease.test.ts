@@ -1,28 +1,40 @@
 import { describe, expect, it } from 'vitest';
 import { QUEUE_SHARDS } from '../../src/schema.js';
-import { leaseKeys } from '../../src/keys.js';
+import { leaseKeys, shardOf } from '../../src/keys.js';
 import { freshQueue } from '../support/harness.js';
 
 const TTL = 30_000;
 
 describe('lease', () => {
-  it('hands out highest priority first, then oldest, across shards', async () => {
+  it('hands out higher priorities first across shards; equal priority oldest first within a shard; negative last', async () => {
     const { queue, clock } = await freshQueue();
-    const order: string[] = [];
-    // 3 priorities x 4 jobs with increasing runAt; ids chosen to land on different shards
-    for (let i = 0; i < 4; i++) {
+    // 3 priorities x 8 jobs with increasing runAt; the ids land on every shard
+    for (let i = 0; i < 8; i++) {
       for (const p of [0, 5, -3]) {
         clock.advance(10);
         await queue.enqueue({ queue: 'q', payload: null, id: `p${p}-${i}`, priority: p });
       }
     }
-    for (const p of [5, 0, -3]) for (let i = 0; i < 4; i++) order.push(`p${p}-${i}`);
     const got: string[] = [];
-    for (let k = 0; k < 12; k++) {
+    for (let k = 0; k < 24; k++) {
       const [lease] = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL });
       got.push(lease!.id);
     }
-    expect(got).toEqual(order);
+    const rank = (id: string) => Number(id.slice(1, id.lastIndexOf('-')));
+    // Priority is strict: every 5 before every 0, every 0 before every -3.
+    expect(got.map(rank)).toEqual([...Array(8).fill(5), ...Array(8).fill(0), ...Array(8).fill(-3)]);
+    // Prioritized jobs share one partition: strictly oldest first.
+    expect(got.slice(0, 8)).toEqual(Array.from({ length: 8 }, (_, i) => `p5-${i}`));
+    expect(got.slice(16)).toEqual(Array.from({ length: 8 }, (_, i) => `p-3-${i}`));
+    // Priority 0 is spread over shards: oldest first within each shard.
+    const zero = got.slice(8, 16);
+    const byShard = new Map<number, number[]>();
+    for (const id of zero) {
+      const s = shardOf(id, QUEUE_SHARDS);
+      byShard.set(s, [...(byShard.get(s) ?? []), Number(id.slice(3))]);
+    }
+    expect(byShard.size).toBeGreaterThan(1);
+    for (const seq of byShard.values()) expect(seq).toEqual([...seq].sort((a, b) => a - b));
     expect(await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).toEqual([]);
   });
 

@@ -1,0 +1,135 @@
+/**
+ * What one JobQueue remembers between lease calls so that a call under a backlog reads one index
+ * partition, not all of them. Every fact here is a hint: it only decides which partitions a lease
+ * call reads first, and the conditional write still decides every claim. A hint is trusted for
+ * at most `HINT_TTL_MS`; writes this JobQueue makes itself update it at once, so only writes by
+ * other processes can go unseen, and only for that long (and only while the partition this call
+ * read could fill the request: a short read always sweeps every partition).
+ */
+
+/** How long a hint about a partition read by this JobQueue is trusted (ms of the store clock). */
+export const HINT_TTL_MS = 1_000;
+
+/** How many candidates a lease call reads from each partition at least, to keep the rest for the next call. */
+export const READ_AHEAD = 16;
+
+/** How long a JobQueue spreads its claims over the window after it lost a claim race (ms). */
+export const SPREAD_AFTER_LOSS_MS = 5_000;
+
+/** A candidate as the read-ahead keeps it: anything with an id and the queue it belongs to. */
+export interface ReadAheadEntry {
+  readonly id: string;
+  readonly queue: string;
+}
+
+interface SeenAt<T> {
+  readonly value: T;
+  readonly at: number;
+}
+
+/** Per-JobQueue memory of the index, for choosing which partitions to read. */
+export class LeaseHints {
+  private readonly cursor = new Map<string, number>();
+  /** Per "queue|shard": the earliest runAt of a not-yet-due scheduled job (Infinity: none). */
+  private readonly nextDue = new Map<string, SeenAt<number>>();
+  /** Per queue: the prioritized partition was empty when read. */
+  private readonly prioEmpty = new Map<string, number>();
+  private spreadUntil = -Infinity;
+  /** `id@generation` of index entries this JobQueue claimed lately: the index may still show them (GSIs lag). */
+  private readonly claimed = new Map<string, number>();
+  /** Per queue set: candidates a lease call read and did not try, best first, and when they were read. */
+  private readonly ahead = new Map<string, SeenAt<readonly ReadAheadEntry[]>>();
+
+  constructor(
+    private readonly shards: number,
+    private readonly random: () => number,
+  ) {}
+
+  /** The ready shard of `queue` the next lease call reads first: round robin from a random start. */
+  nextShard(queue: string): number {
+    const c = this.cursor.get(queue) ?? Math.floor(this.random() * this.shards);
+    this.cursor.set(queue, (c + 1) % this.shards);
+    return c % this.shards;
+  }
+
+  /** Whether the scheduled partition `queue|shard` may hold a due job at `now` (unknown or stale: yes). */
+  scheduledMayBeDue(queue: string, shard: number, now: number): boolean {
+    const h = this.nextDue.get(`${queue}|${shard}`);
+    return !h || now - h.at >= HINT_TTL_MS || h.value <= now;
+  }
+
+  /** Records what a read of the scheduled partition `queue|shard` showed: its earliest not-due runAt. */
+  sawScheduled(queue: string, shard: number, nextDueAt: number, now: number): void {
+    this.nextDue.set(`${queue}|${shard}`, { value: nextDueAt, at: now });
+  }
+
+  /** Whether the prioritized partition of `queue` may hold a job (unknown or stale: yes). */
+  prioritizedMayHoldJobs(queue: string, now: number): boolean {
+    const at = this.prioEmpty.get(queue);
+    return at === undefined || now - at >= HINT_TTL_MS;
+  }
+
+  /** Records whether a read of the prioritized partition of `queue` found it empty. */
+  sawPrioritized(queue: string, empty: boolean, now: number): void {
+    if (empty) this.prioEmpty.set(queue, now);
+    else this.prioEmpty.delete(queue);
+  }
+
+  /**
+   * Candidates read at most `HINT_TTL_MS` ago for the same queues and not tried yet, best first,
+   * with when they were read; none after a lost race (they are likely taken). Taking them empties the store.
+   */
+  takeReadAhead<T extends ReadAheadEntry>(queues: readonly string[], now: number): { readonly candidates: T[]; readonly readAt: number } | undefined {
+    const key = queues.join('\u0000');
+    const h = this.ahead.get(key);
+    this.ahead.delete(key);
+    if (!h || now - h.at >= HINT_TTL_MS || this.spreading(now)) return undefined;
+    return { candidates: [...(h.value as readonly T[])], readAt: h.at };
+  }
+
+  /** Keeps candidates read at `readAt` that this call did not try, for the next call on the same queues. */
+  keepReadAhead(queues: readonly string[], rest: readonly ReadAheadEntry[], readAt: number): void {
+    if (rest.length > 0) this.ahead.set(queues.join('\u0000'), { value: rest, at: readAt });
+  }
+
+  /** This JobQueue wrote a pending job into index partition `gpk` with sort key `gsk`, at `now`. */
+  wrotePending(gpk: string, gsk: string, now: number): void {
+    const [kind, queue, shard] = gpk.split('|');
+    if (queue === undefined || (kind !== 'prio' && kind !== 'sched')) return;
+    const runAt = kind === 'sched' ? Number(gsk.slice(0, gsk.indexOf('|'))) : now;
+    // A prioritized job, or a scheduled one due already, may outrank what the read-ahead holds.
+    if (runAt <= now) for (const key of this.ahead.keys()) if (key.split('\u0000').includes(queue)) this.ahead.delete(key);
+    if (kind === 'prio') this.prioEmpty.delete(queue);
+    if (kind === 'sched' && shard !== undefined) {
+      const key = `${queue}|${shard}`;
+      const h = this.nextDue.get(key);
+      if (h && runAt < h.value) this.nextDue.set(key, { value: runAt, at: h.at });
+    }
+  }
+
+  /** This JobQueue claimed the index entry `id@generation` at `now`. */
+  claimedEntry(key: string, now: number): void {
+    this.claimed.set(key, now);
+    if (this.claimed.size > 4_096) for (const [k, at] of this.claimed) if (now - at >= HINT_TTL_MS || this.claimed.size > 4_096) this.claimed.delete(k);
+  }
+
+  /** Whether this JobQueue claimed the index entry `id@generation` within the last `HINT_TTL_MS`. */
+  claimedLately(key: string, now: number): boolean {
+    const at = this.claimed.get(key);
+    if (at === undefined) return false;
+    if (now - at < HINT_TTL_MS) return true;
+    this.claimed.delete(key);
+    return false;
+  }
+
+  /** A claim was lost at `now`: spread the next claims over the window for a while. */
+  lostClaim(now: number): void {
+    this.spreadUntil = now + SPREAD_AFTER_LOSS_MS;
+    this.ahead.clear();
+  }
+
+  /** Whether claims should be spread over the window rather than taken from its head. */
+  spreading(now: number): boolean {
+    return now < this.spreadUntil;
+  }
+}
