@@ -18,7 +18,7 @@ export interface EmulatorProcess {
  */
 export function startDynalite(opts: { path?: string; port?: number } = {}): Promise<EmulatorProcess> {
   const script = fileURLToPath(new URL('./dynalite-child.mjs', import.meta.url));
-  const child = spawn(process.execPath, [...(process.env.FQ_PROF ? ['--cpu-prof', '--cpu-prof-dir=' + process.env.FQ_PROF] : []), script], {
+  const child = spawn(process.execPath, [script], {
     stdio: ['pipe', 'pipe', 'inherit'],
     env: { ...process.env, FENCEQ_DYNALITE_PATH: opts.path ?? '', FENCEQ_DYNALITE_PORT: String(opts.port ?? 0) },
   });

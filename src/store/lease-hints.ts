@@ -35,7 +35,7 @@ export class LeaseHints {
   /** Per queue: the prioritized partition was empty when read. */
   private readonly prioEmpty = new Map<string, number>();
   private spreadUntil = -Infinity;
-  /** `id@generation` of index entries this JobQueue claimed lately: the index may still show them (GSIs lag). */
+  /** `id@generation@incarnation` of index entries this JobQueue claimed lately: the index may still show them (GSIs lag). */
   private readonly claimed = new Map<string, number>();
   /** Per queue set: candidates a lease call read and did not try, best first, and when they were read. */
   private readonly ahead = new Map<string, SeenAt<readonly ReadAheadEntry[]>>();
@@ -107,13 +107,13 @@ export class LeaseHints {
     }
   }
 
-  /** This JobQueue claimed the index entry `id@generation` at `now`. */
+  /** This JobQueue claimed the index entry `key` (`id@generation@incarnation`) at `now`. */
   claimedEntry(key: string, now: number): void {
     this.claimed.set(key, now);
     if (this.claimed.size > 4_096) for (const [k, at] of this.claimed) if (now - at >= HINT_TTL_MS || this.claimed.size > 4_096) this.claimed.delete(k);
   }
 
-  /** Whether this JobQueue claimed the index entry `id@generation` within the last `HINT_TTL_MS`. */
+  /** Whether this JobQueue claimed the index entry `key` (`id@generation@incarnation`) within the last `HINT_TTL_MS`. */
   claimedLately(key: string, now: number): boolean {
     const at = this.claimed.get(key);
     if (at === undefined) return false;

@@ -58,7 +58,7 @@ export async function leaseDue(
     const fromIndex = !ahead || ahead.candidates.length < want;
     const readAt = fromIndex ? now : ahead.readAt;
     const found = (fromIndex ? await findCandidates(ctx, args.queues, now, Math.max(want * 2 + 2, READ_AHEAD), want) : ahead.candidates).filter(
-      (c) => !tried.has(`${c.id}@${c.generation}`) && !ctx.hints.claimedLately(`${c.id}@${c.generation}`, now),
+      (c) => !tried.has(entryKey(c)) && !ctx.hints.claimedLately(entryKey(c), now),
     );
     if (found.length === 0) break;
     const candidates = ctx.hints.spreading(now) ? spreadWithinPriority(found, ctx.random) : found;
@@ -73,10 +73,10 @@ export async function leaseDue(
       const results = await Promise.all(window.map((c) => claimIfDue(ctx, c, args.owner, args.ttlMs, claimAt)));
       for (const [k, lease] of results.entries()) {
         const c = window[k]!;
-        tried.add(`${c.id}@${c.generation}`);
+        tried.add(entryKey(c));
         if (lease) {
           won.push(lease);
-          ctx.hints.claimedEntry(`${c.id}@${c.generation}`, now);
+          ctx.hints.claimedEntry(entryKey(c), now);
         } else lost++;
       }
     }
@@ -87,6 +87,11 @@ export async function leaseDue(
     ctx.hints.lostClaim(now);
   }
   return won;
+}
+
+/** One index entry's identity: a job at one generation of one incarnation. */
+function entryKey(c: Candidate): string {
+  return `${c.id}@${c.generation}@${c.incarnation}`;
 }
 
 /**
