@@ -50,8 +50,10 @@ export async function measureThroughput(endpoint: string, args: { workers: numbe
   const admin = benchClient(endpoint);
   const table = await freshBenchTable(admin, 'bench-tput');
   const clients = Array.from({ length: args.workers + 1 }, () => meter.attach(benchClient(endpoint)));
-  const producer = benchQueue(table.tableName, clients[0]!);
   const workers: BenchWorker[] = [];
+  // The producer's wake-up hint (what the SQS wake-up sender gives a deployed worker): an idle
+  // worker polls at once when jobs become due instead of sleeping out its poll interval.
+  const producer = benchQueue(table.tableName, clients[0]!, { hooks: { onJobsDue: () => workers.forEach((w) => w.wake()) } });
   try {
     await producer.enqueue({ queue: 'bench', payload: benchPayload(-1), id: 'warm-up' });
     for (let w = 0; w < args.workers; w++) {

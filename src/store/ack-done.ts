@@ -32,7 +32,7 @@ export async function ackDoneIfLeaseHeld(ctx: StoreContext, lease: Lease, result
     },
     remove: ['leaseOwner', 'leaseExpiresAt', 'gpk', 'gsk'],
   });
-  const item = await updateIf(ctx, { Key: { id: lease.id }, ...guarded(update, leaseHeld(lease)) });
+  const item = await updateIf(ctx, { Key: { id: lease.id }, ...guarded(update, leaseHeld(lease)) }, false);
   if (item) {
     ctx.logger.info('job.done', { id: lease.id, queue: lease.queue, generation: lease.generation, attempt: lease.attempt });
     return { outcome: 'done', id: lease.id, generation: lease.generation, repeated: false };

@@ -7,15 +7,17 @@ import type { StoreContext } from './context.js';
 /**
  * Runs one conditional UpdateItem and returns the item as written, or `null` when the condition
  * did not hold (the caller lost a race or holds a stale lease). Any other failure throws. A write
- * that leaves the job pending tells this JobQueue's lease hints where it put it.
+ * that leaves the job pending tells this JobQueue's lease hints where it put it. With
+ * `returnItem` false the item is not sent back, and success yields an empty object.
  */
 export async function updateIf(
   ctx: StoreContext,
   input: Omit<UpdateCommandInput, 'TableName' | 'ReturnValues'>,
+  returnItem = true,
 ): Promise<Item | null> {
   try {
-    const out = await ctx.doc.send(new UpdateCommand({ ...input, TableName: ctx.tableName, ReturnValues: 'ALL_NEW' }));
-    const item = (out.Attributes ?? null) as Item | null;
+    const out = await ctx.doc.send(new UpdateCommand({ ...input, TableName: ctx.tableName, ReturnValues: returnItem ? 'ALL_NEW' : 'NONE' }));
+    const item = (returnItem ? (out.Attributes ?? null) : {}) as Item | null;
     if (item) notePending(ctx, item);
     return item;
   } catch (err) {

@@ -57,7 +57,7 @@ export async function leaseDue(
     const ahead = round === 0 ? ctx.hints.takeReadAhead<Candidate>(args.queues, now) : undefined;
     const fromIndex = !ahead || ahead.candidates.length < want;
     const readAt = fromIndex ? now : ahead.readAt;
-    const found = (fromIndex ? await findCandidates(ctx, args.queues, now, Math.max(want * 2 + 2, READ_AHEAD), want) : ahead.candidates).filter(
+    const found = (fromIndex ? await findCandidates(ctx, args.queues, now, Math.max(want * 2 + 2, ctx.hints.spreading(now) ? 2 * READ_AHEAD : READ_AHEAD), want) : ahead.candidates).filter(
       (c) => !tried.has(entryKey(c)) && !ctx.hints.claimedLately(entryKey(c), now),
     );
     if (found.length === 0) break;
@@ -238,7 +238,9 @@ async function readPartition(ctx: StoreContext, p: PartitionRead, now: number, l
     TableName: ctx.tableName,
     IndexName: name,
     KeyConditionExpression: '#pk = :pk',
-    ExpressionAttributeNames: { '#pk': pk },
+    // Only what a due candidate needs: a smaller answer to read and decode.
+    ProjectionExpression: 'id, #queue, #g, #inc, #prio, #runAt',
+    ExpressionAttributeNames: { '#pk': pk, '#queue': 'queue', '#g': 'leaseGeneration', '#inc': 'incarnation', '#prio': 'priority', '#runAt': 'runAt' },
     ExpressionAttributeValues: { ':pk': p.pk },
     Limit: p.kind === 'sched' ? limit + 1 : limit,
   });
