@@ -121,7 +121,7 @@ export async function putGenerated(ctx: StoreContext, items: readonly Item[]): P
     let rest = items.slice(i, i + BATCH_WRITE_ITEMS).map((Item) => ({ PutRequest: { Item } }));
     for (let attempt = 1; rest.length > 0; attempt++) {
       if (attempt > BATCH_WRITE_ATTEMPTS) throw new EnqueueIncompleteError(rest.map((r) => r.PutRequest.Item.id as string), BATCH_WRITE_ATTEMPTS);
-      if (attempt > 1) await new Promise((r) => setTimeout(r, Math.min(1_000, 25 * 2 ** attempt * (0.5 + ctx.random()))));
+      if (attempt > 1) await new Promise((r) => setTimeout(r, Math.min(1_000, 10 * 2 ** attempt * (0.5 + ctx.random()))));
       try {
         const out = await ctx.doc.send(new BatchWriteCommand({ RequestItems: { [ctx.tableName]: rest } }));
         rest = (out.UnprocessedItems?.[ctx.tableName] ?? []) as typeof rest;

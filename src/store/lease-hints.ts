@@ -77,13 +77,18 @@ export class LeaseHints {
 
   /**
    * Candidates read at most `HINT_TTL_MS` ago for the same queues and not tried yet, best first,
-   * with when they were read; none after a lost race (they are likely taken). Taking them empties the store.
+   * with when they were read; none after a lost race (they are likely taken) or once a scheduled
+   * job known here has fallen due since the read. Taking them empties the store.
    */
   takeReadAhead<T extends ReadAheadEntry>(queues: readonly string[], now: number): { readonly candidates: T[]; readonly readAt: number } | undefined {
     const key = queues.join('\u0000');
     const h = this.ahead.get(key);
     this.ahead.delete(key);
     if (!h || now - h.at >= HINT_TTL_MS || this.spreading(now)) return undefined;
+    // A scheduled job known here that fell due since the read may outrank what was read.
+    for (const [where, due] of this.nextDue) {
+      if (due.value > h.at && due.value <= now && queues.includes(where.slice(0, where.lastIndexOf('|')))) return undefined;
+    }
     return { candidates: [...(h.value as readonly T[])], readAt: h.at };
   }
 

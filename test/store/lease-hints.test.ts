@@ -1,0 +1,89 @@
+import { describe, expect, it } from 'vitest';
+import { HINT_TTL_MS, LeaseHints, SPREAD_AFTER_LOSS_MS } from '../../src/store/lease-hints.js';
+
+const T0 = 1_000_000;
+
+describe('lease hints (what one JobQueue remembers between lease calls)', () => {
+  it('rotates the first ready shard round robin from a random start', () => {
+    const hints = new LeaseHints(4, () => 0.6); // start at shard 2
+    expect([0, 1, 2, 3, 4].map(() => hints.nextShard('q'))).toEqual([2, 3, 0, 1, 2]);
+    expect(hints.nextShard('other')).toBe(2); // each queue has its own cursor
+  });
+
+  it('skips a scheduled partition only while a fresh read showed nothing due before now', () => {
+    const hints = new LeaseHints(4, () => 0);
+    expect(hints.scheduledMayBeDue('q', 1, T0)).toBe(true); // never read
+    hints.sawScheduled('q', 1, T0 + 500, T0);
+    expect(hints.scheduledMayBeDue('q', 1, T0 + 499)).toBe(false);
+    expect(hints.scheduledMayBeDue('q', 1, T0 + 500)).toBe(true); // the known entry is due
+    hints.sawScheduled('q', 2, Infinity, T0);
+    expect(hints.scheduledMayBeDue('q', 2, T0 + HINT_TTL_MS - 1)).toBe(false);
+    expect(hints.scheduledMayBeDue('q', 2, T0 + HINT_TTL_MS)).toBe(true); // stale: read again
+  });
+
+  it("a job this JobQueue schedules itself moves the partition's next due time at once", () => {
+    const hints = new LeaseHints(4, () => 0);
+    hints.sawScheduled('q', 3, Infinity, T0);
+    hints.wrotePending('sched|q|3', `${String(T0 + 50).padStart(15, '0')}|job`, T0);
+    expect(hints.scheduledMayBeDue('q', 3, T0 + 49)).toBe(false);
+    expect(hints.scheduledMayBeDue('q', 3, T0 + 50)).toBe(true);
+    hints.wrotePending('sched|other|3', `${String(T0).padStart(15, '0')}|job`, T0);
+    expect(hints.scheduledMayBeDue('q', 3, T0 + 49)).toBe(false);
+  });
+
+  it('skips the prioritized partition only while a fresh read found it empty and nothing was written to it here', () => {
+    const hints = new LeaseHints(4, () => 0);
+    expect(hints.prioritizedMayHoldJobs('q', T0)).toBe(true);
+    hints.sawPrioritized('q', true, T0);
+    expect(hints.prioritizedMayHoldJobs('q', T0 + HINT_TTL_MS - 1)).toBe(false);
+    expect(hints.prioritizedMayHoldJobs('q', T0 + HINT_TTL_MS)).toBe(true);
+    hints.sawPrioritized('q', true, T0);
+    hints.wrotePending('prio|q', `0999995|${String(T0).padStart(15, '0')}|job`, T0);
+    expect(hints.prioritizedMayHoldJobs('q', T0 + 1)).toBe(true);
+    hints.sawPrioritized('q', false, T0);
+    expect(hints.prioritizedMayHoldJobs('q', T0 + 1)).toBe(true);
+  });
+
+  it('hands the read-ahead out once, only while fresh, never while spreading, and drops it when something may outrank it', () => {
+    const hints = new LeaseHints(4, () => 0);
+    const c = [{ id: 'a', queue: 'q' }, { id: 'b', queue: 'q' }];
+    hints.keepReadAhead(['q'], c, T0);
+    expect(hints.takeReadAhead(['other'], T0)).toBeUndefined();
+    expect(hints.takeReadAhead(['q'], T0 + 10)).toEqual({ candidates: c, readAt: T0 });
+    expect(hints.takeReadAhead(['q'], T0 + 10)).toBeUndefined(); // taken
+
+    hints.keepReadAhead(['q'], c, T0);
+    expect(hints.takeReadAhead(['q'], T0 + HINT_TTL_MS)).toBeUndefined(); // stale
+
+    hints.keepReadAhead(['q'], c, T0);
+    hints.wrotePending(`sched|q|1`, `${String(T0 + 5_000).padStart(15, '0')}|x`, T0); // due later: keeps it
+    hints.wrotePending(`ready|q|1`, `1000000|${String(T0).padStart(15, '0')}|x`, T0); // priority 0: keeps it
+    expect(hints.takeReadAhead(['q'], T0)?.candidates).toEqual(c);
+    hints.keepReadAhead(['q'], c, T0);
+    hints.wrotePending(`sched|q|1`, `${String(T0).padStart(15, '0')}|x`, T0); // due now (a release): drops it
+    expect(hints.takeReadAhead(['q'], T0)).toBeUndefined();
+    hints.keepReadAhead(['q'], c, T0);
+    hints.wrotePending('prio|q', `0999990|${String(T0).padStart(15, '0')}|x`, T0); // prioritized: drops it
+    expect(hints.takeReadAhead(['q'], T0)).toBeUndefined();
+
+    hints.keepReadAhead(['q'], c, T0);
+    hints.lostClaim(T0);
+    expect(hints.takeReadAhead(['q'], T0)).toBeUndefined();
+  });
+
+  it('spreads claims for a while after a lost race, then goes back to the head', () => {
+    const hints = new LeaseHints(4, () => 0);
+    expect(hints.spreading(T0)).toBe(false);
+    hints.lostClaim(T0);
+    expect(hints.spreading(T0 + SPREAD_AFTER_LOSS_MS - 1)).toBe(true);
+    expect(hints.spreading(T0 + SPREAD_AFTER_LOSS_MS)).toBe(false);
+  });
+
+  it('remembers its own claims for a while (a lagging index may still show them), then forgets them', () => {
+    const hints = new LeaseHints(4, () => 0);
+    hints.claimedEntry('a@1@x', T0);
+    expect(hints.claimedLately('a@1@x', T0 + HINT_TTL_MS - 1)).toBe(true);
+    expect(hints.claimedLately('a@1@y', T0)).toBe(false);
+    expect(hints.claimedLately('a@1@x', T0 + HINT_TTL_MS)).toBe(false);
+  });
+});

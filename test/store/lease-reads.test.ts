@@ -1,0 +1,162 @@
+import { describe, expect, it } from 'vitest';
+import { JobQueue, dynamoClient } from '../../src/job-queue.js';
+import { shardOf } from '../../src/keys.js';
+import { QUEUE_SHARDS } from '../../src/schema.js';
+import { HINT_TTL_MS } from '../../src/store/lease-hints.js';
+import { claimIfDue, spreadWithinPriority, type Candidate } from '../../src/store/lease.js';
+import { countRequests } from '../support/count.js';
+import { gateNext } from '../support/gate.js';
+import { endpoint, freshQueue } from '../support/harness.js';
+
+const TTL = 30_000;
+
+/** A JobQueue on its own client (so its requests can be counted or gated), same table and clock. */
+function ownClient(tableName: string, clock: () => number, random?: () => number) {
+  const client = dynamoClient({ endpoint: endpoint() });
+  const queue = new JobQueue({ tableName, client, clock, random });
+  return { client, queue, count: countRequests(client) };
+}
+
+describe('lease reads (how few index partitions a call reads)', () => {
+  it('under a backlog reads one ready shard, then serves the next calls from what it read', async () => {
+    const { queue, tableName, clock } = await freshQueue();
+    await queue.enqueueMany(Array.from({ length: 64 }, (_, i) => ({ queue: 'q', payload: i })));
+    const w = ownClient(tableName, clock);
+    const first = await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 2 });
+    expect(first).toHaveLength(2);
+    // prioritized partition + one ready shard + every scheduled shard (nothing known about them yet)
+    expect(w.count.counts.Query).toBe(2 + QUEUE_SHARDS);
+    w.count.reset();
+    const next = await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 2 });
+    expect(next).toHaveLength(2);
+    expect(w.count.counts.Query ?? 0).toBe(0); // the read-ahead
+    expect(w.count.counts.UpdateItem).toBe(2);
+    clock.advance(HINT_TTL_MS);
+    w.count.reset();
+    await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 2 });
+    expect(w.count.counts.Query).toBe(2 + QUEUE_SHARDS); // hints went stale: read again
+  });
+
+  it('a short first read sweeps every shard, so jobs on shards it did not start with are found', async () => {
+    const { queue, tableName, clock } = await freshQueue();
+    await queue.enqueueMany(Array.from({ length: 3 }, (_, i) => ({ queue: 'q', payload: i, id: `only-${i}` })));
+    for (let start = 0; start < 4; start++) {
+      const w = ownClient(tableName, clock, () => start / 4);
+      const got = await w.queue.lease({ owner: `w${start}`, queues: ['q'], ttlMs: 1_000, max: 3 });
+      expect(got.map((l) => l.id).sort()).toEqual(['only-0', 'only-1', 'only-2']);
+      clock.advance(1_001); // let the leases lapse so the next worker finds them again (as orphans)
+    }
+  });
+
+  it('a delayed job another process schedules is seen under a backlog within the hint lifetime', async () => {
+    const { queue, tableName, clock, peer } = await freshQueue();
+    await queue.enqueueMany(Array.from({ length: 20 }, (_, i) => ({ queue: 'q', payload: i })));
+    const w = ownClient(tableName, clock);
+    await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 1 }); // reads: nothing scheduled
+    await peer().enqueue({ queue: 'q', payload: 'urgent later', id: 'delayed', runAt: clock.now + 100, priority: 5 });
+    clock.advance(200);
+    const [before] = await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 1 });
+    expect(before!.id).not.toBe('delayed'); // its scheduled partition is not read again yet
+    clock.advance(HINT_TTL_MS);
+    const [after] = await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 1 });
+    expect(after!.id).toBe('delayed');
+  });
+
+  it('a delayed job this JobQueue schedules itself is seen as soon as it is due', async () => {
+    const { queue, clock } = await freshQueue();
+    await queue.enqueueMany(Array.from({ length: 20 }, (_, i) => ({ queue: 'q', payload: i })));
+    await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 1 });
+    await queue.enqueue({ queue: 'q', payload: 'later', id: 'delayed', runAt: clock.now + 100, priority: 5 });
+    clock.advance(100);
+    const [got] = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 1 });
+    expect(got!.id).toBe('delayed');
+  });
+
+  it('a prioritized job outranks the backlog and the read-ahead: at once from this JobQueue, within the hint lifetime from another', async () => {
+    const { queue, tableName, clock, peer } = await freshQueue();
+    await queue.enqueueMany(Array.from({ length: 20 }, (_, i) => ({ queue: 'q', payload: i })));
+    const w = ownClient(tableName, clock);
+    await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 1 }); // prioritized partition read: empty
+    await peer().enqueue({ queue: 'q', payload: null, id: 'vip-remote', priority: 1 });
+    const [stale] = await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 1 });
+    expect(stale!.id).not.toBe('vip-remote');
+    clock.advance(HINT_TTL_MS);
+    expect((await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 1 }))[0]!.id).toBe('vip-remote');
+
+    await w.queue.enqueue({ queue: 'q', payload: null, id: 'vip-local', priority: 1 });
+    expect((await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 1 }))[0]!.id).toBe('vip-local');
+  });
+
+  it('claims as of the claim, not the read: a job enqueued while the index was read is due', async () => {
+    const { queue, tableName, clock } = await freshQueue();
+    const shard = shardOf('just-in', QUEUE_SHARDS);
+    const w = ownClient(tableName, clock, () => shard / QUEUE_SHARDS + 0.01); // its first read is that shard
+    // hold the read of that shard; meanwhile time passes and a job is enqueued there, due at once
+    const gate = gateNext(w.client, (cmd, input) => cmd === 'QueryCommand' && (input.ExpressionAttributeValues as Record<string, unknown>)[':pk'] === `ready|q|${shard}`);
+    const leasing = w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 1 });
+    await gate.reached;
+    clock.advance(5);
+    await queue.enqueue({ queue: 'q', payload: null, id: 'just-in' }); // runAt = the lease call's start + 5
+    gate.release();
+    expect((await leasing).map((l) => l.id)).toEqual(['just-in']);
+  });
+
+  it('after losing a race it still comes back with a job, and spreads its next claims for a while', async () => {
+    const { queue, tableName, clock } = await freshQueue();
+    await queue.enqueueMany(Array.from({ length: 8 }, (_, i) => ({ queue: 'q', payload: null, id: `j-${i}` })));
+    const w = ownClient(tableName, clock);
+    const hints = (w.queue as unknown as { ctx: Parameters<typeof claimIfDue>[0] }).ctx.hints;
+    const gate = gateNext(w.client, (cmd, input) => cmd === 'UpdateItemCommand' && String(input.ConditionExpression).includes(':seen'));
+    const leasing = w.queue.lease({ owner: 'me', queues: ['q'], ttlMs: TTL, max: 1 });
+    await gate.reached;
+    const theirs = await queue.lease({ owner: 'other', queues: ['q'], ttlMs: TTL, max: 4 });
+    await queue.enqueue({ queue: 'q', payload: null, id: 'fresh' });
+    gate.release();
+    const mine = await leasing;
+    expect(mine).toHaveLength(1);
+    expect(theirs.map((l) => l.id)).not.toContain(mine[0]!.id);
+    expect(hints.spreading(clock.now)).toBe(true);
+  });
+});
+
+describe('spreading claims', () => {
+  const c = (id: string, priority: number): Candidate => ({ id, queue: 'q', generation: 1, incarnation: 'x', priority, runAt: 0, orphan: false });
+
+  it('shuffles each run of equal priority and keeps priority order', () => {
+    const sorted = [c('a', 5), c('b', 5), c('c', 5), c('d', 0), c('e', 0), c('f', -1)];
+    const out = spreadWithinPriority(sorted, () => 0);
+    expect(out.map((x) => x.priority)).toEqual([5, 5, 5, 0, 0, -1]);
+    expect(out.map((x) => x.id)).toEqual(['b', 'c', 'a', 'e', 'd', 'f']);
+    expect(spreadWithinPriority(sorted, () => 0.999).map((x) => x.id)).toEqual(['a', 'b', 'c', 'd', 'e', 'f']);
+    expect(sorted.map((x) => x.id)).toEqual(['a', 'b', 'c', 'd', 'e', 'f']); // input untouched
+  });
+});
+
+describe('the claim guard decides, whatever the index said', () => {
+  async function candidateFor(queue: JobQueue, id: string, orphan: boolean): Promise<Candidate> {
+    const job = (await queue.get(id))!;
+    return { id, queue: job.queue, generation: job.leaseGeneration, incarnation: job.incarnation, priority: job.priority, runAt: job.runAt, orphan };
+  }
+
+  it('refuses a pending job that is not due yet', async () => {
+    const { queue, clock } = await freshQueue();
+    await queue.enqueue({ queue: 'q', payload: null, id: 'later', runAt: clock.now + 1_000 });
+    const ctx = (queue as unknown as { ctx: Parameters<typeof claimIfDue>[0] }).ctx;
+    const c = await candidateFor(queue, 'later', false);
+    expect(await claimIfDue(ctx, c, 'w', TTL, clock.now + 999)).toBeNull();
+    expect(await claimIfDue(ctx, c, 'w', TTL, clock.now + 1_000)).not.toBeNull();
+  });
+
+  it('refuses a running job offered as an orphan while its lease holds, and a pending job offered as an orphan', async () => {
+    const { queue, clock } = await freshQueue();
+    await queue.enqueue({ queue: 'q', payload: null, id: 'j' });
+    const ctx = (queue as unknown as { ctx: Parameters<typeof claimIfDue>[0] }).ctx;
+    expect(await claimIfDue(ctx, await candidateFor(queue, 'j', true), 'w', TTL, clock.now)).toBeNull();
+    const [lease] = await queue.lease({ owner: 'a', queues: ['q'], ttlMs: 5_000 });
+    const running = await candidateFor(queue, 'j', true);
+    expect(await claimIfDue(ctx, running, 'w', TTL, clock.now + 5_000)).toBeNull(); // expires at +5000: not lapsed
+    expect(await claimIfDue(ctx, { ...running, orphan: false }, 'w', TTL, clock.now + 5_001)).toBeNull(); // running, offered as due
+    const taken = await claimIfDue(ctx, running, 'w', TTL, clock.now + 5_001);
+    expect(taken?.generation).toBe(lease!.generation + 1);
+  });
+});
