@@ -39,7 +39,7 @@ const program = new Command('bench')
       return n;
     }),
   )
-  .option('--slots <n>', 'handler slots per worker (default 4)', (v: string) => {
+  .option('--slots <n>', 'handler slots per worker (default 16)', (v: string) => {
     const n = Number(v);
     if (!Number.isSafeInteger(n) || n < 1 || n > 100) throw new InvalidArgumentError(`bad slot count ${v} (1-100)`);
     return n;
@@ -52,8 +52,8 @@ const run = new Set<Section>(opts.only ?? SECTIONS);
 const log = (s: string) => process.stderr.write(`${s}\n`);
 const started = new Date();
 const plan = quick
-  ? { tputJobs: 400, slots: opts.slots ?? 4, ceilingMs: 1_500, trickleJobs: 12, trickleRate: 4, depths: opts.depths ?? [1_000], drain: 100, takeoverTtl: 3_000 }
-  : { tputJobs: 3_000, slots: opts.slots ?? 4, ceilingMs: 4_000, trickleJobs: 60, trickleRate: 4, depths: opts.depths ?? [1_000, 10_000, 100_000], drain: 1_000, takeoverTtl: 5_000 };
+  ? { tputJobs: 400, slots: opts.slots ?? 16, ceilingMs: 1_500, trickleJobs: 12, trickleRate: 4, depths: opts.depths ?? [1_000], drain: 100, takeoverTtl: 3_000 }
+  : { tputJobs: 3_000, slots: opts.slots ?? 16, ceilingMs: 4_000, trickleJobs: 60, trickleRate: 4, depths: opts.depths ?? [1_000, 10_000, 100_000], drain: 1_000, takeoverTtl: 5_000 };
 
 const machine = {
   cpus: cpus().length,

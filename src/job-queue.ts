@@ -166,7 +166,7 @@ export class JobQueue implements JobStore {
     return new Map(items.map((i) => [i.id as string, out.get(i.id as string)!]));
   }
 
-  /** Claims up to `max` due jobs, highest priority first, then oldest; may take over lapsed leases. */
+  /** Claims up to `max` due jobs: strictly by priority, then oldest first within a shard; may take over lapsed leases. */
   async lease(req: LeaseRequest): Promise<Lease[]> {
     const o = checkObject('lease', req);
     checkKnownKeys('lease', o, ['owner', 'queues', 'ttlMs', 'max']);
