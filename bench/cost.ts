@@ -26,7 +26,7 @@ export function payloadShapes(fitsIn1Kb: number): { label: string; payload: unkn
   return [
     { label: 'bench job (~120 B payload)', payload: { n: 1, body: 'x'.repeat(100) } },
     { label: '1 KB job (whole item <= 1 KB)', payload: { body: 'x'.repeat(fitsIn1Kb) } },
-    { label: '1 KB payload (item ~1.5 KB)', payload: { body: 'x'.repeat(1012) } },
+    { label: '1 KB payload (item ~1.25 KB)', payload: { body: 'x'.repeat(1012) } },
   ];
 }
 

@@ -1,4 +1,4 @@
-import { FenceqError, InvalidStateError, JobNotFoundError, TableUnavailableError, ValidationError } from '../errors.js';
+import { EnqueueIncompleteError, FenceqError, InvalidStateError, JobNotFoundError, TableUnavailableError, ValidationError } from '../errors.js';
 
 /** A handler's setting is missing or malformed (an environment variable): the function cannot start. */
 export class ConfigError extends FenceqError {
@@ -37,6 +37,7 @@ export interface ErrorPayload {
   readonly jobId?: string;
   readonly state?: string;
   readonly tableName?: string;
+  readonly unwrittenIds?: readonly string[];
 }
 
 /** The reply of a direct invoke of the API or admin function. */
@@ -48,6 +49,7 @@ export function errorToPayload(err: unknown): ErrorPayload | undefined {
   if (err instanceof JobNotFoundError) return { name: err.name, message: err.message, jobId: err.jobId };
   if (err instanceof InvalidStateError) return { name: err.name, message: err.message, jobId: err.jobId, state: err.state };
   if (err instanceof TableUnavailableError) return { name: err.name, message: err.message, tableName: err.tableName };
+  if (err instanceof EnqueueIncompleteError) return { name: err.name, message: err.message, unwrittenIds: err.unwrittenIds };
   if (err instanceof FenceqError) return { name: err.name, message: err.message };
   return undefined;
 }
@@ -67,6 +69,9 @@ export function errorFromPayload(p: ErrorPayload): FenceqError {
       break;
     case 'TableUnavailableError':
       err = new TableUnavailableError(p.tableName ?? '', p.message);
+      break;
+    case 'EnqueueIncompleteError':
+      err = new EnqueueIncompleteError(p.unwrittenIds ?? [], 0);
       break;
     default:
       err = new FenceqError(p.message);

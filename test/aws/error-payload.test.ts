@@ -1,0 +1,17 @@
+import { describe, expect, it } from 'vitest';
+import { errorFromPayload, errorToPayload } from '../../src/aws/errors.js';
+import { EnqueueIncompleteError, InvalidStateError, TableUnavailableError } from '../../src/errors.js';
+
+describe('typed errors across a direct invoke', () => {
+  it('come back as their own class with their fields', () => {
+    const incomplete = errorFromPayload(JSON.parse(JSON.stringify(errorToPayload(new EnqueueIncompleteError(['a', 'b'], 8)))));
+    expect(incomplete).toBeInstanceOf(EnqueueIncompleteError);
+    expect((incomplete as EnqueueIncompleteError).unwrittenIds).toEqual(['a', 'b']);
+    expect(incomplete.message).toMatch(/2 job\(s\) still unprocessed after 8/);
+    const state = errorFromPayload(JSON.parse(JSON.stringify(errorToPayload(new InvalidStateError('j', 'done', 'only a dead job can be requeued')))));
+    expect(state).toBeInstanceOf(InvalidStateError);
+    expect((state as InvalidStateError).state).toBe('done');
+    expect(errorFromPayload(errorToPayload(new TableUnavailableError('t', 'gone'))!)).toBeInstanceOf(TableUnavailableError);
+    expect(errorToPayload(new Error('not ours'))).toBeUndefined();
+  });
+});
