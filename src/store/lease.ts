@@ -57,9 +57,11 @@ export async function leaseDue(
     const ahead = round === 0 ? ctx.hints.takeReadAhead<Candidate>(args.queues, now) : undefined;
     const fromIndex = !ahead || ahead.candidates.length < want;
     const readAt = fromIndex ? now : ahead.readAt;
-    const found = (fromIndex ? await findCandidates(ctx, args.queues, now, Math.max(want * 2 + 2, ctx.hints.spreading(now) ? 2 * READ_AHEAD : READ_AHEAD), want) : ahead.candidates).filter(
-      (c) => !tried.has(entryKey(c)) && !ctx.hints.claimedLately(entryKey(c), now),
-    );
+    // Read a little more than wanted (the rest is the read-ahead); a wider window while spreading.
+    const limit = Math.max(want * 2 + 2, ctx.hints.spreading(now) ? 2 * READ_AHEAD : READ_AHEAD);
+    const read = fromIndex ? await findCandidates(ctx, args.queues, now, limit, want) : ahead.candidates;
+    // Skip what this call tried, and what this JobQueue claimed lately (a lagging index still shows it).
+    const found = read.filter((c) => !tried.has(entryKey(c)) && !ctx.hints.claimedLately(entryKey(c), now));
     if (found.length === 0) break;
     const candidates = ctx.hints.spreading(now) ? spreadWithinPriority(found, ctx.random) : found;
     // Claim as of now, not as of the read: a job enqueued while the index was read is due too.
