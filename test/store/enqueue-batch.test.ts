@@ -38,9 +38,24 @@ describe('enqueueMany of jobs whose ids the store generates', () => {
       expect(o.outcome).toBe('created');
       expect((await raw.get(id))?.state).toBe('pending');
     }
-    expect(due.flat().filter((q) => q === 'bulk').length).toBeGreaterThan(0);
+    expect(due).toContainEqual(['bulk']);
     const leased = await queue.lease({ owner: 'w', queues: ['bulk'], ttlMs: 30_000, max: 100 });
     expect(leased).toHaveLength(61);
+  });
+
+  it('logs each job, and wakes workers once per batch only for jobs due now', async () => {
+    const due: string[][] = [];
+    const { queue, logger, clock } = await freshQueue({ hooks: { onJobsDue: (q) => void due.push([...q]) } });
+    const out = await queue.enqueueMany([
+      ...Array.from({ length: 30 }, (_, i) => ({ queue: 'now', payload: i })),
+      ...Array.from({ length: 5 }, (_, i) => ({ queue: 'later', payload: i, runAt: clock.now + 60_000 })),
+    ]);
+    expect(due).toEqual([['now']]);
+    const logged = logger.events('job.enqueued').map((r) => r.fields);
+    expect(logged.map((f) => f.id).sort()).toEqual([...out.keys()].sort());
+    expect(logged.find((f) => f.queue === 'later')).toMatchObject({ runAt: clock.now + 60_000, priority: 0 });
+    await queue.enqueueMany(Array.from({ length: 3 }, (_, i) => ({ queue: 'later', payload: i, runAt: clock.now + 1 })));
+    expect(due).toEqual([['now']]);
   });
 
   it('retries what DynamoDB leaves unprocessed until it is written', async () => {
@@ -52,11 +67,13 @@ describe('enqueueMany of jobs whose ids the store generates', () => {
 
   it('gives up with an EnqueueIncompleteError naming the unwritten jobs, and keeps the written ones', async () => {
     const { queue, client, raw } = await freshQueue({ random: () => 0 });
+    const count = countRequests(client);
     leaveUnprocessed(client, (call, n) => (call === 0 ? 3 : n));
     const err = await queue.enqueueMany(Array.from({ length: 10 }, (_, i) => ({ queue: 'q', payload: i }))).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(EnqueueIncompleteError);
     const unwritten = (err as EnqueueIncompleteError).unwrittenIds;
     expect(unwritten).toHaveLength(3);
+    expect(count.counts.BatchWriteItem).toBe(8); // the first try and 7 retries of what was left
     for (const id of unwritten) expect(await raw.get(id)).toBeUndefined();
     const all = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 30_000, max: 100 });
     expect(all).toHaveLength(7);

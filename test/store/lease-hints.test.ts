@@ -71,6 +71,53 @@ describe('lease hints (what one JobQueue remembers between lease calls)', () => 
     expect(hints.takeReadAhead(['q'], T0)).toBeUndefined();
   });
 
+  it('keeps one read-ahead per set of queues', () => {
+    const hints = new LeaseHints(4, () => 0);
+    hints.keepReadAhead(['a', 'b'], [{ id: 'x', queue: 'a' }], T0);
+    expect(hints.takeReadAhead(['ab'], T0)).toBeUndefined();
+    expect(hints.takeReadAhead(['a'], T0)).toBeUndefined();
+    expect(hints.takeReadAhead(['a', 'b'], T0)?.candidates).toEqual([{ id: 'x', queue: 'a' }]);
+    hints.keepReadAhead(['a'], [], T0); // nothing left: nothing kept
+    expect(hints.takeReadAhead(['a'], T0)).toBeUndefined();
+  });
+
+  it('gives up the read-ahead once a scheduled job it knows of falls due after the read', () => {
+    const hints = new LeaseHints(4, () => 0);
+    const c = [{ id: 'x', queue: 'q' }];
+    hints.sawScheduled('q', 0, T0 + 5, T0);
+    hints.keepReadAhead(['q'], c, T0);
+    expect(hints.takeReadAhead(['q'], T0 + 4)?.candidates).toEqual(c);
+    hints.keepReadAhead(['q'], c, T0);
+    expect(hints.takeReadAhead(['q'], T0 + 5)).toBeUndefined();
+    // a due time already passed when the candidates were read was part of that read
+    hints.sawScheduled('q', 0, T0, T0);
+    hints.keepReadAhead(['q'], c, T0);
+    expect(hints.takeReadAhead(['q'], T0 + 5)?.candidates).toEqual(c);
+    // another queue's scheduled job does not concern this queue's read-ahead
+    hints.sawScheduled('other', 0, T0 + 1, T0);
+    hints.keepReadAhead(['q'], c, T0);
+    expect(hints.takeReadAhead(['q'], T0 + 5)?.candidates).toEqual(c);
+  });
+
+  it("a write to one queue's partitions leaves other queues' read-ahead and hints alone", () => {
+    const hints = new LeaseHints(4, () => 0);
+    const c = [{ id: 'x', queue: 'a' }];
+    hints.keepReadAhead(['a'], c, T0);
+    hints.sawPrioritized('a', true, T0);
+    hints.sawScheduled('a', 1, Infinity, T0);
+    hints.wrotePending('prio|b', `0999999|${String(T0).padStart(15, '0')}|y`, T0);
+    hints.wrotePending('sched|b|1', `${String(T0).padStart(15, '0')}|y`, T0);
+    hints.wrotePending('lease|1', `a|y`, T0);
+    expect(hints.takeReadAhead(['a'], T0)?.candidates).toEqual(c);
+    expect(hints.prioritizedMayHoldJobs('a', T0)).toBe(false);
+    expect(hints.scheduledMayBeDue('a', 1, T0)).toBe(false);
+    hints.wrotePending('sched|a|1', `${String(T0 + 10).padStart(15, '0')}|y`, T0); // due later: the hint moves, stays fresh
+    expect(hints.scheduledMayBeDue('a', 1, T0 + 9)).toBe(false);
+    expect(hints.scheduledMayBeDue('a', 1, T0 + 10)).toBe(true);
+    hints.wrotePending('sched|a|1', `${String(T0 + 20).padStart(15, '0')}|y`, T0); // later than known: no change
+    expect(hints.scheduledMayBeDue('a', 1, T0 + 10)).toBe(true);
+  });
+
   it('spreads claims for a while after a lost race, then goes back to the head', () => {
     const hints = new LeaseHints(4, () => 0);
     expect(hints.spreading(T0)).toBe(false);

@@ -37,6 +37,31 @@ describe('lease reads (how few index partitions a call reads)', () => {
     expect(w.count.counts.Query).toBe(2 + QUEUE_SHARDS); // hints went stale: read again
   });
 
+  it('within the hint lifetime a call that needs the index reads only the next ready shard, and a known scheduled job once it falls due', async () => {
+    const { queue, tableName, clock, peer } = await freshQueue();
+    await queue.enqueueMany(Array.from({ length: 64 }, (_, i) => ({ queue: 'q', payload: i })));
+    await peer().enqueue({ queue: 'q', payload: null, id: 'later', runAt: clock.now + 500 });
+    const w = ownClient(tableName, clock);
+    await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 1 }); // learns: prio empty, 'later' due at +500
+    clock.advance(100);
+    w.count.reset();
+    await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 16 }); // more than the read-ahead holds
+    expect(w.count.counts.Query).toBe(1);
+    clock.advance(400);
+    w.count.reset();
+    const got = await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 16 });
+    expect(w.count.counts.Query).toBe(2); // the next ready shard and the scheduled shard holding 'later'
+    expect(got.map((l) => l.id)).toContain('later');
+  });
+
+  it('never tries to claim a scheduled job that is not due yet', async () => {
+    const { queue, tableName, clock } = await freshQueue();
+    await queue.enqueue({ queue: 'q', payload: null, id: 'later', runAt: clock.now + 1_000 });
+    const w = ownClient(tableName, clock);
+    expect(await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 5 })).toEqual([]);
+    expect(w.count.counts.UpdateItem ?? 0).toBe(0);
+  });
+
   it('a short first read sweeps every shard, so jobs on shards it did not start with are found', async () => {
     const { queue, tableName, clock } = await freshQueue();
     await queue.enqueueMany(Array.from({ length: 3 }, (_, i) => ({ queue: 'q', payload: i, id: `only-${i}` })));
