@@ -23,6 +23,7 @@ import { releaseIfLeaseHeld, type ReleaseOutcome } from './store/release.js';
 import { releaseUnownedIfLive, type ReleaseUnownedOutcome } from './store/release-unowned.js';
 import { renewIfLeaseHeld, type RenewOutcome } from './store/renew.js';
 import { requeueIfDead, type RequeueOutcome } from './store/requeue-dead.js';
+import { DEFAULT_RETENTION_MS } from './store/retention.js';
 import {
   checkId,
   checkInt,
@@ -54,7 +55,7 @@ export interface JobQueueOptions {
   readonly logger?: Logger;
   /** Backoff of failed jobs. @default { baseMs: 1000, maxMs: 3600000 } */
   readonly retry?: RetryPolicy;
-  /** How long done, dead and cancelled jobs are kept before TTL deletes them. @default 7 days */
+  /** How long done and cancelled jobs are kept before TTL deletes them (dead jobs are kept until requeued or purged). @default 7 days */
   readonly retentionMs?: number;
   /** Wake-up and dead-job hooks (the SQS integration plugs in here). */
   readonly hooks?: QueueHooks;
@@ -62,7 +63,6 @@ export interface JobQueueOptions {
   readonly random?: () => number;
 }
 
-const DEFAULT_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 const LOOPBACK = /^https?:\/\/(localhost|127\.\d+\.\d+\.\d+|\[::1\])(:\d+)?\/?$/;
 
 /** Builds a DynamoDB client for an endpoint; a loopback endpoint gets placeholder credentials when none are set. */

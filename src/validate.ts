@@ -19,6 +19,7 @@ const QUEUE_RE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 const ID_RE = /^[A-Za-z0-9_][A-Za-z0-9_.:@=+/-]{0,199}$/;
 const OWNER_RE = /^[\x21-\x7e]{1,128}$/;
 const INCARNATION_RE = /^[0-9a-f]{16}$/;
+const SECRET_RE = /^[0-9a-f]{32}$/;
 
 /** A queue name: 1-64 of letters, digits, `_`, `.`, `-`, starting with a letter or digit. */
 export function checkQueue(field: string, value: unknown): string {
@@ -113,6 +114,12 @@ export function checkLease(field: string, value: unknown): Lease {
   const l = value as Record<string, unknown>;
   checkId(`${field}.id`, l.id);
   checkInt(`${field}.generation`, l.generation, 1, Number.MAX_SAFE_INTEGER);
+  if (typeof l.secret !== 'string' || !SECRET_RE.test(l.secret)) {
+    // The refused value is described, never echoed: a near-miss could be most of a real secret,
+    // and a ValidationError's value reaches logs and replies.
+    const seen = typeof l.secret === 'string' ? `a string of ${l.secret.length} characters` : l.secret === undefined ? undefined : `a ${typeof l.secret}`;
+    throw new ValidationError(`${field}.secret`, seen, 'must be the 32-hex-digit lease secret from lease() (a lease cannot be built from its id and generation)');
+  }
   if (typeof l.incarnation !== 'string' || !INCARNATION_RE.test(l.incarnation)) {
     throw new ValidationError(`${field}.incarnation`, l.incarnation, 'must be the 16-hex-digit incarnation from lease()');
   }

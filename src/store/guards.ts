@@ -1,4 +1,5 @@
 import type { Lease } from '../job.js';
+import { leaseSecretHash } from './lease-secret.js';
 
 /** A condition with the names and values it uses. */
 export interface Guard {
@@ -9,15 +10,25 @@ export interface Guard {
 
 /**
  * The lease guard every ack, renew and release repeats: the job is running under exactly this
- * lease, `(id, generation)` of this incarnation. A dead or superseded lease matches nothing.
+ * lease, `(id, generation)` of this incarnation, and the caller holds the lease's secret (its
+ * SHA-256 is what the claim stored). A dead or superseded lease matches nothing, and neither does
+ * one built from the id and generation alone: those are public, the secret is not.
  */
 export function leaseHeld(lease: Lease): Guard {
   return {
-    ConditionExpression: '#state = :running AND #leaseGeneration = :gen AND #incarnation = :inc',
-    ExpressionAttributeNames: { '#state': 'state', '#leaseGeneration': 'leaseGeneration', '#incarnation': 'incarnation' },
-    ExpressionAttributeValues: { ':running': 'running', ':gen': lease.generation, ':inc': lease.incarnation },
+    ConditionExpression: '#state = :running AND #leaseGeneration = :gen AND #incarnation = :inc AND #leaseSecretHash = :secretHash',
+    ExpressionAttributeNames: {
+      '#state': 'state',
+      '#leaseGeneration': 'leaseGeneration',
+      '#incarnation': 'incarnation',
+      '#leaseSecretHash': 'leaseSecretHash',
+    },
+    ExpressionAttributeValues: { ':running': 'running', ':gen': lease.generation, ':inc': lease.incarnation, ':secretHash': leaseSecretHash(lease.secret) },
   };
 }
+
+/** Attributes that name a lease's secret: every transition that ends a lease removes the live one. */
+export const LIVE_SECRET = 'leaseSecretHash';
 
 /** Merges an update's parts with a guard's into one UpdateItem input. */
 export function guarded<T extends { ExpressionAttributeNames: Record<string, string>; ExpressionAttributeValues: Record<string, unknown> }>(
