@@ -8,7 +8,7 @@ import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.js';
 import { QUEUE_SHARDS } from './schema.js';
 import { ackDoneIfLeaseHeld, type AckDoneOutcome } from './store/ack-done.js';
 import { ackFailedIfLeaseHeld, type AckFailedOutcome } from './store/ack-failed.js';
-import { listJobs, queueStats, type JobPage, type QueueStats } from './store/browse.js';
+import { indexTotals, listJobs, queueStats, type IndexTotals, type JobPage, type QueueStats } from './store/browse.js';
 import { cancelIfLive, type CancelOutcome } from './store/cancel.js';
 import { itemToJob } from './store/codec.js';
 import type { DeadJobNotice, QueueHooks, StoreContext } from './store/context.js';
@@ -23,6 +23,7 @@ import { reclaimExpiredLeases, type ReclaimCounts } from './store/reclaim-orphan
 import { releaseIfLeaseHeld, type ReleaseOutcome } from './store/release.js';
 import { releaseUnownedIfLive, type ReleaseUnownedOutcome } from './store/release-unowned.js';
 import { renewIfLeaseHeld, type RenewOutcome } from './store/renew.js';
+import { purgeDeadBefore, type PurgeCounts } from './store/purge-dead.js';
 import { requeueIfDead, type RequeueOutcome } from './store/requeue-dead.js';
 import { DEFAULT_RETENTION_MS } from './store/retention.js';
 import {
@@ -257,6 +258,20 @@ export class JobQueue implements JobStore {
     return requeueIfDead(this.ctx, checkId('id', id));
   }
 
+  /**
+   * Deletes dead jobs that died more than `olderThanMs` ago (of `queue`, or of every queue), at
+   * most `max` (1-10,000, default 1,000) per call; `more` says whether to call again. Dead jobs
+   * have no TTL, so this is how they go. A job requeued meanwhile is never deleted.
+   */
+  async purgeDead(args: { olderThanMs: number; queue?: string; max?: number }): Promise<PurgeCounts> {
+    const o = checkObject('purge', args);
+    checkKnownKeys('purge', o, ['olderThanMs', 'queue', 'max']);
+    const olderThanMs = checkInt('purge.olderThanMs', args.olderThanMs, 0, 3650 * 86_400_000);
+    const queue = args.queue === undefined ? undefined : checkQueue('purge.queue', args.queue);
+    const max = args.max === undefined ? 1000 : checkInt('purge.max', args.max, 1, 10_000);
+    return purgeDeadBefore(this.ctx, { cutoff: this.ctx.clock() - olderThanMs, max, ...(queue === undefined ? {} : { queue }) });
+  }
+
   /** Reads a job (consistently); null when there is none. */
   async get(id: string): Promise<Job | null> {
     const item = await readItem(this.ctx, checkId('id', id));
@@ -293,6 +308,11 @@ export class JobQueue implements JobStore {
       names = page.queues;
     } else names = queues.map((q, i) => checkQueue(`queues[${i}]`, q));
     return queueStats(this.ctx, names);
+  }
+
+  /** Running (and of those, expired) and dead jobs across every queue; the cost grows with those jobs, not with the number of queues. */
+  async totals(): Promise<IndexTotals> {
+    return indexTotals(this.ctx);
   }
 
   /** Names of every queue that has had a job enqueued, in name order (pages through the registry). */

@@ -39,7 +39,9 @@ export type ApiEvent =
 export type AdminEvent =
   | { readonly op: 'releaseUnowned' | 'requeueDead' | 'cancel' | 'get' | 'inspect'; readonly id: string }
   | { readonly op: 'list'; readonly list: { readonly queue: string; readonly state: string; readonly limit?: number; readonly cursor?: string } }
-  | { readonly op: 'stats'; readonly queues?: readonly string[] };
+  | { readonly op: 'stats'; readonly queues?: readonly string[] }
+  | { readonly op: 'queues'; readonly queues?: { readonly limit?: number; readonly cursor?: string } }
+  | { readonly op: 'purgeDead'; readonly purge: { readonly olderThanMs: number; readonly queue?: string; readonly max?: number } };
 
 /** One enqueueMany outcome per input, in input order. */
 export type EnqueueManyReply = EnqueueOutcome[];
@@ -63,6 +65,8 @@ const ADMIN_ARGS = {
   inspect: [['id'], []],
   list: [['list'], []],
   stats: [[], ['queues']],
+  queues: [[], ['queues']],
+  purgeDead: [['purge'], []],
 } as const satisfies Record<AdminEvent['op'], readonly [readonly string[], readonly string[]]>;
 
 /** The API function's operations. */
@@ -137,5 +141,9 @@ export async function runAdminOp(queue: JobQueue, e: AdminEvent): Promise<unknow
     case 'stats':
       if (e.queues !== undefined && !Array.isArray(e.queues)) throw new ValidationError('queues', e.queues, 'must be an array of queue names');
       return queue.stats(e.queues);
+    case 'queues':
+      return queue.queuePage(e.queues);
+    case 'purgeDead':
+      return queue.purgeDead(e.purge);
   }
 }

@@ -27,6 +27,18 @@ export function leaseHeld(lease: Lease): Guard {
   };
 }
 
+/**
+ * A dead job exactly as a read saw it: still dead, at the same generation. A requeue bumps the
+ * generation, so a job requeued since the read (even one that died again) never matches.
+ */
+export function deadAtGeneration(seen: number): Guard {
+  return {
+    ConditionExpression: '#state = :dead AND #leaseGeneration = :seen',
+    ExpressionAttributeNames: { '#state': 'state', '#leaseGeneration': 'leaseGeneration' },
+    ExpressionAttributeValues: { ':dead': 'dead', ':seen': seen },
+  };
+}
+
 /** Attributes that name a lease's secret: every transition that ends a lease removes the live one. */
 export const LIVE_SECRET = 'leaseSecretHash';
 
