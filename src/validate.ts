@@ -93,9 +93,9 @@ export function checkJson(field: string, value: unknown): string {
 /**
  * Refuses a value nested more than `maxDepth` levels deep, walking it without recursion (a
  * 100,000-deep array must yield a ValidationError, not a RangeError from a recursive walk). The
- * error names `field`, followed by up to `nameLevels` keys below it (an array index only above
- * the last of them: `job.payload`, `jobs[3].payload`), and describes the value instead of
- * carrying it. A cycle counts as too deep.
+ * error names `field`, followed by up to `nameLevels` keys below it (an array index only for a
+ * list of records: `job.payload`, `jobs[3].payload`, `error`), and describes the value instead
+ * of carrying it. A cycle counts as too deep.
  */
 export function checkNesting(field: string, value: unknown, maxDepth = MAX_JSON_DEPTH, nameLevels = 0): void {
   const deepest = new Map<object, number>();
@@ -110,8 +110,12 @@ export function checkNesting(field: string, value: unknown, maxDepth = MAX_JSON_
     if ((deepest.get(v) ?? -1) >= depth) continue;
     deepest.set(v, depth);
     if (Array.isArray(v)) {
-      const named = segments < nameLevels - 1;
-      for (let i = 0; i < v.length; i++) stack.push({ v: v[i], depth: depth + 1, path: named ? `${path}[${i}]` : path, segments: named ? segments + 1 : nameLevels });
+      for (let i = 0; i < v.length; i++) {
+        // An index is named only for a list of records (`jobs[3]`), not inside a nested value.
+        const x = v[i];
+        const named = segments < nameLevels - 1 && typeof x === 'object' && x !== null && !Array.isArray(x);
+        stack.push({ v: x, depth: depth + 1, path: named ? `${path}[${i}]` : path, segments: named ? segments + 1 : nameLevels });
+      }
     } else {
       const named = segments < nameLevels;
       for (const [k, x] of Object.entries(v)) {

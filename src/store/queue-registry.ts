@@ -61,7 +61,7 @@ export async function listQueuePage(ctx: StoreContext, limit: number, after?: st
       TableName: ctx.tableName,
       IndexName: name,
       KeyConditionExpression: after === undefined ? '#pk = :pk' : '#pk = :pk AND #sk > :after',
-      ExpressionAttributeNames: after === undefined ? { '#pk': partitionKey } : { '#pk': partitionKey, '#sk': sortKey },
+      ExpressionAttributeNames: { '#pk': partitionKey, '#sk': sortKey },
       ExpressionAttributeValues: after === undefined ? { ':pk': QUEUE_REGISTRY_PARTITION } : { ':pk': QUEUE_REGISTRY_PARTITION, ':after': after },
       ProjectionExpression: '#sk',
       // One more than asked: whether another page exists, without an empty last round trip.
