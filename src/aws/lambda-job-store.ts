@@ -73,7 +73,7 @@ export class LambdaJobStore implements JobStore {
   }
 
   /** Records a failed attempt; the error travels as text, as the table stores it. */
-  ackFailed(lease: Lease, error: unknown, opts?: { retryable?: boolean }): Promise<AckFailedOutcome> {
+  async ackFailed(lease: Lease, error: unknown, opts?: { retryable?: boolean }): Promise<AckFailedOutcome> {
     if (!(error instanceof Error)) checkNesting('error', error);
     return this.call({ op: 'ackFailed', lease, error: errorText(error), ...(opts === undefined ? {} : { options: opts }) });
   }

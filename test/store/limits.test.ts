@@ -8,6 +8,7 @@ import { ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb'
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../../src/errors.js';
 import { JobQueue, MAX_STATS_QUEUES } from '../../src/job-queue.js';
+import type { Json } from '../../src/job.js';
 import { MAX_JSON_DEPTH } from '../../src/validate.js';
 import { freshQueue } from '../support/harness.js';
 
@@ -29,8 +30,8 @@ async function refused(p: Promise<unknown>, field: string): Promise<ValidationEr
   return err as ValidationError;
 }
 
-function deep(n: number): unknown {
-  let v: unknown = 'leaf';
+function deep(n: number): Json {
+  let v: Json = 'leaf';
   for (let i = 0; i < n; i++) v = [v];
   return v;
 }
