@@ -14,6 +14,8 @@ export interface ReclaimRunOptions {
   readonly batch?: number;
   /** ms left in the invocation; more passes run while a full batch came back and this leaves room. */
   readonly remainingMs?: () => number;
+  /** Queues whose health figures one run measures, in rotation. @default HEALTH_QUEUES_PER_RUN (50) */
+  readonly healthQueues?: number;
   /** Undelivered notices younger than this are left to the process that made the job dead. @default 30000 */
   readonly noticeMinAgeMs?: number;
 }
@@ -59,7 +61,7 @@ export async function reclaimRun(aws: AwsQueue, opts: ReclaimRunOptions): Promis
       if (c.expired < batch || (opts.remainingMs && opts.remainingMs() < 20_000)) break;
     }
     const notices = aws.notifier ? await aws.notifier.resendUndelivered({ minAgeMs: opts.noticeMinAgeMs }) : NO_NOTICES;
-    const measure = async () => queue.stats(await queue.nextQueues('health', HEALTH_QUEUES_PER_RUN));
+    const measure = async () => queue.stats(await queue.nextQueues('health', opts.healthQueues ?? HEALTH_QUEUES_PER_RUN));
     const [stats, global, reclaimedByQueue] = await Promise.all([measure(), queue.totals(), countByQueue(aws, reclaimedIds)]);
     const queues: QueueHealth[] = stats.map((s) => ({ ...s, reclaimed: reclaimedByQueue.get(s.queue) ?? 0 }));
     const sum = (f: (q: QueueHealth) => number) => queues.reduce((n, q) => n + f(q), 0);
