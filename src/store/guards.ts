@@ -39,9 +39,6 @@ export function deadAtGeneration(seen: number): Guard {
   };
 }
 
-/** Attributes that name a lease's secret: every transition that ends a lease removes the live one. */
-export const LIVE_SECRET = 'leaseSecretHash';
-
 /** Merges an update's parts with a guard's into one UpdateItem input. */
 export function guarded<T extends { ExpressionAttributeNames: Record<string, string>; ExpressionAttributeValues: Record<string, unknown> }>(
   update: T,
