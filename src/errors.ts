@@ -87,3 +87,28 @@ function truncate(value: unknown): unknown {
   if (typeof value === 'string' && value.length > 200) return `${value.slice(0, 200)}…`;
   return value;
 }
+
+/** A schedule changed under a put every time it tried (other writers kept winning); nothing was written. */
+export class ScheduleConflictError extends FenceqError {
+  override name = 'ScheduleConflictError';
+  /** The schedule. */
+  readonly scheduleName: string;
+  constructor(scheduleName: string, attempts: number, options?: { cause?: unknown }) {
+    super(`schedule ${scheduleName} changed under each of ${attempts} put attempts`, options);
+    this.scheduleName = scheduleName;
+  }
+}
+
+/** waitFor gave up: the job did not reach a terminal state within `timeoutMs` (or the signal aborted). */
+export class WaitTimeoutError extends FenceqError {
+  override name = 'WaitTimeoutError';
+  /** The job waited for. */
+  readonly jobId: string;
+  /** The job's state at the last read (null when it did not exist). */
+  readonly lastState: string | null;
+  constructor(jobId: string, timeoutMs: number, lastState: string | null, options?: { cause?: unknown }) {
+    super(`job ${jobId} did not finish within ${timeoutMs} ms (last state: ${lastState ?? 'none'})`, options);
+    this.jobId = jobId;
+    this.lastState = lastState;
+  }
+}

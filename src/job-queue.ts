@@ -25,6 +25,7 @@ import { releaseUnownedIfLive, type ReleaseUnownedOutcome } from './store/releas
 import { renewIfLeaseHeld, type RenewOutcome } from './store/renew.js';
 import { purgeDeadBefore, type PurgeCounts } from './store/purge-dead.js';
 import { requeueIfDead, type RequeueOutcome } from './store/requeue-dead.js';
+import { Schedules } from './schedules.js';
 import { DEFAULT_RETENTION_MS } from './store/retention.js';
 import {
   checkId,
@@ -95,6 +96,8 @@ export class JobQueue implements JobStore {
   readonly tableName: string;
   /** The low-level client (for ensureTable and tests). */
   readonly client: DynamoDBClient;
+  /** Recurring schedules in this table: put, get, list, pause, resume, remove, fire. */
+  readonly schedules: Schedules;
   private readonly ctx: StoreContext;
   private readonly registered = new Set<string>();
   private upgraded: Promise<boolean> | undefined;
@@ -129,6 +132,7 @@ export class JobQueue implements JobStore {
       hooks: options.hooks ?? {},
       hints: new LeaseHints(QUEUE_SHARDS, random),
     };
+    this.schedules = new Schedules(this.ctx, (queues) => this.register(queues));
   }
 
   /** Creates the table if missing and waits until it is active. */

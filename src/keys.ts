@@ -85,3 +85,16 @@ export interface IndexKeys {
   readonly gpk: string;
   readonly gsk: string;
 }
+
+/** The work index partition that lists every recurring schedule, one item per schedule, by name. */
+export const SCHEDULE_PARTITION = 'schedules';
+
+/** The item of one recurring schedule: id `~sched|<name>`, in the schedules partition sorted by name. */
+export function scheduleKeys(name: string): { id: string } & IndexKeys {
+  return { id: `~sched|${name}`, gpk: SCHEDULE_PARTITION, gsk: name };
+}
+
+/** The id of the one job a schedule fires for one tick: the same for every scheduler that fires it. */
+export function scheduleJobId(name: string, tick: number): string {
+  return `sched:${name}:${tick}`;
+}

@@ -39,6 +39,19 @@ export function deadAtGeneration(seen: number): Guard {
   };
 }
 
+/**
+ * A schedule exactly as a read saw it: it exists at the same version. Every change to a schedule
+ * (put, pause, resume, advancing its next tick) bumps the version, so a scheduler that read an
+ * older state (a racing, retried or replayed one) matches nothing.
+ */
+export function scheduleAtVersion(seen: number): Guard {
+  return {
+    ConditionExpression: 'attribute_exists(id) AND #version = :seenVersion',
+    ExpressionAttributeNames: { '#version': 'version' },
+    ExpressionAttributeValues: { ':seenVersion': seen },
+  };
+}
+
 /** Merges an update's parts with a guard's into one UpdateItem input. */
 export function guarded<T extends { ExpressionAttributeNames: Record<string, string>; ExpressionAttributeValues: Record<string, unknown> }>(
   update: T,

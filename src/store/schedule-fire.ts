@@ -1,0 +1,140 @@
+/**
+ * fire: active schedule at nextTick = T -> the same schedule at the first tick not yet fired,
+ *          having enqueued one job per tick in between.
+ * Jobs:    one per tick, id `sched:<name>:<tick ms>`, runAt = the tick, written with the guarded
+ *          enqueue (attribute_not_exists(id)): a tick whose job exists is `exists`, never a second
+ *          job. Every tick before the horizon (the scheduler's next run plus slack) is enqueued
+ *          ahead as a delayed job, so it starts within one poll interval of its tick.
+ * Missed:  ticks already past when the scheduler looks follow catchUp: `skip` fires only the
+ *          latest past tick and only while it is at most `lateGraceMs` old (a scheduler that ran a
+ *          little late), `latest` fires the latest past tick, `{ max: n }` the latest n.
+ * Advance: UpdateItem of the next tick (and lastTick), version + 1. Guard: scheduleAtVersion (the
+ *          version as read), so only one of any racing, retried or replayed schedulers advances,
+ *          and never over a put, pause or resume it did not see.
+ * Lost race: the advance matches nothing: logged (`schedule.advance_lost`), counted; the jobs it
+ *          enqueued are the same ids the winner enqueued, so nothing is doubled. A scheduler that
+ *          dies between the enqueues and the advance leaves the next one to enqueue the same ids.
+ */
+import { TABLE_SCHEMA } from '../schema.js';
+import { SCHEDULE_PARTITION } from '../keys.js';
+import type { StoreContext } from './context.js';
+import { prepareEnqueue, putIfAbsent } from './enqueue.js';
+import { buildUpdate } from './expression.js';
+import { guarded, scheduleAtVersion } from './guards.js';
+import { readItem, updateIf } from './io.js';
+import { queryItems } from './lease.js';
+import { cronOf, itemToSchedule, MAX_TICKS_PER_FIRE, tickAfter, tickJobId, type Schedule } from './schedules.js';
+import { scheduleKeys } from '../keys.js';
+
+/** What one fire pass did. */
+export interface FireCounts {
+  /** Due, active schedules it looked at. */
+  readonly schedules: number;
+  /** Jobs it created. */
+  readonly created: number;
+  /** Ticks whose job already existed (another scheduler, or an earlier try, made it). */
+  readonly existed: number;
+  /** Past ticks dropped by catchUp. */
+  readonly missed: number;
+  /** Advances another writer beat. */
+  readonly lostRaces: number;
+}
+
+/** Options of a fire pass. */
+export interface FireOptions {
+  /** Enqueue every tick before this instant (epoch ms). */
+  readonly horizon: number;
+  /** How old the latest past tick may be and still fire under catchUp `skip`. */
+  readonly lateGraceMs: number;
+}
+
+/** Fires every active schedule whose next tick is before the horizon. */
+export async function fireDueSchedules(ctx: StoreContext, opts: FireOptions): Promise<FireCounts> {
+  const { name, partitionKey, sortKey } = TABLE_SCHEMA.workIndex;
+  const due = await queryItems(ctx, {
+    TableName: ctx.tableName,
+    IndexName: name,
+    KeyConditionExpression: '#pk = :pk',
+    FilterExpression: '#state = :active AND #runAt < :horizon',
+    ExpressionAttributeNames: { '#pk': partitionKey, '#sk': sortKey, '#state': 'state', '#runAt': 'runAt' },
+    ExpressionAttributeValues: { ':pk': SCHEDULE_PARTITION, ':active': 'active', ':horizon': opts.horizon },
+    ProjectionExpression: '#sk',
+  });
+  const totals = { schedules: 0, created: 0, existed: 0, missed: 0, lostRaces: 0 };
+  const todo = due.map((i) => i[sortKey] as string);
+  const one = async (): Promise<void> => {
+    for (let n = todo.shift(); n !== undefined; n = todo.shift()) {
+      const item = await readItem(ctx, scheduleKeys(n).id);
+      if (!item) continue;
+      const c = await fireSchedule(ctx, itemToSchedule(item), opts);
+      totals.schedules += 1;
+      totals.created += c.created;
+      totals.existed += c.existed;
+      totals.missed += c.missed;
+      totals.lostRaces += c.lostRaces;
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(8, todo.length) }, one));
+  return totals;
+}
+
+/** The ticks one fire of `s` enqueues, the past ticks it drops, and the next tick after them. */
+export function ticksToFire(s: Schedule, now: number, opts: FireOptions): { ticks: number[]; missed: number; next: number | null } {
+  if (s.paused || s.nextTick === null || s.nextTick >= opts.horizon) return { ticks: [], missed: 0, next: s.nextTick };
+  const cron = cronOf('schedule.cron', s.cron, s.timezone);
+  const ticks: number[] = [];
+  let missed = 0;
+  if (s.nextTick < now) {
+    const keep = s.catchUp === 'skip' || s.catchUp === 'latest' ? 1 : s.catchUp.max;
+    // croner lists past runs newest first, strictly before `now`.
+    let past = cron.previousRuns(keep, new Date(now)).map((d) => d.getTime()).filter((t) => t >= s.nextTick!);
+    if (s.catchUp === 'skip') past = past.filter((t) => now - t <= opts.lateGraceMs);
+    ticks.push(...past.reverse());
+    missed = countTicks(cron, s.nextTick, now) - ticks.length;
+  }
+  let t: number | null = s.nextTick < now ? tickAfter(cron, now - 1) : s.nextTick;
+  while (t !== null && t < opts.horizon && ticks.length < MAX_TICKS_PER_FIRE) {
+    ticks.push(t);
+    t = tickAfter(cron, t);
+  }
+  return { ticks, missed, next: t };
+}
+
+/** Ticks in [from, to), counted up to a bound (only for the `missed` figure). */
+function countTicks(cron: ReturnType<typeof cronOf>, from: number, to: number): number {
+  let n = 0;
+  for (let t: number | null = from; t !== null && t < to && n < 100_000; t = tickAfter(cron, t)) n++;
+  return n;
+}
+
+/** Enqueues the due ticks of one schedule read at `s.version`, then advances it if nobody else did. */
+export async function fireSchedule(ctx: StoreContext, s: Schedule, opts: FireOptions): Promise<Omit<FireCounts, 'schedules'>> {
+  const now = ctx.clock();
+  const { ticks, missed, next } = ticksToFire(s, now, opts);
+  let created = 0;
+  let existed = 0;
+  for (const tick of ticks) {
+    const item = prepareEnqueue(
+      'schedule',
+      { id: tickJobId(s.name, tick), queue: s.queue, payload: s.payload, runAt: tick, priority: s.priority, maxAttempts: s.maxAttempts },
+      now,
+    );
+    const out = await putIfAbsent(ctx, item);
+    if (out.outcome === 'created') created++;
+    else existed++;
+  }
+  if (next === s.nextTick) return { created, existed, missed, lostRaces: 0 };
+  const update = buildUpdate({
+    set: { runAt: next ?? undefined, lastTick: ticks.at(-1), updatedAt: now },
+    setExpr: { version: '#version + :one' },
+    values: { ':one': 1 },
+    ...(next === null ? { remove: ['runAt'] } : {}),
+  });
+  const advanced = await updateIf(ctx, { Key: { id: scheduleKeys(s.name).id }, ...guarded(update, scheduleAtVersion(s.version)) }, false);
+  if (!advanced) {
+    ctx.logger.info('schedule.advance_lost', { name: s.name, version: s.version, ticks: ticks.length });
+    return { created, existed, missed, lostRaces: 1 };
+  }
+  ctx.logger.info('schedule.fired', { name: s.name, queue: s.queue, created, existed, missed, nextTick: next });
+  return { created, existed, missed, lostRaces: 0 };
+}

@@ -1,0 +1,117 @@
+/**
+ * Schedule changes by an operator or producer.
+ *
+ * put:     (no item) -> active, or any -> same state with a new definition.
+ * Guard:   attribute_not_exists(id) for a new schedule; scheduleAtVersion(as read) for an existing
+ *          one, so a put never undoes a scheduler's advance it did not see.
+ * Lost race: read again and retry (a few times), then a ScheduleConflictError.
+ *          An unchanged cron and zone keep the next tick; a new one starts at the first tick after now.
+ * pause / resume: active <-> paused, bumping the version (so a scheduler that read the old state
+ *          cannot advance it). Guard: attribute_exists(id). The next tick is kept: ticks that pass
+ *          while paused are missed ticks and follow catchUp on resume.
+ * remove:  any -> (no item). Guard: attribute_exists(id); a missing schedule is `missing`.
+ */
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { ScheduleConflictError } from '../errors.js';
+import { scheduleKeys } from '../keys.js';
+import type { Item } from './codec.js';
+import type { StoreContext } from './context.js';
+import { buildUpdate } from './expression.js';
+import { guarded, scheduleAtVersion } from './guards.js';
+import { readItem, translate, updateIf } from './io.js';
+import { cronOf, itemToSchedule, tickAfter, type Schedule, type ScheduleDefinition } from './schedules.js';
+
+/** Outcome of a put. */
+export type SchedulePutOutcome = { readonly outcome: 'created' | 'updated'; readonly schedule: Schedule };
+
+/** Outcome of pause, resume and remove. */
+export type ScheduleChangeOutcome =
+  | { readonly outcome: 'paused' | 'resumed'; readonly schedule: Schedule }
+  | { readonly outcome: 'removed'; readonly name: string }
+  | { readonly outcome: 'missing'; readonly name: string };
+
+const PUT_ATTEMPTS = 5;
+
+/** Creates or replaces a schedule; a replaced one keeps its next tick when its cron and zone are unchanged. */
+export async function putSchedule(ctx: StoreContext, def: ScheduleDefinition): Promise<SchedulePutOutcome> {
+  const keys = scheduleKeys(def.name);
+  for (let attempt = 1; attempt <= PUT_ATTEMPTS; attempt++) {
+    const now = ctx.clock();
+    const old = await readItem(ctx, keys.id);
+    const sameTimes = old !== undefined && old.cron === def.cron && old.timezone === def.timezone;
+    const nextTick = sameTimes ? (old.runAt as number | undefined) : (tickAfter(cronOf('schedule.cron', def.cron, def.timezone), now) ?? undefined);
+    const item: Item = {
+      ...keys,
+      name: def.name,
+      cron: def.cron,
+      timezone: def.timezone,
+      queue: def.queue,
+      payload: def.payloadText,
+      priority: def.priority,
+      maxAttempts: def.maxAttempts,
+      catchUp: JSON.stringify(def.catchUp),
+      // Indexed names: `state` and `runAt` are projected into the work index, so the scheduler's
+      // Query finds due, active schedules without reading the paused or future ones.
+      state: (old?.state as string | undefined) ?? 'active',
+      runAt: nextTick,
+      lastTick: old?.lastTick,
+      version: ((old?.version as number | undefined) ?? 0) + 1,
+      createdAt: (old?.createdAt as number | undefined) ?? now,
+      updatedAt: now,
+    };
+    for (const k of Object.keys(item)) if (item[k] === undefined) delete item[k];
+    const guard = old === undefined
+      ? { ConditionExpression: 'attribute_not_exists(id)', ExpressionAttributeNames: {}, ExpressionAttributeValues: {} }
+      : scheduleAtVersion(old.version as number);
+    try {
+      await ctx.doc.send(
+        new PutCommand({
+          TableName: ctx.tableName,
+          Item: item,
+          ConditionExpression: guard.ConditionExpression,
+          ...(old === undefined ? {} : { ExpressionAttributeNames: guard.ExpressionAttributeNames, ExpressionAttributeValues: guard.ExpressionAttributeValues }),
+        }),
+      );
+    } catch (err) {
+      if (err instanceof ConditionalCheckFailedException) {
+        ctx.logger.info('schedule.put_lost_race', { name: def.name, attempt });
+        continue;
+      }
+      throw translate(ctx, err);
+    }
+    const schedule = itemToSchedule(item);
+    ctx.logger.info('schedule.put', { name: def.name, queue: def.queue, cron: def.cron, timezone: def.timezone, nextTick: schedule.nextTick });
+    return { outcome: old === undefined ? 'created' : 'updated', schedule };
+  }
+  throw new ScheduleConflictError(def.name, PUT_ATTEMPTS);
+}
+
+/** Pauses (`paused` true) or resumes a schedule. */
+export async function setSchedulePaused(ctx: StoreContext, name: string, paused: boolean): Promise<ScheduleChangeOutcome> {
+  const now = ctx.clock();
+  const update = buildUpdate({
+    set: { state: paused ? 'paused' : 'active', updatedAt: now },
+    setExpr: { version: '#version + :one' },
+    values: { ':one': 1 },
+  });
+  const item = await updateIf(ctx, {
+    Key: { id: scheduleKeys(name).id },
+    ...guarded(update, { ConditionExpression: 'attribute_exists(id)', ExpressionAttributeNames: {}, ExpressionAttributeValues: {} }),
+  });
+  if (!item) return { outcome: 'missing', name };
+  ctx.logger.info(paused ? 'schedule.paused' : 'schedule.resumed', { name });
+  return { outcome: paused ? 'paused' : 'resumed', schedule: itemToSchedule(item) };
+}
+
+/** Deletes a schedule; jobs it already enqueued stay. */
+export async function removeSchedule(ctx: StoreContext, name: string): Promise<ScheduleChangeOutcome> {
+  try {
+    await ctx.doc.send(new DeleteCommand({ TableName: ctx.tableName, Key: { id: scheduleKeys(name).id }, ConditionExpression: 'attribute_exists(id)' }));
+  } catch (err) {
+    if (err instanceof ConditionalCheckFailedException) return { outcome: 'missing', name };
+    throw translate(ctx, err);
+  }
+  ctx.logger.info('schedule.removed', { name });
+  return { outcome: 'removed', name };
+}
