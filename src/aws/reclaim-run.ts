@@ -1,6 +1,7 @@
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import type { Logger } from '../log.js';
 import type { ReclaimCounts } from '../store/reclaim-orphaned.js';
+import type { FireCounts } from '../store/schedule-fire.js';
 import { emitHealthMetrics, type HealthTotals, type QueueHealth } from './health-metrics.js';
 import type { ResendCounts } from './dead-job-notifier.js';
 import type { AwsQueue } from './runtime.js';
@@ -18,6 +19,8 @@ export interface ReclaimRunOptions {
   readonly healthQueues?: number;
   /** Undelivered notices younger than this are left to the process that made the job dead. @default 30000 */
   readonly noticeMinAgeMs?: number;
+  /** Schedule ticks before now + this are enqueued ahead, due at their tick; must exceed the run period. @default 120000 */
+  readonly scheduleHorizonMs?: number;
 }
 
 /** What one reclaim run did and saw. */
@@ -26,6 +29,8 @@ export interface ReclaimRunResult {
   readonly notices: ResendCounts;
   readonly queues: QueueHealth[];
   readonly totals: HealthTotals;
+  /** What firing the recurring schedules did (null when it failed: logged, and the rest still ran). */
+  readonly schedules: FireCounts | null;
 }
 
 const NO_NOTICES: ResendCounts = { found: 0, sent: 0, deferred: 0, failed: 0 };
@@ -39,7 +44,8 @@ const NO_NOTICES: ResendCounts = { found: 0, sent: 0, deferred: 0, failed: 0 };
 export const HEALTH_QUEUES_PER_RUN = 50;
 
 /**
- * One run of the schedule: reclaim expired leases, re-send dead-job notifications that were not
+ * One run of the schedule: fire the recurring schedules' ticks due before the next run (ahead,
+ * as delayed jobs), reclaim expired leases, re-send dead-job notifications that were not
  * delivered, then measure the next {@link HEALTH_QUEUES_PER_RUN} queues and emit the figures.
  * Running and dead totals come from the global partitions and always cover every queue; pending,
  * due and the oldest due age cover the queues measured this run (all of them while there are at
@@ -51,6 +57,13 @@ export async function reclaimRun(aws: AwsQueue, opts: ReclaimRunOptions): Promis
   const totals = { expired: 0, reclaimed: 0, dead: 0, lostRaces: 0 };
   const reclaimedIds: string[] = [];
   try {
+    // Schedules first: their ticks are due soonest, and a failure here must not stop the reclaim.
+    let schedules: FireCounts | null = null;
+    try {
+      schedules = await queue.schedules.fire(opts.scheduleHorizonMs === undefined ? {} : { horizonMs: opts.scheduleHorizonMs });
+    } catch (error) {
+      opts.logger.error('reclaim_run.schedules_failed', { error });
+    }
     for (let pass = 0; pass < 10; pass++) {
       const c = await queue.reclaimOrphaned({ max: batch });
       totals.expired += c.expired;
@@ -77,8 +90,8 @@ export async function reclaimRun(aws: AwsQueue, opts: ReclaimRunOptions): Promis
       noticesFailed: notices.failed,
     };
     if (opts.metrics) emitHealthMetrics(opts.metrics, queues, healthTotals);
-    opts.logger.info('reclaim_run.finished', { ...totals, notices, queues: queues.length });
-    return { reclaim: totals, notices, queues, totals: healthTotals };
+    opts.logger.info('reclaim_run.finished', { ...totals, notices, queues: queues.length, schedules });
+    return { reclaim: totals, notices, queues, totals: healthTotals, schedules };
   } finally {
     await aws.flush();
   }

@@ -155,3 +155,27 @@ describe('functions/reclaim', () => {
     expect(err).toMatchObject({ name: 'ConfigError', setting: 'FENCEQ_DEAD_QUEUE_URL' });
   });
 });
+
+describe('recurring schedules in the reclaim run', () => {
+  it('fires every tick before its next run ahead, as jobs due at their tick, and a second run adds none twice', async () => {
+    const deadUrl = await freshSqsQueue('dead');
+    const env = handlerEnv(tableName, { FENCEQ_WAKE_QUEUE_URL: wakeUrl, FENCEQ_DEAD_QUEUE_URL: deadUrl });
+    const reclaim: Reclaim = (await coldStart(() => import('../../functions/reclaim.js'), env)).handler;
+    const { JobQueue } = await import('../../src/job-queue.js');
+    const { silentLogger } = await import('../../src/log.js');
+    const table = await freshTable();
+    const queue = new JobQueue({ tableName, client: table.client, logger: silentLogger });
+    await queue.schedules.put({ name: 'reclaim-run-minutely', cron: '* * * * *', queue: 'sched-run' });
+    const before = Date.now();
+    const first = await reclaim(scheduledEvent());
+    expect(first.schedules!.created).toBeGreaterThanOrEqual(1);
+    const second = await reclaim(scheduledEvent());
+    const page = await queue.list({ queue: 'sched-run', state: 'pending' });
+    const ids = page.jobs.map((j) => j.id);
+    // One job per tick: as many jobs as both runs created, every id distinct, every one due at a future tick.
+    expect(ids).toHaveLength(first.schedules!.created + second.schedules!.created);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const j of page.jobs) expect(j.runAt).toBeGreaterThan(before - 1);
+    expect((await queue.schedules.get('reclaim-run-minutely'))!.nextTick).toBeGreaterThan(before + 60_000);
+  });
+});
