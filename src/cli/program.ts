@@ -9,6 +9,7 @@ import { describeError, EXIT } from './exit-codes.js';
 import type { CliIo } from './io.js';
 import { cancelCommand, purgeCommand, reclaimCommand, releaseCommand, requeueCommand } from './commands/admin.js';
 import { enqueueCommand, getCommand, inspectCommand, listCommand, statsCommand } from './commands/jobs.js';
+import { registerSchedules } from './commands/schedules.js';
 
 /** Runs one CLI invocation (`argv` without node and script) and resolves to its exit code. */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
@@ -124,6 +125,8 @@ function buildProgram(io: CliIo, context: ContextFactory, setExit: (code: number
     .option('--queue <name>', 'only this queue (default every queue)')
     .option('--yes', 'do not ask (required when stdin is not a terminal)')
     .action(async (o, cmd: Command) => purgeCommand(ctx(cmd), o));
+
+  registerSchedules(sub, ctx);
 
   sub('work')
     .description('run a worker process (as a Fargate task would); SIGTERM releases held leases before exiting')
