@@ -6,6 +6,7 @@
  * deeper than {@link MAX_EVENT_DEPTH} before anything is written; the JobQueue method then
  * validates every value.
  */
+import type { ScheduleInput } from '../schedules.js';
 import { ValidationError } from '../errors.js';
 import type { Job, Json, Lease } from '../job.js';
 import type { JobQueue } from '../job-queue.js';
@@ -41,7 +42,10 @@ export type AdminEvent =
   | { readonly op: 'list'; readonly list: { readonly queue: string; readonly state: string; readonly limit?: number; readonly cursor?: string } }
   | { readonly op: 'stats'; readonly queues?: readonly string[] }
   | { readonly op: 'queues'; readonly queues?: { readonly limit?: number; readonly cursor?: string } }
-  | { readonly op: 'purgeDead'; readonly purge: { readonly olderThanMs: number; readonly queue?: string; readonly max?: number } };
+  | { readonly op: 'purgeDead'; readonly purge: { readonly olderThanMs: number; readonly queue?: string; readonly max?: number } }
+  | { readonly op: 'schedulePut'; readonly schedule: ScheduleInput }
+  | { readonly op: 'scheduleGet' | 'scheduleRemove' | 'schedulePause' | 'scheduleResume'; readonly name: string }
+  | { readonly op: 'scheduleList' };
 
 /** One enqueueMany outcome per input, in input order. */
 export type EnqueueManyReply = EnqueueOutcome[];
@@ -67,6 +71,12 @@ const ADMIN_ARGS = {
   stats: [[], ['queues']],
   queues: [[], ['queues']],
   purgeDead: [['purge'], []],
+  schedulePut: [['schedule'], []],
+  scheduleGet: [['name'], []],
+  scheduleList: [[], []],
+  scheduleRemove: [['name'], []],
+  schedulePause: [['name'], []],
+  scheduleResume: [['name'], []],
 } as const satisfies Record<AdminEvent['op'], readonly [readonly string[], readonly string[]]>;
 
 /** The API function's operations. */
@@ -145,5 +155,17 @@ export async function runAdminOp(queue: JobQueue, e: AdminEvent): Promise<unknow
       return queue.queuePage(e.queues);
     case 'purgeDead':
       return queue.purgeDead(e.purge);
+    case 'schedulePut':
+      return queue.schedules.put(e.schedule);
+    case 'scheduleGet':
+      return queue.schedules.get(e.name);
+    case 'scheduleList':
+      return queue.schedules.list();
+    case 'scheduleRemove':
+      return queue.schedules.remove(e.name);
+    case 'schedulePause':
+      return queue.schedules.pause(e.name);
+    case 'scheduleResume':
+      return queue.schedules.resume(e.name);
   }
 }

@@ -203,3 +203,18 @@ describe('functions/admin', () => {
     expect(bodies(await drain(wakeUrl, 2))).toEqual([{ queue: 'ops' }]);
   });
 });
+
+describe('functions/admin: schedule operations', () => {
+  it('puts, lists, pauses, resumes and removes a schedule; bad input names the field and writes nothing', async () => {
+    const put = await admin({ op: 'schedulePut', schedule: { name: 'admin-sched', cron: '*/5 * * * *', queue: 'admin-q', timezone: 'America/New_York' } });
+    expect(put).toMatchObject({ ok: true, value: { outcome: 'created', schedule: { name: 'admin-sched', timezone: 'America/New_York' } } });
+    expect(await admin({ op: 'scheduleList' })).toMatchObject({ ok: true, value: [{ name: 'admin-sched' }] });
+    expect(await admin({ op: 'schedulePause', name: 'admin-sched' })).toMatchObject({ ok: true, value: { outcome: 'paused' } });
+    expect(await admin({ op: 'scheduleResume', name: 'admin-sched' })).toMatchObject({ ok: true, value: { outcome: 'resumed' } });
+    expect(await admin({ op: 'scheduleGet', name: 'admin-sched' })).toMatchObject({ ok: true, value: { paused: false } });
+    expect(await admin({ op: 'scheduleRemove', name: 'admin-sched' })).toMatchObject({ ok: true, value: { outcome: 'removed' } });
+    const bad = await admin({ op: 'schedulePut', schedule: { name: 'bad-zone', cron: '* * * * *', queue: 'q', timezone: 'Atlantis/Nowhere' } });
+    expect(bad).toMatchObject({ ok: false, error: { name: 'ValidationError', field: 'schedule.timezone' } });
+    expect(await admin({ op: 'scheduleGet', name: 'bad-zone' })).toMatchObject({ ok: true, value: null });
+  });
+});
