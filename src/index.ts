@@ -33,3 +33,5 @@ export type {
 } from './worker/types.js';
 export { fencedWrite, fencedWriter, type FencedWriteInput, type FencedWriteOutcome, type FenceAttributes, type ExtraCondition } from './fencing/fenced-write.js';
 export * from './aws/index.js';
+export { Schedules, DEFAULT_FIRE_HORIZON_MS, DEFAULT_LATE_GRACE_MS, type Schedule, type ScheduleInput, type CatchUp, type SchedulePutOutcome, type ScheduleChangeOutcome, type FireCounts } from './schedules.js';
+export { WAIT_MAX_INTERVAL_MS, type WaitOptions, type WaitOutcome } from './wait-for.js';

@@ -26,6 +26,7 @@ import { renewIfLeaseHeld, type RenewOutcome } from './store/renew.js';
 import { purgeDeadBefore, type PurgeCounts } from './store/purge-dead.js';
 import { requeueIfDead, type RequeueOutcome } from './store/requeue-dead.js';
 import { Schedules } from './schedules.js';
+import { waitForJob, type WaitOptions, type WaitOutcome } from './wait-for.js';
 import { DEFAULT_RETENTION_MS } from './store/retention.js';
 import {
   checkId,
@@ -280,6 +281,15 @@ export class JobQueue implements JobStore {
   async get(id: string): Promise<Job | null> {
     const item = await readItem(this.ctx, checkId('id', id));
     return item ? itemToJob(item) : null;
+  }
+
+  /**
+   * Resolves with the job's terminal outcome (done with its result, dead with its last error,
+   * cancelled), or rejects with a WaitTimeoutError after `timeoutMs` (default 60 s) or on abort.
+   * Polls with backoff: at most 0.5 consistent reads a second per waiter after the first 4 s.
+   */
+  async waitFor(id: string, opts: WaitOptions = {}): Promise<WaitOutcome> {
+    return waitForJob((i) => this.get(i), id, opts);
   }
 
   /** Lists jobs of one queue in one state (pending, running or dead), a page at a time. */

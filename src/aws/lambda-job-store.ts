@@ -1,13 +1,14 @@
 import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
 import { ValidationError } from '../errors.js';
-import type { Json, Lease } from '../job.js';
+import type { Job, Json, Lease } from '../job.js';
 import type { JobStore, LeaseRequest } from '../job-store.js';
 import type { AckDoneOutcome } from '../store/ack-done.js';
 import type { AckFailedOutcome } from '../store/ack-failed.js';
 import type { EnqueueInput, EnqueueOutcome } from '../store/enqueue.js';
 import type { ReleaseOutcome } from '../store/release.js';
 import type { RenewOutcome } from '../store/renew.js';
-import { checkNesting, errorText } from '../validate.js';
+import { checkId, checkNesting, errorText } from '../validate.js';
+import { waitForJob, type WaitOptions, type WaitOutcome } from '../wait-for.js';
 import { lambdaClient } from './clients.js';
 import { errorFromPayload, RemoteInvocationError, type InvokeReply } from './errors.js';
 import { checkEventNesting, type AdminEvent, type ApiEvent } from './operations.js';
@@ -86,6 +87,16 @@ export class LambdaJobStore implements JobStore {
   /** Hands the job back to pending. */
   release(lease: Lease, opts?: { reason?: string }): Promise<ReleaseOutcome> {
     return this.call({ op: 'release', lease, ...(opts === undefined ? {} : { options: opts }) });
+  }
+
+  /** Reads a job through the API function (consistently); null when there is none. */
+  get(id: string): Promise<Job | null> {
+    return this.call({ op: 'get', id: checkId('id', id) });
+  }
+
+  /** As `JobQueue.waitFor`, through the API function: one invocation per poll (at most 0.5/s per waiter after the first 4 s). */
+  waitFor(id: string, opts: WaitOptions = {}): Promise<WaitOutcome> {
+    return waitForJob((i) => this.get(i), id, opts);
   }
 
   private call<T>(event: ApiEvent): Promise<T> {

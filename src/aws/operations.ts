@@ -34,7 +34,8 @@ export type ApiEvent =
   | { readonly op: 'ackDone'; readonly lease: Lease; readonly result?: Json }
   | { readonly op: 'ackFailed'; readonly lease: Lease; readonly error: Json; readonly options?: { readonly retryable?: boolean } }
   | { readonly op: 'renew'; readonly lease: Lease; readonly ttlMs: number }
-  | { readonly op: 'release'; readonly lease: Lease; readonly options?: { readonly reason?: string } };
+  | { readonly op: 'release'; readonly lease: Lease; readonly options?: { readonly reason?: string } }
+  | { readonly op: 'get'; readonly id: string };
 
 /** Events of the admin function. */
 export type AdminEvent =
@@ -59,6 +60,7 @@ const API_ARGS = {
   ackFailed: [['lease', 'error'], ['options']],
   renew: [['lease', 'ttlMs'], []],
   release: [['lease'], ['options']],
+  get: [['id'], []],
 } as const satisfies Record<ApiEvent['op'], readonly [readonly string[], readonly string[]]>;
 
 const ADMIN_ARGS = {
@@ -131,6 +133,8 @@ export async function runApiOp(queue: JobQueue, e: ApiEvent): Promise<unknown> {
       return queue.renew(e.lease, e.ttlMs);
     case 'release':
       return queue.release(e.lease, e.options);
+    case 'get':
+      return queue.get(e.id) satisfies Promise<Job | null>;
   }
 }
 

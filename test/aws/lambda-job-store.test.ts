@@ -4,7 +4,7 @@ import { lambdaClient } from '../../src/aws/clients.js';
 import { RemoteInvocationError } from '../../src/aws/errors.js';
 import { invokeFenceq, LambdaJobStore } from '../../src/aws/lambda-job-store.js';
 import type { AdminEvent } from '../../src/aws/operations.js';
-import { InvalidStateError, JobNotFoundError, ValidationError } from '../../src/errors.js';
+import { InvalidStateError, JobNotFoundError, ValidationError, WaitTimeoutError } from '../../src/errors.js';
 import { startLambdaInvokeServer, type LambdaInvokeServer } from '../../src/local/lambda-invoke-server.js';
 import { silentLogger } from '../../src/log.js';
 import { Worker } from '../../src/worker/worker.js';
@@ -120,5 +120,19 @@ describe('LambdaJobStore over the Lambda Invoke API', () => {
     expect(report.released).toBe(0);
     expect(worker.counters.completed).toBe(5);
     for (let i = 0; i < 5; i++) expect(await raw.get(`remote-${i}`)).toMatchObject({ state: 'done', result: JSON.stringify({ doubled: i * 2 }) });
+  });
+});
+
+describe('waitFor through the Lambda API transport', () => {
+  it('resolves with the result a worker acked, and times out with a typed error', async () => {
+    await store.enqueue({ queue: 'lt-wait', payload: 2, id: 'lt-wait-1' });
+    const waiting = store.waitFor('lt-wait-1', { timeoutMs: 10_000 });
+    const [lease] = await store.lease({ owner: 'w-wait', queues: ['lt-wait'], ttlMs: 10_000 });
+    await store.ackDone(lease!, 'four');
+    expect(await waiting).toMatchObject({ outcome: 'done', result: 'four' });
+    await store.enqueue({ queue: 'lt-wait', payload: 2, id: 'lt-wait-2', runAt: Date.now() + 3_600_000 });
+    expect(await store.waitFor('lt-wait-2', { timeoutMs: 100 }).catch((e: unknown) => e)).toBeInstanceOf(WaitTimeoutError);
+    expect(await store.get('lt-wait-2')).toMatchObject({ state: 'pending' });
+    expect(await store.get('lt-nope')).toBeNull();
   });
 });
