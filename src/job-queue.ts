@@ -37,6 +37,7 @@ import {
   checkNesting,
   checkObject,
   checkOwner,
+  checkProgress,
   checkQueue,
   checkTtl,
   errorText,
@@ -226,9 +227,11 @@ export class JobQueue implements JobStore {
     return ackFailedIfLeaseHeld(this.ctx, l, errorText(error), opts.retryable ?? true);
   }
 
-  /** Extends the lease to now + ttlMs; the generation never changes. */
-  async renew(lease: Lease, ttlMs: number): Promise<RenewOutcome> {
-    return renewIfLeaseHeld(this.ctx, checkLease('lease', lease), checkTtl('ttlMs', ttlMs));
+  /** Extends the lease to now + ttlMs; the generation never changes. `progress` (JSON up to 4 KiB) is stored by the same guarded write. */
+  async renew(lease: Lease, ttlMs: number, progress?: Json): Promise<RenewOutcome> {
+    const l = checkLease('lease', lease);
+    const ttl = checkTtl('ttlMs', ttlMs);
+    return renewIfLeaseHeld(this.ctx, l, ttl, progress === undefined ? undefined : checkProgress('progress', progress));
   }
 
   /** Hands the job back to pending at once (graceful stop); the attempt is not counted. */

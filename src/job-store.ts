@@ -27,8 +27,8 @@ export interface JobStore {
   ackDone(lease: Lease, result?: Json): Promise<AckDoneOutcome>;
   /** Records a failed attempt: retried after backoff, or dead. */
   ackFailed(lease: Lease, error: unknown, opts?: { retryable?: boolean }): Promise<AckFailedOutcome>;
-  /** Extends the lease; never changes its generation. */
-  renew(lease: Lease, ttlMs: number): Promise<RenewOutcome>;
+  /** Extends the lease; never changes its generation. `progress` (small JSON) is stored by the same guarded write. */
+  renew(lease: Lease, ttlMs: number, progress?: Json): Promise<RenewOutcome>;
   /** Hands the job back to pending at once, not counting the attempt. */
   release(lease: Lease, opts?: { reason?: string }): Promise<ReleaseOutcome>;
 }

@@ -47,6 +47,10 @@ export interface Job {
   readonly settledGeneration?: number;
   /** How that generation settled. */
   readonly settledBy?: SettledBy;
+  /** The handler's latest progress (`ctx.progress`), as of its last lease write. */
+  readonly progress?: Json;
+  /** Epoch ms at which that progress was written. */
+  readonly progressAt?: number;
   /** For dead jobs: whether the dead-job notification has been delivered. */
   readonly deadNotified?: boolean;
   /** Epoch ms. */

@@ -4,6 +4,8 @@ import { PRIORITY_LIMIT } from './keys.js';
 
 /** Largest payload (or result), as UTF-8 JSON text: well under DynamoDB's 400 KB item limit. */
 export const PAYLOAD_LIMIT_BYTES = 64 * 1024;
+/** Largest progress value, as UTF-8 JSON text: progress is rewritten with every heartbeat, so it stays small. */
+export const PROGRESS_LIMIT_BYTES = 4 * 1024;
 /** Shortest lease lifetime accepted, in ms. */
 export const MIN_TTL_MS = 1_000;
 /** Longest lease lifetime accepted, in ms (12 hours). */
@@ -211,4 +213,12 @@ export function checkKnownKeys(field: string, value: Record<string, unknown>, kn
 /** Parses a stored JSON text back to a value. */
 export function parseJson(text: string | undefined): Json | undefined {
   return text === undefined ? undefined : (JSON.parse(text) as Json);
+}
+
+/** A progress value: JSON of at most {@link PROGRESS_LIMIT_BYTES}; returns its text. */
+export function checkProgress(field: string, value: unknown): string {
+  const text = checkJson(field, value);
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes > PROGRESS_LIMIT_BYTES) throw new ValidationError(field, value, `is ${bytes} bytes of JSON; progress is at most ${PROGRESS_LIMIT_BYTES}`);
+  return text;
 }

@@ -7,7 +7,7 @@ import type { AckFailedOutcome } from '../store/ack-failed.js';
 import type { EnqueueInput, EnqueueOutcome } from '../store/enqueue.js';
 import type { ReleaseOutcome } from '../store/release.js';
 import type { RenewOutcome } from '../store/renew.js';
-import { checkId, checkNesting, errorText } from '../validate.js';
+import { checkId, checkNesting, checkProgress, errorText } from '../validate.js';
 import { waitForJob, type WaitOptions, type WaitOutcome } from '../wait-for.js';
 import { lambdaClient } from './clients.js';
 import { errorFromPayload, RemoteInvocationError, type InvokeReply } from './errors.js';
@@ -80,8 +80,9 @@ export class LambdaJobStore implements JobStore {
   }
 
   /** Extends the lease. */
-  renew(lease: Lease, ttlMs: number): Promise<RenewOutcome> {
-    return this.call({ op: 'renew', lease, ttlMs });
+  renew(lease: Lease, ttlMs: number, progress?: Json): Promise<RenewOutcome> {
+    if (progress !== undefined) checkProgress('progress', progress);
+    return this.call({ op: 'renew', lease, ttlMs, ...(progress === undefined ? {} : { progress }) });
   }
 
   /** Hands the job back to pending. */

@@ -33,7 +33,7 @@ export type ApiEvent =
   | { readonly op: 'lease'; readonly lease: LeaseRequest }
   | { readonly op: 'ackDone'; readonly lease: Lease; readonly result?: Json }
   | { readonly op: 'ackFailed'; readonly lease: Lease; readonly error: Json; readonly options?: { readonly retryable?: boolean } }
-  | { readonly op: 'renew'; readonly lease: Lease; readonly ttlMs: number }
+  | { readonly op: 'renew'; readonly lease: Lease; readonly ttlMs: number; readonly progress?: Json }
   | { readonly op: 'release'; readonly lease: Lease; readonly options?: { readonly reason?: string } }
   | { readonly op: 'get'; readonly id: string };
 
@@ -58,7 +58,7 @@ const API_ARGS = {
   lease: [['lease'], []],
   ackDone: [['lease'], ['result']],
   ackFailed: [['lease', 'error'], ['options']],
-  renew: [['lease', 'ttlMs'], []],
+  renew: [['lease', 'ttlMs'], ['progress']],
   release: [['lease'], ['options']],
   get: [['id'], []],
 } as const satisfies Record<ApiEvent['op'], readonly [readonly string[], readonly string[]]>;
@@ -130,7 +130,7 @@ export async function runApiOp(queue: JobQueue, e: ApiEvent): Promise<unknown> {
     case 'ackFailed':
       return queue.ackFailed(e.lease, e.error, e.options);
     case 'renew':
-      return queue.renew(e.lease, e.ttlMs);
+      return queue.renew(e.lease, e.ttlMs, e.progress);
     case 'release':
       return queue.release(e.lease, e.options);
     case 'get':

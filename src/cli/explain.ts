@@ -40,6 +40,12 @@ export const IDLE_HINT_MS = 60_000;
 
 /** Explains, in plain words, why `job` is in its state at instant `now`. */
 export function explainJob(job: Job, now: number, opts: ExplainOptions): Explanation {
+  const e = explainState(job, now, opts);
+  if (job.progress === undefined || job.progressAt === undefined) return e;
+  return { ...e, details: [...e.details, `Last progress reported ${ago(job.progressAt, now)}: ${oneLine(JSON.stringify(job.progress))}.`] };
+}
+
+function explainState(job: Job, now: number, opts: ExplainOptions): Explanation {
   switch (job.state) {
     case 'pending':
       return explainPending(job, now, opts);

@@ -4,6 +4,7 @@
  *          leaseSecretHash = SHA-256(lease.secret)); the secret is unchanged.
  *          A lease that lapsed but was not yet reclaimed may still renew: reclaim is guarded on
  *          the expiry it read, so whichever lands first wins and the other matches nothing.
+ * Progress: an optional small JSON value written by the same guarded update (see below).
  * Lost race: stale (logged no-op); the worker aborts the handler and never acks that job.
  */
 import type { Lease, StaleOutcome } from '../job.js';
@@ -16,11 +17,15 @@ import { updateIf } from './io.js';
 /** Outcome of renew: the lease with its new expiry, or stale. */
 export type RenewOutcome = { readonly outcome: 'renewed'; readonly lease: Lease } | StaleOutcome;
 
-/** Extends the lease to now + ttlMs, if it still holds the job. */
-export async function renewIfLeaseHeld(ctx: StoreContext, lease: Lease, ttlMs: number): Promise<RenewOutcome> {
+/**
+ * Extends the lease to now + ttlMs, if it still holds the job. With `progressText` (JSON text) the
+ * same write stores the handler's latest progress and its time: progress rides the heartbeat, so a
+ * superseded run (whose lease guard fails) can never overwrite its successor's progress.
+ */
+export async function renewIfLeaseHeld(ctx: StoreContext, lease: Lease, ttlMs: number, progressText?: string): Promise<RenewOutcome> {
   const now = ctx.clock();
   const expiresAt = now + ttlMs;
-  const update = buildUpdate({ set: { leaseExpiresAt: expiresAt, updatedAt: now } });
+  const update = buildUpdate({ set: { leaseExpiresAt: expiresAt, updatedAt: now, ...(progressText === undefined ? {} : { progress: progressText, progressAt: now }) } });
   const item = await updateIf(ctx, { Key: { id: lease.id }, ...guarded(update, leaseHeld(lease)) });
   if (item) {
     ctx.logger.info('lease.renewed', { id: lease.id, generation: lease.generation, expiresAt });

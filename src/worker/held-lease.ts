@@ -3,7 +3,8 @@
  * the heartbeat that renews the lease every third of its lifetime, and the phase that decides
  * who may settle it. Exactly one of ack, release or "lost" ever happens to a held lease.
  */
-import type { Lease } from '../job.js';
+import type { Json, Lease } from '../job.js';
+import { checkProgress } from '../validate.js';
 import type { ResolvedWorkerOptions } from './options.js';
 import { JobCancelledError, LeaseLostError } from './errors.js';
 
@@ -36,6 +37,10 @@ export class HeldLease {
   readonly ended: Promise<void>;
   /** When the claim landed (worker clock). */
   readonly claimedAt: number;
+  /** Epoch ms (worker clock) of the last renew write that landed, or the claim. */
+  private lastWriteAt: number;
+  /** Progress reported since the last renew write: the next write carries it. */
+  private pendingProgress: { value: Json } | undefined;
   private endResolve!: () => void;
   private timer: NodeJS.Timeout | undefined;
   private chain: Promise<unknown> = Promise.resolve();
@@ -47,6 +52,7 @@ export class HeldLease {
     this.lease = lease;
     this.key = `${lease.id}@${lease.generation}`;
     this.claimedAt = host.options.clock();
+    this.lastWriteAt = this.claimedAt;
     this.ended = new Promise((resolve) => {
       this.endResolve = resolve;
     });
@@ -67,6 +73,21 @@ export class HeldLease {
     const next = this.chain.then(() => this.renewOnce());
     this.chain = next.catch(() => undefined);
     return next;
+  }
+
+  /**
+   * Records the handler's progress (JSON up to 4 KiB, else a ValidationError). It is written by the
+   * next renewal: at once when no renew write landed within the last renewal interval (and the
+   * heartbeat then starts its interval over), else by the heartbeat. So a job makes at most one
+   * renew write per renewal interval however often it reports progress.
+   */
+  reportProgress(value: Json): Promise<Lease> {
+    checkProgress('progress', value);
+    this.pendingProgress = { value };
+    if (this.host.options.clock() - this.lastWriteAt < this.host.options.renewEveryMs) return Promise.resolve(this.lease);
+    const out = this.renewNow();
+    this.schedule(this.host.options.renewEveryMs);
+    return out;
   }
 
   /** Frees the slot: no more renewals. */
@@ -112,7 +133,14 @@ export class HeldLease {
   private async renewOnce(): Promise<Lease> {
     if (!this.held) throw this.lostError();
     const o = this.host.options;
-    const out = await o.store.renew(this.lease, o.leaseTtlMs);
+    const progress = this.pendingProgress;
+    this.pendingProgress = undefined;
+    const out = await (progress === undefined ? o.store.renew(this.lease, o.leaseTtlMs) : o.store.renew(this.lease, o.leaseTtlMs, progress.value)).catch((err: unknown) => {
+      // Not written: the next renewal carries it, unless newer progress came meanwhile.
+      this.pendingProgress ??= progress;
+      throw err;
+    });
+    this.lastWriteAt = o.clock();
     if (out.outcome === 'renewed') {
       if (this.held) this.lease = out.lease;
       this.host.count('renewals');

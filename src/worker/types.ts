@@ -40,8 +40,13 @@ export interface HandlerContext {
   readonly logger: Logger;
   /** Renews the lease now; rejects with LeaseLostError (and aborts the signal) when the lease is gone. */
   renew(): Promise<Lease>;
-  /** Logs a progress note (`worker.job_progress`) and renews the lease, like `renew()`. */
-  progress(note?: Json): Promise<Lease>;
+  /**
+   * Stores a small JSON value (at most 4 KiB, else a ValidationError) as the job's progress, shown
+   * by `get`, `inspect` and the CLI with its age. Coalesced with the heartbeat: it is written by the
+   * next lease renewal (at once if none landed within the renewal interval), under the lease guard,
+   * so reporting often costs no extra writes and a superseded run cannot overwrite its successor's.
+   */
+  progress(value?: Json): Promise<Lease>;
 }
 
 /** Runs one job; its return value (JSON, or nothing for null) is recorded as the job's result. */

@@ -220,9 +220,9 @@ export class Worker {
       owner: this.owner,
       logger: o.logger,
       renew: () => h.renewNow(),
-      progress: (note) => {
-        o.logger.info('worker.job_progress', { id: lease.id, generation: lease.generation, note });
-        return h.renewNow();
+      progress: async (value) => {
+        o.logger.info('worker.job_progress', { id: lease.id, generation: lease.generation, progress: value });
+        return h.reportProgress(value === undefined ? null : value);
       },
     };
     let fail!: (error: unknown, reason: string) => void;

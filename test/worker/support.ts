@@ -68,12 +68,12 @@ export class WatchedStore implements JobStore {
   async renewalsSettled(): Promise<void> {
     while (this.renewing > 0) await new Promise((r) => setTimeout(r, 5));
   }
-  async renew(lease: Lease, ttlMs: number) {
+  async renew(lease: Lease, ttlMs: number, progress?: Json) {
     if (this.renewGate) await this.renewGate;
-    this.calls.push({ op: 'renew', at: Date.now(), id: lease.id, generation: lease.generation });
+    this.calls.push({ op: progress === undefined ? 'renew' : 'renew+progress', at: Date.now(), id: lease.id, generation: lease.generation });
     this.renewing++;
     try {
-      return await this.inner.renew(lease, ttlMs);
+      return await (progress === undefined ? this.inner.renew(lease, ttlMs) : this.inner.renew(lease, ttlMs, progress));
     } finally {
       this.renewing--;
     }

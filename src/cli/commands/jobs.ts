@@ -50,7 +50,7 @@ export async function enqueueCommand(ctx: CommandContext, queueName: string, pay
 /** `fenceq get ID`: the stored job. */
 export async function getCommand(ctx: CommandContext, id: string): Promise<void> {
   const job = await mustGet(ctx, id);
-  ctx.print(() => renderJob(job), job);
+  ctx.print(() => renderJob(job, ctx.io.clock()), job);
 }
 
 /** `fenceq inspect ID`: the job, and in plain words why it is where it is. */
@@ -67,7 +67,7 @@ export async function inspectCommand(ctx: CommandContext, id: string): Promise<v
         explanation.summary,
         ...explanation.details.map((d) => `  - ${d}`),
         '',
-        renderJob(job),
+        renderJob(job, now),
       ].join('\n'),
     { job, explanation, now },
   );
@@ -143,7 +143,7 @@ export async function mustGet(ctx: CommandContext, id: string): Promise<Job> {
 }
 
 /** A job as aligned fields. */
-export function renderJob(job: Job): string {
+export function renderJob(job: Job, now = Date.now()): string {
   return renderFields([
     ['id', job.id],
     ['queue', job.queue],
@@ -157,6 +157,7 @@ export function renderJob(job: Job): string {
     ['last error', job.lastError === undefined ? undefined : oneLine(job.lastError)],
     ['payload', oneLine(JSON.stringify(job.payload))],
     ['result', job.result === undefined ? undefined : oneLine(JSON.stringify(job.result))],
+    ['progress', job.progress === undefined || job.progressAt === undefined ? undefined : `${oneLine(JSON.stringify(job.progress))} (${formatDuration(Math.max(0, now - job.progressAt))} ago)`],
     ['created', formatInstant(job.createdAt)],
     ['updated', formatInstant(job.updatedAt)],
   ]);

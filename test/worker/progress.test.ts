@@ -1,0 +1,105 @@
+import { describe, expect, it } from 'vitest';
+import { ValidationError } from '../../src/errors.js';
+import { PROGRESS_LIMIT_BYTES } from '../../src/validate.js';
+import { deferred, waitFor, workerTable } from './support.js';
+
+describe('ctx.progress', () => {
+  it('is coalesced with the heartbeat: fifty reports cost no write of their own, the next renewal carries the latest', async () => {
+    const t = await workerTable();
+    const { id } = await t.queue.enqueue({ queue: 'q', payload: null });
+    const reported = deferred();
+    const finish = deferred();
+    const { worker, store } = t.worker({
+      leaseTtlMs: 3_000, // renewals every 1 s
+      handlers: {
+        q: async (_job, ctx) => {
+          for (let i = 1; i <= 50; i++) await ctx.progress({ done: i, of: 50 });
+          reported.resolve();
+          await finish.promise;
+          return 'ok';
+        },
+      },
+    });
+    worker.start();
+    await reported.promise;
+    // Reported within the first renewal interval: nothing written for it yet.
+    expect(store.count('renew') + store.count('renew+progress')).toBe(0);
+    const job = await waitFor('the heartbeat wrote the progress', async () => {
+      const j = await t.queue.get(id);
+      return j?.progress !== undefined ? j : undefined;
+    });
+    expect(job.progress).toEqual({ done: 50, of: 50 });
+    expect(job.progressAt).toBeGreaterThan(0);
+    expect(store.count('renew+progress')).toBe(1);
+    expect(store.count('renew')).toBe(0);
+    finish.resolve();
+    await waitFor('done', async () => (await t.queue.get(id))?.state === 'done');
+    // Kept after the job is done (get and inspect show the last progress).
+    expect(await t.queue.get(id)).toMatchObject({ state: 'done', progress: { done: 50, of: 50 } });
+  });
+
+  it('a report after a quiet renewal interval is written at once', async () => {
+    const t = await workerTable();
+    const { id } = await t.queue.enqueue({ queue: 'q', payload: null });
+    const go = deferred();
+    const written = deferred();
+    const finish = deferred();
+    const { worker, store } = t.worker({
+      leaseTtlMs: 1_500, // renewals every 500 ms
+      handlers: {
+        q: async (_job, ctx) => {
+          await go.promise;
+          await ctx.progress('halfway');
+          written.resolve();
+          await finish.promise;
+        },
+      },
+    });
+    worker.start();
+    await waitFor('a heartbeat landed', () => store.count('renew') >= 1);
+    // The heartbeat just wrote: wait a full interval, so the report's write is its own.
+    const before = store.count('renew');
+    await waitFor('an interval passed', () => store.count('renew') > before);
+    go.resolve();
+    await written.promise;
+    // The call resolved after its own write landed.
+    expect(await t.queue.get(id)).toMatchObject({ progress: 'halfway' });
+    expect(store.count('renew+progress')).toBe(1);
+    finish.resolve();
+  });
+
+  it('over the limit is a ValidationError naming the field, and nothing is written', async () => {
+    const t = await workerTable();
+    const { id } = await t.queue.enqueue({ queue: 'q', payload: null });
+    const seen = deferred<unknown>();
+    const { worker } = t.worker({
+      handlers: {
+        q: async (_job, ctx) => {
+          seen.resolve(await ctx.progress('x'.repeat(PROGRESS_LIMIT_BYTES)).catch((e: unknown) => e));
+        },
+      },
+    });
+    worker.start();
+    const err = await seen.promise;
+    expect(err).toBeInstanceOf(ValidationError);
+    expect((err as ValidationError).field).toBe('progress');
+    await waitFor('done', async () => (await t.queue.get(id))?.state === 'done');
+    expect(await t.queue.get(id)).not.toHaveProperty('progress');
+  });
+
+  it('a superseded run cannot overwrite its successor\'s progress (the lease guard, secret included)', async () => {
+    const t = await workerTable();
+    const { id } = await t.queue.enqueue({ queue: 'q', payload: null });
+    const [old] = await t.queue.lease({ owner: 'a', queues: ['q'], ttlMs: 10_000 });
+    await t.queue.releaseUnowned(id);
+    const [next] = await t.queue.lease({ owner: 'b', queues: ['q'], ttlMs: 10_000 });
+    expect((await t.queue.renew(next!, 10_000, { step: 'successor' })).outcome).toBe('renewed');
+    expect((await t.queue.renew(old!, 10_000, { step: 'stale' })).outcome).toBe('stale');
+    // The current generation with a forged secret matches nothing either.
+    expect((await t.queue.renew({ ...next!, secret: '0'.repeat(32) }, 10_000, { step: 'forged' })).outcome).toBe('stale');
+    expect(await t.queue.get(id)).toMatchObject({ progress: { step: 'successor' } });
+    const big = await t.queue.renew(next!, 10_000, 'y'.repeat(PROGRESS_LIMIT_BYTES)).catch((e: unknown) => e);
+    expect(big).toMatchObject({ field: 'progress' });
+    expect(await t.queue.get(id)).toMatchObject({ progress: { step: 'successor' } });
+  });
+});
