@@ -80,7 +80,7 @@ export class LambdaJobStore implements JobStore {
   }
 
   /** Extends the lease. */
-  renew(lease: Lease, ttlMs: number, progress?: Json): Promise<RenewOutcome> {
+  async renew(lease: Lease, ttlMs: number, progress?: Json): Promise<RenewOutcome> {
     if (progress !== undefined) checkProgress('progress', progress);
     return this.call({ op: 'renew', lease, ttlMs, ...(progress === undefined ? {} : { progress }) });
   }

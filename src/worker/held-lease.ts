@@ -90,6 +90,12 @@ export class HeldLease {
     return out;
   }
 
+  /** Writes progress reported since the last renewal, if any (a lost lease is reported as usual and not thrown here). */
+  async flushProgress(): Promise<void> {
+    if (this.pendingProgress === undefined || this.phase !== 'running') return;
+    await this.renewNow().catch(() => undefined);
+  }
+
   /** Frees the slot: no more renewals. */
   end(): void {
     if (this.phase === 'ended') return;

@@ -280,6 +280,8 @@ export class Worker {
   private async settle(h: HeldLease, outcome: Outcome): Promise<void> {
     const o = this.options;
     const { id, queue, generation } = h.lease;
+    // Progress reported since the last renewal is written before the job settles (one write, only when there is some).
+    await h.flushProgress();
     if (h.phase !== 'running') {
       this.discard(h, outcome.ok);
       return;

@@ -136,3 +136,38 @@ describe('waitFor through the Lambda API transport', () => {
     expect(await store.get('lt-nope')).toBeNull();
   });
 });
+
+describe('progress through the Lambda API transport', () => {
+  it('a worker over the API stores its progress with the renewal; a stale lease cannot overwrite it; over the limit is refused', async () => {
+    await store.enqueue({ queue: 'lt-progress', payload: null, id: 'lt-progress-1' });
+    const [lease] = await store.lease({ owner: 'w-progress', queues: ['lt-progress'], ttlMs: 10_000 });
+    expect((await store.renew(lease!, 10_000, { pct: 40 })).outcome).toBe('renewed');
+    expect(await store.get('lt-progress-1')).toMatchObject({ state: 'running', progress: { pct: 40 } });
+    expect((await store.renew({ ...lease!, secret: 'f'.repeat(32) }, 10_000, { pct: 99 })).outcome).toBe('stale');
+    const big = await store.renew(lease!, 10_000, 'z'.repeat(5_000)).catch((e: unknown) => e);
+    expect(big).toBeInstanceOf(ValidationError);
+    expect(big).toMatchObject({ field: 'progress' });
+    expect(await store.get('lt-progress-1')).toMatchObject({ progress: { pct: 40 } });
+  });
+
+  it('a Worker over the API reports progress that get shows', async () => {
+    await store.enqueue({ queue: 'lt-progress-w', payload: null, id: 'lt-progress-2' });
+    const worker = new Worker({
+      queue: store,
+      logger: silentLogger,
+      leaseTtlMs: 1_500,
+      pollIntervalMs: 50,
+      handlers: {
+        'lt-progress-w': async (_job, ctx) => {
+          await new Promise((r) => setTimeout(r, 600)); // one renewal interval: the report writes at once
+          await ctx.progress({ step: 2 });
+          return 'ok';
+        },
+      },
+    });
+    worker.start();
+    for (let i = 0; i < 200 && (await store.get('lt-progress-2'))?.state !== 'done'; i++) await new Promise((r) => setTimeout(r, 50));
+    await worker.stop({ graceMs: 0 });
+    expect(await store.get('lt-progress-2')).toMatchObject({ state: 'done', progress: { step: 2 } });
+  });
+});
