@@ -69,9 +69,35 @@ export interface ChaosReport {
   readonly effectErrors: number;
   readonly reclaimed: number;
   readonly verdict: ChaosVerdict;
+  /** Ticks of the every-second schedule (fired by two racing schedulers, one through the fault proxy) checked: one job each, none missing. */
+  readonly scheduleTicks: number;
 }
 
 type Action = 'kill' | 'pause' | 'term';
+
+const CHAOS_SCHEDULE = 'chaos-tick';
+
+/**
+ * One job per tick, none missing: every tick of an every-`stepMs` schedule from its first to its
+ * last fired tick has its job, and every job of the schedule is on a tick (fired ahead ones may
+ * run past the last recorded tick).
+ */
+export function checkScheduleTicks(jobs: ReadonlyMap<string, Record<string, unknown>>, name: string, first: number, last: number, stepMs: number): { ticks: number; violations: string[] } {
+  const violations: string[] = [];
+  const prefix = `sched:${name}:`;
+  const ids = [...jobs.keys()].filter((id) => id.startsWith(prefix));
+  let ticks = 0;
+  for (let t = first; t <= last; t += stepMs) {
+    ticks++;
+    if (!jobs.has(`${prefix}${t}`)) violations.push(`schedule ${name}: no job for tick ${new Date(t).toISOString()}`);
+  }
+  for (const id of ids) {
+    const t = Number(id.slice(prefix.length));
+    if (!Number.isSafeInteger(t) || t < first || (t - first) % stepMs !== 0) violations.push(`schedule ${name}: job ${id} is not on a tick`);
+  }
+  if (ticks === 0) violations.push(`schedule ${name}: fired no tick at all`);
+  return { ticks, violations };
+}
 
 /** Runs the chaos scenario and returns its report (the caller decides the exit code). */
 export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
@@ -134,9 +160,17 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     opts.log(`chaos: seed ${opts.seed}, ${opts.jobs} jobs, ${opts.workers} worker processes x ${opts.concurrency} slots, lease ${opts.leaseTtlMs} ms, proxy ${proxy.endpoint}`);
     const planned = planJobs(random, opts.jobs, opts.enqueueOverMs);
     const enqueueing = enqueuePlanned(queue, planned, t0, opts.enqueueOverMs);
+    // A recurring schedule (every second), fired by two racing schedulers each period: one
+    // directly, one through the fault proxy (its answers get lost, its requests fail).
+    await queue.schedules.put({ name: CHAOS_SCHEDULE, cron: '* * * * * *', queue: 'chaos-sched', catchUp: { max: 1000 } });
+    const firstTick = (await queue.schedules.get(CHAOS_SCHEDULE))!.nextTick!;
+    const faultyScheduler = benchQueue(table.tableName, benchClient(proxy.endpoint));
     const reclaiming = (async () => {
       while (!finished) {
         await sleep(opts.reclaimEveryMs);
+        await Promise.all(
+          [queue, faultyScheduler].map((q) => q.schedules.fire({ horizonMs: 3 * opts.reclaimEveryMs }).catch(() => undefined)),
+        );
         try {
           reclaimed += (await queue.reclaimOrphaned()).reclaimed;
         } catch {
@@ -201,9 +235,12 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     const seconds = (Date.now() - t0) / 1000;
     const jobs = await scanAll(doc, table.tableName);
     const effects = await scanAll(doc, effectsTable);
-    const verdict = checkRun(planned, jobs, effects, starts);
+    const schedule = (await queue.schedules.get(CHAOS_SCHEDULE))!;
+    const base = checkRun(planned, jobs, effects, starts);
+    const scheduleCheck = checkScheduleTicks(jobs, CHAOS_SCHEDULE, firstTick, schedule.lastTick ?? firstTick - 1000, 1000);
+    const verdict = { ...base, violations: [...base.violations, ...scheduleCheck.violations] };
     const { log: _log, ...options } = opts;
-    return { seed: opts.seed, options, seconds, disruptions, proxy: { ...proxy.counts }, fencedOut, effectErrors, reclaimed, verdict };
+    return { seed: opts.seed, options, seconds, disruptions, proxy: { ...proxy.counts }, fencedOut, effectErrors, reclaimed, verdict, scheduleTicks: scheduleCheck.ticks };
   } finally {
     finished = true;
     killAllWorkers();

@@ -86,8 +86,10 @@ export function ticksToFire(s: Schedule, now: number, opts: FireOptions): { tick
   let missed = 0;
   if (s.nextTick < now) {
     const keep = s.catchUp === 'skip' || s.catchUp === 'latest' ? 1 : s.catchUp.max;
-    // croner lists past runs newest first, strictly before `now`.
-    let past = cron.previousRuns(keep, new Date(now)).map((d) => d.getTime()).filter((t) => t >= s.nextTick!);
+    // croner lists past runs newest first, strictly before its reference, which it reads to the
+    // whole second below: so ask from the next whole second and keep those before now.
+    const ref = new Date(Math.ceil(now / 1000) * 1000);
+    let past = cron.previousRuns(keep + 1, ref).map((d) => d.getTime()).filter((t) => t >= s.nextTick! && t < now).slice(0, keep);
     if (s.catchUp === 'skip') past = past.filter((t) => now - t <= opts.lateGraceMs);
     ticks.push(...past.reverse());
     missed = countTicks(cron, s.nextTick, now) - ticks.length;

@@ -23,6 +23,8 @@ describe('chaos run (short, seed 7)', () => {
     const v = report.verdict;
     expect(v.violations).toEqual([]);
     expect(v.done + v.dead).toBe(120);
+    // The every-second schedule fired by two racing schedulers (one through the faults): one job per tick, none missing.
+    expect(report.scheduleTicks).toBeGreaterThan(2);
     // The run did disrupt something and the proxy did inject faults, or it proved nothing.
     expect(report.disruptions.kill + report.disruptions.pause + report.disruptions.term).toBeGreaterThan(0);
     expect(report.proxy.dropAfterApply + report.proxy.throttle + report.proxy.serverError).toBeGreaterThan(0);

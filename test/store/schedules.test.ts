@@ -112,6 +112,15 @@ describe('recurring schedules', () => {
     expect(out.missed).toBe(10 + 9 + 7);
   });
 
+  it('a missed tick a fraction of a second before now is caught up (sub-second clock readings)', async () => {
+    const { queue, clock } = await freshQueue();
+    clock.now = at('2026-05-01T10:00:50.300Z');
+    await queue.schedules.put({ name: 's', cron: '* * * * * *', queue: 'q', catchUp: { max: 100 } });
+    clock.now = at('2026-05-01T10:00:53.300Z');
+    await queue.schedules.fire({ horizonMs: 1_000, lateGraceMs: 0 });
+    expect(await tickJobs(queue, 'q')).toEqual(['2026-05-01T10:00:51.000Z', '2026-05-01T10:00:52.000Z', '2026-05-01T10:00:53.000Z', '2026-05-01T10:00:54.000Z']);
+  });
+
   it('under skip, a tick the scheduler reached a little late (within lateGraceMs) still fires, once', async () => {
     const { queue, clock } = await freshQueue();
     clock.now = at('2026-05-01T10:00:30Z');
