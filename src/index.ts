@@ -17,6 +17,7 @@ export type { ReleaseUnownedOutcome } from './store/release-unowned.js';
 export type { ReclaimCounts } from './store/reclaim-orphaned.js';
 export type { CancelOutcome } from './store/cancel.js';
 export type { RequeueOutcome } from './store/requeue-dead.js';
+export type { RunNowOutcome } from './store/run-now.js';
 export type { JobPage, JobSummary, QueueStats } from './store/browse.js';
 export type { QueueHooks, DeadJobNotice } from './store/context.js';
 export { DEFAULT_MAX_ATTEMPTS } from './store/enqueue.js';

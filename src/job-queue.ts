@@ -23,6 +23,7 @@ import { releaseIfLeaseHeld, type ReleaseOutcome } from './store/release.js';
 import { releaseUnownedIfLive, type ReleaseUnownedOutcome } from './store/release-unowned.js';
 import { renewIfLeaseHeld, type RenewOutcome } from './store/renew.js';
 import { requeueIfDead, type RequeueOutcome } from './store/requeue-dead.js';
+import { runNowIfScheduled, type RunNowOutcome } from './store/run-now.js';
 import {
   checkId,
   checkInt,
@@ -237,6 +238,11 @@ export class JobQueue implements JobStore {
   /** Puts a dead job back to pending with its attempts reset. */
   async requeueDead(id: string): Promise<RequeueOutcome> {
     return requeueIfDead(this.ctx, checkId('id', id));
+  }
+
+  /** Makes a scheduled pending job due now (the generation is kept: a pending job holds no lease). */
+  async runNow(id: string): Promise<RunNowOutcome> {
+    return runNowIfScheduled(this.ctx, checkId('id', id));
   }
 
   /** Reads a job (consistently); null when there is none. */

@@ -134,6 +134,8 @@ function buildProgram(io: CliIo, context: ContextFactory, setExit: (code: number
       setExit(await workCommand(ctx(cmd), o));
     });
 
+  sub('ui').description('serve the operators\' dashboard on 127.0.0.1 (URL printed); read-only unless --allow-actions').option('--port <n>', 'port on 127.0.0.1 (default a free one)').option('--allow-actions', 'show force-release, cancel, requeue and run-now buttons').option('--refresh <duration>', 'how often the index is read and pages refresh (default 2s)').action(async (o, cmd: Command) => setExit(await (await import('./commands/ui.js')).uiCommand(ctx(cmd), o)));
+
   sub('start')
     .description('start the local stack (DynamoDB and SQS emulators, Lambda endpoint, reclaim timer) and a demo workload')
     .option('--no-demo', 'serve the stack alone until Ctrl-C')
