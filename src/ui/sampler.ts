@@ -147,7 +147,7 @@ export class QueueSampler {
         if (was.state !== 'dead') done++;
         continue;
       }
-      if (is.generation === was.generation) continue;
+      if (is.state === was.state && is.generation === was.generation) continue;
       if (is.state === 'dead' && was.state !== 'dead') failed++;
       else if (is.state === 'pending' && was.state === 'running' && is.attempts >= was.attempts) failed++;
       else if (is.state === 'pending' && was.state === 'pending' && is.attempts > was.attempts) failed++;
