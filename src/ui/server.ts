@@ -129,7 +129,7 @@ export function dashboardApp(o: AppOptions): Hono {
     c.header('Content-Security-Policy', "default-src 'self'; img-src 'self' data:; style-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'");
     c.header('X-Content-Type-Options', 'nosniff');
     c.header('X-Frame-Options', 'DENY');
-    c.header('Referrer-Policy', 'no-referrer');
+    c.header('Referrer-Policy', 'same-origin'); // no-referrer would make Chromium send `Origin: null` on the page's own POSTs
     c.header('Cache-Control', 'no-store');
   });
 
