@@ -41,7 +41,7 @@ try {
   await queue.enqueueMany(Array.from({ length: 23 }, (_, i) => ({ queue: 'email', payload: { n: i } })));
   await queue.enqueueMany(Array.from({ length: 7 }, (_, i) => ({ queue: 'reports', payload: { n: i }, runAt: now + 3_600_000 })));
   await queue.enqueueMany(Array.from({ length: 5 }, (_, i) => ({ queue: 'thumbnails', payload: { n: i } })));
-  await queue.lease({ owner: 'worker-1', ttlMs: 30_000, max: 3, queues: ['thumbnails'] });
+  await queue.lease({ owner: 'worker-1', ttlMs: 120_000, max: 3, queues: ['thumbnails'] });
   await queue.lease({ owner: 'worker-2', ttlMs: 5_000, max: 1, queues: ['email'] });
   await queue.enqueue({ queue: 'reports', payload: { month: '2026-11' }, maxAttempts: 1 });
   const [doomed] = await queue.lease({ owner: 'worker-0', ttlMs: 30_000, queues: ['reports'] });

@@ -67,7 +67,7 @@ export async function startCommand(ctx: CommandContext, o: StartOptions): Promis
   let ui: Dashboard | undefined;
   try {
     stack = await startLocalStack({ tableName: o.tableName, dataDir, port, reclaimPeriodMs, logger });
-    ui = await startDashboard({ queue: stack.queue, target: `local stack ${stack.dynamodbEndpoint}`, reclaimPeriodMs, refreshMs: 1_000 });
+    ui = await startDashboard({ queue: stack.queue, target: `local stack ${stack.dynamodbEndpoint}`, reclaimPeriodMs });
     if (json) emit('stack.ready', { ...describeStack(stack), dataDir: dataDir ?? null, dashboardUrl: ui.url });
     else out(`${readyText(stack, dataDir)}Dashboard (read-only; \`npx fenceq ui --allow-actions\` with the env above for actions):  ${ui.url}\n\n`);
     if (!demo) {
