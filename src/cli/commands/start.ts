@@ -69,7 +69,7 @@ export async function startCommand(ctx: CommandContext, o: StartOptions): Promis
     stack = await startLocalStack({ tableName: o.tableName, dataDir, port, reclaimPeriodMs, logger });
     ui = await startDashboard({ queue: stack.queue, target: `local stack ${stack.dynamodbEndpoint}`, reclaimPeriodMs });
     if (json) emit('stack.ready', { ...describeStack(stack), dataDir: dataDir ?? null, dashboardUrl: ui.url });
-    else out(`${readyText(stack, dataDir)}Dashboard (read-only; \`npx fenceq ui --allow-actions\` with the env above for actions):  ${ui.url}\n\n`);
+    else out(readyText(stack, dataDir, ui.url));
     if (!demo) {
       await untilAborted(abort.signal);
       return EXIT.ok;
@@ -113,7 +113,7 @@ export function describeStack(stack: LocalStack): Record<string, unknown> {
   };
 }
 
-function readyText(stack: LocalStack, dataDir: string | undefined): string {
+function readyText(stack: LocalStack, dataDir: string | undefined, dashboardUrl: string): string {
   const exports = Object.entries(stack.env)
     .map(([k, v]) => `  export ${k}=${v}`)
     .join('\n');
@@ -124,6 +124,7 @@ function readyText(stack: LocalStack, dataDir: string | undefined): string {
     `                                 dead-job notifications ${stack.queues.deadQueueUrl}`,
     `  Lambda    ${stack.lambdaEndpoint}  functions ${Object.values(stack.functions).join(', ')} (Invoke API)`,
     `  reclaim   ${stack.functions.reclaim} invoked every ${formatDuration(stack.reclaimPeriodMs)}, in place of the EventBridge rule`,
+    `  dashboard ${dashboardUrl}  read-only (npx fenceq ui --allow-actions, with the env below, for actions)`,
     '',
     'Your own producer, worker and the CLI need:',
     exports,
