@@ -51,7 +51,7 @@ export const DASHBOARD_JS = String.raw`'use strict';
           box.appendChild(el);
           var width = Math.max(320, Math.min(560, box.clientWidth / 2 - 24));
           var plot = new uPlot({
-            width: width, height: 150,
+            width: width, height: 150, legend: { live: false },
             scales: { x: { time: true }, y: { range: function (u, min, max) { return [0, Math.max(4, max)]; } } },
             axes: [{}, { size: 40 }],
             series: [{}, { label: 'done', stroke: '#2f855a', width: 2, fill: 'rgba(47,133,90,0.12)' },
