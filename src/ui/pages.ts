@@ -58,6 +58,7 @@ export function queuesPage(reading: Reading): SafeHtml {
 <thead><tr><th>Queue</th><th>Due</th><th>Scheduled</th><th>Running</th><th>Expired leases</th><th>Dead</th><th>Oldest due</th><th>Done, last hour</th><th>Failed, last hour</th></tr></thead>
 <tbody id="queue-rows">${queueRows(reading)}</tbody>
 </table>
+${reading.moreQueues ? html`<p class="meta" id="more-queues">Showing the first ${reading.queues.length} queues in name order (one refresh reads at most that many); list the others on the Jobs page.</p>` : ''}
 <h2>Throughput, last hour</h2>
 <p class="meta">Per minute: jobs seen leaving the index finished (done or cancelled) and failed attempts (retried, reclaimed or dead). Jobs that start and finish between two refreshes are not seen: see docs/ui.md.</p>
 <div id="charts"></div>`;

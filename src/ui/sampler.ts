@@ -10,8 +10,9 @@
  * - failed: a job seen running (or pending) that came back pending with the same attempt count
  *   (ackFailed or a lapsed lease that was reclaimed or taken over), or that became dead.
  * A job enqueued and finished between two readings is never seen, so for jobs shorter than the
- * refresh period the figures are a lower bound. Each (queue, state) reading is capped at
- * `maxJobsPerState` jobs; above that the counts show the cap and the throughput is not derived.
+ * refresh period the figures are a lower bound. A reading covers the first `maxQueues` queues in
+ * name order, and each (queue, state) at most `maxJobsPerState` jobs; above that the counts show
+ * the cap and the throughput is not derived.
  */
 import type { JobQueue } from '../job-queue.js';
 import type { JobSummary, QueueStats } from '../store/browse.js';
@@ -40,6 +41,8 @@ export interface Reading {
   readonly history: Readonly<Record<string, readonly MinuteCounts[]>>;
   /** Epoch ms since which the history was collected (the dashboard's start). */
   readonly since: number;
+  /** Whether more queues are registered than one reading reads (`maxQueues`). */
+  readonly moreQueues: boolean;
 }
 
 /** Options of {@link QueueSampler}. */
@@ -49,6 +52,8 @@ export interface SamplerOptions {
   readonly clock?: () => number;
   /** Most jobs read per queue and state per reading. @default 5000 */
   readonly maxJobsPerState?: number;
+  /** Most queues read per reading, the first in name order. @default 100 (as one `stats` call) */
+  readonly maxQueues?: number;
 }
 
 const HOUR_MS = 3_600_000;
@@ -66,16 +71,18 @@ export class QueueSampler {
   private readonly queue: JobQueue;
   private readonly clock: () => number;
   private readonly cap: number;
+  private readonly maxQueues: number;
   private readonly since: number;
   private previous = new Map<string, Map<string, Seen>>();
   private readonly history = new Map<string, MinuteCounts[]>();
   private last: Reading | undefined;
-  private inFlight: Promise<Reading> | undefined;
+  private chain: Promise<unknown> = Promise.resolve();
 
   constructor(opts: SamplerOptions) {
     this.queue = opts.queue;
     this.clock = opts.clock ?? Date.now;
     this.cap = opts.maxJobsPerState ?? 5_000;
+    this.maxQueues = opts.maxQueues ?? 100;
     this.since = this.clock();
   }
 
@@ -84,16 +91,16 @@ export class QueueSampler {
     return this.last ?? this.sample();
   }
 
-  /** Takes one reading now (concurrent callers share it). */
+  /** Takes one reading that starts after this call; readings never overlap (each compares with the one before). */
   sample(): Promise<Reading> {
-    this.inFlight ??= this.read().finally(() => {
-      this.inFlight = undefined;
-    });
-    return this.inFlight;
+    const next = this.chain.then(() => this.read());
+    this.chain = next.catch(() => undefined);
+    return next;
   }
 
   private async read(): Promise<Reading> {
-    const names = await this.queue.queues();
+    const registry = await this.queue.queuePage({ limit: this.maxQueues });
+    const names = registry.queues;
     const now = this.clock();
     const queues: QueueFigures[] = [];
     const current = new Map<string, Map<string, Seen>>();
@@ -121,7 +128,7 @@ export class QueueSampler {
       if (!capped) this.count(name, this.previous.get(name), seen, now);
     }
     this.previous = current;
-    const reading: Reading = { at: now, queues, history: this.historySnapshot(now), since: this.since };
+    const reading: Reading = { at: now, queues, history: this.historySnapshot(now), since: this.since, moreQueues: registry.cursor !== undefined };
     this.last = reading;
     return reading;
   }

@@ -4,10 +4,10 @@
  * through a {@link JobQueue}: reads from the work index (list, stats-like readings) and by id,
  * writes only through the queue's guarded operator transitions, and only with `allowActions`.
  *
- * Cost: a background {@link QueueSampler} reads the index once per refresh period (1 GetItem for
+ * Cost: a background {@link QueueSampler} reads the index once per refresh period (1 Query for
  * the queue registry, then per queue one Query per index partition: 17 with the default shards);
  * page views and live refreshes of the queues page are served from the latest reading. A job's
- * page and its refresh are 1 GetItem each; a jobs listing is 1 GetItem plus at most one Query per
+ * page and its refresh are 1 GetItem each; a jobs listing is 1 registry Query plus at most one Query per
  * partition of the state (9 pending, 4 running, 4 dead), up to 10 listing calls with an id prefix.
  */
 import { readFileSync } from 'node:fs';
@@ -44,6 +44,8 @@ export interface DashboardOptions {
   readonly clock?: () => number;
   /** Most jobs read per queue and state per refresh. @default 5000 */
   readonly maxJobsPerState?: number;
+  /** Most queues read per refresh (the first in name order). @default 100 */
+  readonly maxQueues?: number;
   /** Called when a background reading fails (the page then shows the error). */
   readonly onError?: (err: unknown) => void;
 }
@@ -70,7 +72,7 @@ export async function startDashboard(opts: DashboardOptions): Promise<Dashboard>
   if (!Number.isInteger(refreshMs) || refreshMs < 200 || refreshMs > 600_000) throw new ValidationError('refreshMs', refreshMs, 'must be 200 ms to 10 min');
   const port = opts.port ?? 0;
   if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new ValidationError('port', port, 'must be 0 (a free port) to 65535');
-  const sampler = new QueueSampler({ queue: opts.queue, clock: opts.clock, maxJobsPerState: opts.maxJobsPerState });
+  const sampler = new QueueSampler({ queue: opts.queue, clock: opts.clock, maxJobsPerState: opts.maxJobsPerState, maxQueues: opts.maxQueues });
   let boundPort = 0;
   const app = dashboardApp({ ...opts, refreshMs, sampler, token: newSessionToken(), boundPort: () => boundPort });
   const server = await new Promise<ServerType>((resolve, reject) => {

@@ -40,14 +40,14 @@ afterAll(async () => {
 });
 
 /** A dashboard on a fresh table, with its own client (so a test can count its requests) and real time. */
-export async function dashboardOnFreshTable(opts: { allowActions?: boolean; refreshMs?: number; maxJobsPerState?: number } = {}) {
+export async function dashboardOnFreshTable(opts: { allowActions?: boolean; refreshMs?: number; maxJobsPerState?: number; maxQueues?: number } = {}) {
   const table = await freshTable('fenceq-ui');
   const client = dynamoClient({ endpoint: endpoint() });
   const queue = new JobQueue({ tableName: table.tableName, client, logger: silentLogger });
   const requests = countRequests(client);
   const dashboard = await startDashboard({
     queue, target: 'the test emulator', reclaimPeriodMs: 5_000, allowActions: opts.allowActions, refreshMs: opts.refreshMs ?? 250,
-    maxJobsPerState: opts.maxJobsPerState,
+    maxJobsPerState: opts.maxJobsPerState, maxQueues: opts.maxQueues,
   });
   dashboards.push(dashboard);
   /** Another process on the table (a producer or a worker). */
