@@ -171,15 +171,22 @@ export function dashboardApp(o: AppOptions): Hono {
     let jobs: JobSummary[] = [];
     let next: string | undefined;
     let examined = 0;
+    const list = (limit: number, from: string | undefined) =>
+      o.queue.list({ queue: queue!, state, limit, ...(from ? { cursor: from } : {}) }).catch((err: unknown) => {
+        if (err instanceof ValidationError && err.field === 'list.cursor') {
+          throw new ValidationError('cursor', from, 'is not a cursor of this listing (queue and state): start again from the first page', { cause: err });
+        }
+        throw err;
+      });
     if (queue !== undefined && prefix === '') {
-      const page = await o.queue.list({ queue, state, limit: PAGE_SIZE, ...(cursor ? { cursor } : {}) });
+      const page = await list(PAGE_SIZE, cursor);
       jobs = page.jobs;
       next = page.cursor;
     } else if (queue !== undefined) {
       next = cursor;
       let calls = 0;
       do {
-        const page = await o.queue.list({ queue, state, limit: PREFIX_PAGE, ...(next ? { cursor: next } : {}) });
+        const page = await list(PREFIX_PAGE, next);
         examined += page.jobs.length;
         jobs.push(...page.jobs.filter((j) => j.id.startsWith(prefix)));
         next = page.cursor;

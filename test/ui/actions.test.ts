@@ -36,16 +36,16 @@ describe('actions', () => {
     await seeText(page, '#outcome.ok', 'Requeued: pending and due now, attempts reset');
     expect(await producer.get('invoice-9')).toMatchObject({ state: 'pending', attempts: 0, leaseGeneration: lease!.generation + 1 });
 
-    const worker = new Worker({ queue, owner: 'worker-2', pollIntervalMs: 100, logger: silentLogger, handlers: { billing: async () => ({ charged: true }) } });
+    const worker = new Worker({ queue, owner: 'worker-2', pollIntervalMs: 100, maxPollIntervalMs: 500, logger: silentLogger, handlers: { billing: async () => ({ charged: true }) } });
     worker.start();
     try {
-      await page.waitForSelector('#explanation[data-reason="done"]', { timeout: 20_000 });
+      await page.waitForSelector('#explanation[data-reason="done"]', { timeout: 45_000 });
       expect(JSON.parse(await textOf(page, '#result'))).toEqual({ charged: true });
       expect(await page.locator('#actions-none').count()).toBe(1);
     } finally {
       await worker.stop();
     }
-  });
+  }, 120_000);
 
   test('force-release, run now and cancel each confirm and show their outcome', async () => {
     const { url, producer } = await dashboardOnFreshTable({ allowActions: true, refreshMs: 60_000 });

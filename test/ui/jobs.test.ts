@@ -76,22 +76,22 @@ describe('jobs', () => {
 
     const finish = deferred();
     const worker = new Worker({
-      queue, owner: 'worker-b', leaseTtlMs: 10_000, pollIntervalMs: 100, logger: silentLogger,
+      queue, owner: 'worker-b', leaseTtlMs: 10_000, pollIntervalMs: 100, maxPollIntervalMs: 500, logger: silentLogger,
       handlers: { crashy: async () => { await finish.promise; return { took: 'over' }; } },
     });
     worker.start();
     try {
-      await seeText(page, '#explanation .summary', 'Running under worker-b');
+      await seeText(page, '#explanation .summary', 'Running under worker-b', 45_000);
       expect(Number(await textOf(page, '[data-field="generation"] td'))).toBe(dead!.generation + 1);
       expect(await textOf(page, '[data-field="attempts"] td')).toBe('2 of 5');
       finish.resolve();
-      await page.waitForSelector('#explanation[data-reason="done"]', { timeout: 20_000 });
+      await page.waitForSelector('#explanation[data-reason="done"]', { timeout: 45_000 });
       expect(JSON.parse(await textOf(page, '#result'))).toEqual({ took: 'over' });
     } finally {
       finish.resolve();
       await worker.stop();
     }
-  });
+  }, 120_000);
 
   test('a progress field, when a job has one, is shown; a job without one shows none', async () => {
     const { producer } = await dashboardOnFreshTable({ refreshMs: 60_000 });
