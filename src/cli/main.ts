@@ -1,4 +1,4 @@
-/** Entry point of the `fenceq` command (bin/fenceq.js and `npm start` run this file through tsx). */
+/** Entry point of the `fenceq` command: bin/fenceq.js runs the built copy of this file (dist/src/cli/main.js). */
 // Set before the SDK loads (hence the dynamic imports): the SDK's Node-version notice is noise on a CLI.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 const { processIo } = await import('./io.js');

@@ -31,7 +31,7 @@ describe('fenceq start --no-demo', () => {
     const ready = await stack.next('stack.ready');
     expect(ready.tableName).toBe('fenceq-e2e');
     expect(ready.dynamodbEndpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-    expect(env).toMatchObject({ FENCEQ_TABLE: 'fenceq-e2e', DYNAMODB_ENDPOINT: ready.dynamodbEndpoint });
+    expect(env).toMatchObject({ FENCEQ_TABLE_NAME: 'fenceq-e2e', FENCEQ_DYNAMODB_ENDPOINT: ready.dynamodbEndpoint });
     expect(alive(dynalitePid)).toBe(true);
     const stats = await spawnCli(['--json', 'stats'], env);
     expect(stats.code).toBe(0);
