@@ -69,6 +69,12 @@ export async function workCommand(ctx: CommandContext, o: WorkOptions): Promise<
     process.stdin.on('error', () => process.kill(process.pid, 'SIGTERM'));
     process.stdin.resume();
   }
+  if (ctx.io.env.npm_command !== undefined) {
+    // Started by npm (`npx fenceq work`, `npm exec`, an npm script): npm runs us under `sh -c`,
+    // and a SIGTERM to npm kills that shell without reaching us. When our parent goes, stop
+    // gracefully as if signalled, so held leases are released rather than renewed by an orphan.
+    watchParent(() => process.kill(process.pid, 'SIGTERM'));
+  }
   const report = await runWorkerProcess(worker, { graceMs });
   return report.releaseFailures > 0 ? EXIT.failure : EXIT.ok;
 }
@@ -96,4 +102,16 @@ function openStore(ctx: CommandContext, o: WorkOptions, logger: Logger): { store
   // A lease of nothing checks that the function answers (and its table exists) without claiming a job.
   const check = () => store.renew({ id: 'fenceq-probe', generation: 1, incarnation: '0000000000000000', owner: 'fenceq-probe', expiresAt: 0, attempt: 1, maxAttempts: 1, queue: 'probe', payload: null }, 1_000);
   return { store, check, where: ` through the Lambda API function ${functionName}${endpoint ? ` at ${endpoint}` : ''}` };
+}
+
+/** Calls `onGone` once when this process's parent exits (it is re-parented); checks twice a second. */
+export function watchParent(onGone: () => void, everyMs = 500): () => void {
+  const parent = process.ppid;
+  const timer = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(timer);
+    onGone();
+  }, everyMs);
+  timer.unref();
+  return () => clearInterval(timer);
 }
