@@ -15,7 +15,6 @@ export { lambdaWorker, type LambdaWorkerOptions, type LambdaWorkerReport } from 
 export { apiHandler, type InvokeHandler } from './api-handler.js';
 export { adminHandler } from './admin-handler.js';
 export { reclaimHandler } from './reclaim-handler.js';
-export type { ReclaimRunResult } from './reclaim-run.js';
 export { LambdaJobStore, type LambdaJobStoreOptions } from './lambda-job-store.js';
 export { awsQueue, type AwsQueue, type AwsQueueOptions } from './runtime.js';
 export { readConfig, readQueueList, type FunctionConfig } from './config.js';

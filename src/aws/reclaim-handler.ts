@@ -1,19 +1,22 @@
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { readConfig } from './config.js';
 import type { LambdaContext } from './lambda-types.js';
-import { powertoolsLogging, SERVICE_NAME } from './powertools.js';
-import { reclaimRun, type ReclaimRunResult } from './reclaim-run.js';
+import { powertoolsLogging } from './powertools.js';
+import { SERVICE_NAME } from './powertools-logger.js';
+import { reclaimRun } from './reclaim-run.js';
 import { awsQueue } from './runtime.js';
 import { parseScheduledEvent } from './scheduled-event.js';
 
 /**
  * Builds the scheduled reclaim handler: reclaims expired leases, re-sends undelivered dead-job
  * notifications and emits each queue's health figures as EMF metrics. A malformed event throws a
- * ValidationError and nothing runs.
+ * ValidationError and nothing runs. Resolves to the run's summary (`{ reclaim, notices, queues,
+ * totals }`), which EventBridge ignores; it is typed `unknown` here so the published declarations
+ * need no Powertools types.
  * @example
  * export const handler = reclaimHandler();
  */
-export function reclaimHandler(): (event: unknown, context?: LambdaContext) => Promise<ReclaimRunResult> {
+export function reclaimHandler(): (event: unknown, context?: LambdaContext) => Promise<unknown> {
   const logging = powertoolsLogging();
   const aws = awsQueue(readConfig(process.env, { wakeQueueUrl: true, deadQueueUrl: true }), { logger: logging.logger });
   const metrics = new Metrics({

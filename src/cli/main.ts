@@ -5,6 +5,13 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 // process mid-run or mid-shutdown: the output is dropped, the work (and a worker's lease
 // release) goes on.
 for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
+if (process.env.npm_command !== undefined) {
+  // Started by npm (`npx fenceq ...`, `npm exec`, an npm script): npm runs us under `sh -c`, and a
+  // SIGTERM to npm kills that shell without reaching us. When our parent goes, act as if
+  // signalled, so `work` releases its leases and `start` stops its stack instead of running on.
+  const { watchParent } = await import('./parent-watch.js');
+  watchParent(() => process.kill(process.pid, 'SIGTERM'));
+}
 const { processIo } = await import('./io.js');
 const { runCli } = await import('./program.js');
 process.exitCode = await runCli(process.argv.slice(2), processIo());

@@ -94,6 +94,23 @@ describe('the package', () => {
     expect(bad).toEqual([]);
   });
 
+  it("no entry point's declarations reach Powertools' types (they import aws-lambda, a package a consumer may not have)", () => {
+    const reached = new Set<string>();
+    const packages = new Set<string>();
+    const visit = (file: string) => {
+      if (reached.has(file)) return;
+      reached.add(file);
+      const text = readFileSync(join(ROOT, file), 'utf8').replace(/\/\*[\s\S]*?\*\//g, '');
+      for (const m of text.matchAll(/(?:from\s+|import\(\s*)['"]([^'"]+)['"]/g)) {
+        const spec = m[1]!;
+        if (spec.startsWith('.')) visit(join(file, '..', spec.replace(/\.js$/, '.d.ts')));
+        else packages.add(spec);
+      }
+    };
+    for (const target of Object.values(pkg.exports)) if (typeof target !== 'string') visit(target.types.replace(/^\.\//, ''));
+    expect([...packages].filter((p) => p.startsWith('@aws-lambda-powertools/') || p === 'aws-lambda')).toEqual([]);
+  });
+
   it('emulators, the CDK and the TypeScript loader are optional peers, never installed dependencies', () => {
     for (const name of ['dynalite', 'fauxqs', 'aws-cdk-lib', 'constructs', 'tsx']) {
       expect(pkg.dependencies, name).not.toHaveProperty(name);

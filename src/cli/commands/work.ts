@@ -69,12 +69,6 @@ export async function workCommand(ctx: CommandContext, o: WorkOptions): Promise<
     process.stdin.on('error', () => process.kill(process.pid, 'SIGTERM'));
     process.stdin.resume();
   }
-  if (ctx.io.env.npm_command !== undefined) {
-    // Started by npm (`npx fenceq work`, `npm exec`, an npm script): npm runs us under `sh -c`,
-    // and a SIGTERM to npm kills that shell without reaching us. When our parent goes, stop
-    // gracefully as if signalled, so held leases are released rather than renewed by an orphan.
-    watchParent(() => process.kill(process.pid, 'SIGTERM'));
-  }
   const report = await runWorkerProcess(worker, { graceMs });
   return report.releaseFailures > 0 ? EXIT.failure : EXIT.ok;
 }
@@ -104,14 +98,3 @@ function openStore(ctx: CommandContext, o: WorkOptions, logger: Logger): { store
   return { store, check, where: ` through the Lambda API function ${functionName}${endpoint ? ` at ${endpoint}` : ''}` };
 }
 
-/** Calls `onGone` once when this process's parent exits (it is re-parented); checks twice a second. */
-export function watchParent(onGone: () => void, everyMs = 500): () => void {
-  const parent = process.ppid;
-  const timer = setInterval(() => {
-    if (process.ppid === parent) return;
-    clearInterval(timer);
-    onGone();
-  }, everyMs);
-  timer.unref();
-  return () => clearInterval(timer);
-}
