@@ -3,7 +3,7 @@
 // module) into dist/lambda/<name>/index.mjs with esbuild: ESM, Node.js 22, minified, every
 // dependency inside. The CDK construct deploys these directories with lambda.Code.fromAsset, so a
 // consumer's synth needs no bundler for them. Run by `npm run build`.
-import { readdirSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -20,6 +20,11 @@ const shims = {
   name: 'fenceq-lambda-shims',
   setup(b) {
     b.onResolve({ filter: /^(@aws-sdk\/credential-provider-node|@smithy\/core\/event-streams)$/ }, (a) => ({ path: SHIMS[a.path] }));
+    // The SDK clients import their whole package.json for the user agent's name and version; keep those two.
+    b.onLoad({ filter: /[\\/]node_modules[\\/]@aws-sdk[\\/][^\\/]+[\\/]package\.json$/ }, (a) => {
+      const { name, version } = JSON.parse(readFileSync(a.path, 'utf8'));
+      return { contents: JSON.stringify({ name, version }), loader: 'json' };
+    });
   },
 };
 const REQUIRE_SHIM = "import { createRequire as __fenceqCreateRequire } from 'node:module'; const require = __fenceqCreateRequire(import.meta.url);";
