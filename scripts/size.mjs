@@ -3,9 +3,11 @@
 // its module import time on this machine: the median wall time of `node -e "import(bundle)"`
 // minus the median of an empty `node -e ""`, over RUNS runs each (default 15). Imports run with
 // the environment a deployed function has (table, queue URLs, region, credentials), so module
-// scope builds its clients as on a cold start; nothing is sent anywhere.
+// scope builds its clients as on a cold start; nothing is sent anywhere. `--before DIR` measures
+// another set of bundles alongside (the README's table compares with the bundles before the cut).
 import { execFileSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -31,24 +33,44 @@ const time = (script) => {
   return Number(process.hrtime.bigint() - t0) / 1e6;
 };
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const sample = (script) => median(Array.from({ length: runs }, () => time(script)));
+const sample = (script) => {
+  const xs = Array.from({ length: runs }, () => time(script));
+  return { median: median(xs), min: Math.min(...xs) };
+};
 
 const names = readdirSync(dir).sort();
 if (names.length === 0) throw new Error('no bundles in dist/lambda: run `npm run build` first');
-// Interleave the empty start with each bundle so a busy machine skews both alike.
-const rows = names.map((name) => {
-  const file = join(dir, name, 'index.mjs');
+// `--before DIR`: another set of bundles (DIR/<name>/index.mjs), measured interleaved with these
+// so a busy machine skews both alike.
+const beforeAt = process.argv.indexOf('--before');
+const beforeDir = beforeAt > 0 ? process.argv[beforeAt + 1] : undefined;
+const measure = (file) => {
   const empty = sample('');
   const full = sample(`await import(${JSON.stringify(file)});`);
-  return { name, bytes: statSync(file).size, importMs: Math.max(0, full - empty), emptyMs: empty };
-});
-const json = process.argv.includes('--json');
-if (json) {
+  return {
+    bytes: statSync(file).size,
+    importMs: Math.max(0, full.median - empty.median),
+    bestImportMs: Math.max(0, full.min - empty.min),
+    emptyMs: empty.median,
+  };
+};
+const rows = names.map((name) => ({
+  name,
+  now: measure(join(dir, name, 'index.mjs')),
+  before: beforeDir && existsSync(join(beforeDir, name, 'index.mjs')) ? measure(join(beforeDir, name, 'index.mjs')) : undefined,
+}));
+const kb = (b) => (b / 1000).toFixed(0);
+const ms = (m) => m.toFixed(0);
+const both = (x) => `${ms(x.importMs)} (best ${ms(x.bestImportMs)})`;
+if (process.argv.includes('--json')) {
   process.stdout.write(`${JSON.stringify(rows)}\n`);
-} else {
-  process.stdout.write(`| function | bundle (KB) | import (ms) | empty node start (ms) |\n| --- | ---: | ---: | ---: |\n`);
+} else if (beforeDir) {
+  process.stdout.write('| function | bundle (KB) | import (ms) | before: bundle (KB) | before: import (ms) | empty node start (ms) |\n| --- | ---: | ---: | ---: | ---: | ---: |\n');
   for (const r of rows) {
-    process.stdout.write(`| ${r.name} | ${(r.bytes / 1000).toFixed(0)} | ${r.importMs.toFixed(0)} | ${r.emptyMs.toFixed(0)} |\n`);
+    process.stdout.write(`| ${r.name} | ${kb(r.now.bytes)} | ${both(r.now)} | ${r.before ? kb(r.before.bytes) : '-'} | ${r.before ? both(r.before) : '-'} | ${ms(r.now.emptyMs)} |\n`);
   }
-  process.stdout.write(`\n(${runs} runs each, medians; node ${process.version}; ${process.arch})\n`);
+} else {
+  process.stdout.write('| function | bundle (KB) | import (ms) | empty node start (ms) |\n| --- | ---: | ---: | ---: |\n');
+  for (const r of rows) process.stdout.write(`| ${r.name} | ${kb(r.now.bytes)} | ${both(r.now)} | ${ms(r.now.emptyMs)} |\n`);
 }
+process.stdout.write(`\n(${runs} runs each, import = median of bundle minus median of empty start, best = fastest minus fastest; node ${process.version}; ${process.arch}; load average ${loadavg()[0].toFixed(1)})\n`);

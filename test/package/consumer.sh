@@ -6,8 +6,9 @@
 #     skipLibCheck) with the worker example (examples/worker) and runs it against fenceq/testing;
 #   - synthesizes the example's CDK app: fenceq's functions from the package's bundles, the
 #     user's worker bundled from their entry;
-#   - runs `npx fenceq --version`, `npx fenceq start --no-demo` (first without the emulators: one
-#     line and a non-zero exit; then up, used, and down by SIGTERM to npx with no process left);
+#   - runs `npx fenceq --version`, `npx fenceq start` (first without the emulators: one line and a
+#     non-zero exit; then the demo to its end; then --no-demo up, used, and down by SIGTERM to npx
+#     with no process left);
 #   - runs `npx fenceq work` with a .ts handlers file in a CommonJS project (first without a
 #     loader: one line naming the fix; then with tsx) and stops it with SIGTERM to npx.
 # Usage: bash test/package/consumer.sh   (CI: from .ci/run, after the build)
@@ -104,6 +105,11 @@ const api = fns.find((f) => String(f.Properties.Description).startsWith('fenceq 
 const apiCode = fs.readFileSync('cdk.out/asset.' + api.Properties.Code.S3Key.replace(/\.zip\$/, '') + '/index.mjs');
 if (!apiCode.equals(fs.readFileSync('node_modules/fenceq/dist/lambda/api/index.mjs'))) throw new Error('the API function is not the pre-bundled one');
 "
+
+step "npx fenceq start: the demo from the package (its worker processes run the package's bin)"
+npx --no-install fenceq start --jobs 10 --duration 2s --workers 2 > "$WORK/demo.out" 2>&1 || fail "the demo failed: $(tail -5 "$WORK/demo.out")"
+grep -q 'Every job ended where it should' "$WORK/demo.out" || fail "the demo did not end well: $(tail -5 "$WORK/demo.out")"
+wait_for "no process of the demo left" no_leftovers
 
 step "npx fenceq start --no-demo: up, used, down by SIGTERM to npx"
 npx --no-install fenceq --json start --no-demo > "$WORK/start.out" 2> "$WORK/start.err" &
