@@ -11,14 +11,14 @@
  * new Worker({ queue, handlers: { email: async (job) => ({ sent: job.payload }) } }).start();
  * @packageDocumentation
  */
-export { JobQueue, dynamoClient, type JobQueueOptions } from './job-queue.js';
+export { JobQueue, dynamoClient, MAX_LEASE_QUEUES, MAX_STATS_QUEUES, type JobQueueOptions } from './job-queue.js';
 export type { JobStore, LeaseRequest } from './job-store.js';
 export * from './job.js';
 export * from './errors.js';
 export { ensureTable, createTableInput } from './store/ensure-table.js';
 export { jsonLogger, memoryLogger, silentLogger, type Logger, type LogRecord } from './log.js';
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.js';
-export { PAYLOAD_LIMIT_BYTES, MIN_TTL_MS, MAX_TTL_MS, MAX_LEASE_BATCH, MAX_ENQUEUE_BATCH } from './validate.js';
+export { PAYLOAD_LIMIT_BYTES, MIN_TTL_MS, MAX_TTL_MS, MAX_LEASE_BATCH, MAX_ENQUEUE_BATCH, MAX_JSON_DEPTH } from './validate.js';
 export type { EnqueueInput, EnqueueOutcome } from './store/enqueue.js';
 export type { AckDoneOutcome } from './store/ack-done.js';
 export type { AckFailedOutcome } from './store/ack-failed.js';
@@ -28,7 +28,10 @@ export type { ReleaseUnownedOutcome } from './store/release-unowned.js';
 export type { ReclaimCounts } from './store/reclaim-orphaned.js';
 export type { CancelOutcome } from './store/cancel.js';
 export type { RequeueOutcome } from './store/requeue-dead.js';
-export type { JobPage, JobSummary, QueueStats } from './store/browse.js';
+export type { JobPage, JobSummary, QueueStats, IndexTotals } from './store/browse.js';
+export type { PurgeCounts } from './store/purge-dead.js';
+export type { QueuePage } from './store/queue-registry.js';
+export { DEFAULT_RETENTION_MS } from './store/retention.js';
 export type { QueueHooks, DeadJobNotice } from './store/context.js';
 export { DEFAULT_MAX_ATTEMPTS } from './store/enqueue.js';
 export { Worker } from './worker/worker.js';

@@ -1,34 +1,38 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ValidationError } from './errors.js';
 import type { Job, Json, Lease } from './job.js';
 import type { JobStore, LeaseRequest } from './job-store.js';
 import { defaultLogger, type Logger } from './log.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.js';
-import { QUEUE_REGISTRY_ID, QUEUE_SHARDS } from './schema.js';
+import { QUEUE_SHARDS } from './schema.js';
 import { ackDoneIfLeaseHeld, type AckDoneOutcome } from './store/ack-done.js';
 import { ackFailedIfLeaseHeld, type AckFailedOutcome } from './store/ack-failed.js';
-import { listJobs, queueStats, type JobPage, type QueueStats } from './store/browse.js';
+import { indexTotals, listJobs, queueStats, type IndexTotals, type JobPage, type QueueStats } from './store/browse.js';
 import { cancelIfLive, type CancelOutcome } from './store/cancel.js';
 import { itemToJob } from './store/codec.js';
 import type { DeadJobNotice, QueueHooks, StoreContext } from './store/context.js';
 import { findUndeliveredDeadNotices, markDeadNotifiedIfUndelivered } from './store/dead-notices.js';
-import { prepareEnqueue, putGenerated, putIfAbsent, registerQueues, type EnqueueInput, type EnqueueOutcome } from './store/enqueue.js';
+import { prepareEnqueue, putGenerated, putIfAbsent, type EnqueueInput, type EnqueueOutcome } from './store/enqueue.js';
 import { ensureTable } from './store/ensure-table.js';
-import { readItem, translate } from './store/io.js';
+import { readItem } from './store/io.js';
+import { listQueuePage, nextQueueRotation, registerQueues, upgradeLegacyRegistry, type QueuePage } from './store/queue-registry.js';
 import { leaseDue } from './store/lease.js';
 import { LeaseHints } from './store/lease-hints.js';
 import { reclaimExpiredLeases, type ReclaimCounts } from './store/reclaim-orphaned.js';
 import { releaseIfLeaseHeld, type ReleaseOutcome } from './store/release.js';
 import { releaseUnownedIfLive, type ReleaseUnownedOutcome } from './store/release-unowned.js';
 import { renewIfLeaseHeld, type RenewOutcome } from './store/renew.js';
+import { purgeDeadBefore, type PurgeCounts } from './store/purge-dead.js';
 import { requeueIfDead, type RequeueOutcome } from './store/requeue-dead.js';
+import { DEFAULT_RETENTION_MS } from './store/retention.js';
 import {
   checkId,
   checkInt,
   checkJson,
   checkKnownKeys,
   checkLease,
+  checkNesting,
   checkObject,
   checkOwner,
   checkQueue,
@@ -54,7 +58,7 @@ export interface JobQueueOptions {
   readonly logger?: Logger;
   /** Backoff of failed jobs. @default { baseMs: 1000, maxMs: 3600000 } */
   readonly retry?: RetryPolicy;
-  /** How long done, dead and cancelled jobs are kept before TTL deletes them. @default 7 days */
+  /** How long done and cancelled jobs are kept before TTL deletes them (dead jobs are kept until requeued or purged). @default 7 days */
   readonly retentionMs?: number;
   /** Wake-up and dead-job hooks (the SQS integration plugs in here). */
   readonly hooks?: QueueHooks;
@@ -62,7 +66,12 @@ export interface JobQueueOptions {
   readonly random?: () => number;
 }
 
-const DEFAULT_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
+/** Most queues one lease call may read (and the most `lease()` without `queues` will take from the registry). */
+export const MAX_LEASE_QUEUES = 20;
+
+/** Most queues one `stats` call measures. */
+export const MAX_STATS_QUEUES = 100;
+
 const LOOPBACK = /^https?:\/\/(localhost|127\.\d+\.\d+\.\d+|\[::1\])(:\d+)?\/?$/;
 
 /** Builds a DynamoDB client for an endpoint; a loopback endpoint gets placeholder credentials when none are set. */
@@ -93,6 +102,7 @@ export class JobQueue implements JobStore {
   readonly client: DynamoDBClient;
   private readonly ctx: StoreContext;
   private readonly registered = new Set<string>();
+  private upgraded: Promise<boolean> | undefined;
 
   constructor(options: JobQueueOptions) {
     const o = checkObject('options', options);
@@ -179,10 +189,16 @@ export class JobQueue implements JobStore {
     const ttlMs = checkTtl('lease.ttlMs', req.ttlMs);
     const max = req.max === undefined ? 1 : checkInt('lease.max', req.max, 1, MAX_LEASE_BATCH);
     let queues: readonly string[];
-    if (req.queues === undefined) queues = await this.queues();
-    else {
-      if (!Array.isArray(req.queues) || req.queues.length === 0 || req.queues.length > 20) {
-        throw new ValidationError('lease.queues', req.queues, 'must be an array of 1-20 queue names');
+    if (req.queues === undefined) {
+      // Every queue, only while there are few: a lease call reads each queue's partitions.
+      const page = await this.queuePage({ limit: MAX_LEASE_QUEUES });
+      if (page.cursor !== undefined) {
+        throw new ValidationError('lease.queues', undefined, `is required when more than ${MAX_LEASE_QUEUES} queues are registered: name 1-${MAX_LEASE_QUEUES} queues`);
+      }
+      queues = page.queues;
+    } else {
+      if (!Array.isArray(req.queues) || req.queues.length === 0 || req.queues.length > MAX_LEASE_QUEUES) {
+        throw new ValidationError('lease.queues', req.queues, `must be an array of 1-${MAX_LEASE_QUEUES} queue names`);
       }
       queues = req.queues.map((q, i) => checkQueue(`lease.queues[${i}]`, q));
     }
@@ -204,6 +220,9 @@ export class JobQueue implements JobStore {
     if (opts.retryable !== undefined && typeof opts.retryable !== 'boolean') {
       throw new ValidationError('options.retryable', opts.retryable, 'must be a boolean');
     }
+    // An Error is stored as its name and message; anything else as JSON text, which a value
+    // nested deeper than JSON payloads may be cannot become (and must not overflow the stack).
+    if (!(error instanceof Error)) checkNesting('error', error);
     return ackFailedIfLeaseHeld(this.ctx, l, errorText(error), opts.retryable ?? true);
   }
 
@@ -244,6 +263,20 @@ export class JobQueue implements JobStore {
     return requeueIfDead(this.ctx, checkId('id', id));
   }
 
+  /**
+   * Deletes dead jobs that died more than `olderThanMs` ago (of `queue`, or of every queue), at
+   * most `max` (1-10,000, default 1,000) per call; `more` says whether to call again. Dead jobs
+   * have no TTL, so this is how they go. A job requeued meanwhile is never deleted.
+   */
+  async purgeDead(args: { olderThanMs: number; queue?: string; max?: number }): Promise<PurgeCounts> {
+    const o = checkObject('purge', args);
+    checkKnownKeys('purge', o, ['olderThanMs', 'queue', 'max']);
+    const olderThanMs = checkInt('purge.olderThanMs', args.olderThanMs, 0, 3650 * 86_400_000);
+    const queue = args.queue === undefined ? undefined : checkQueue('purge.queue', args.queue);
+    const max = args.max === undefined ? 1000 : checkInt('purge.max', args.max, 1, 10_000);
+    return purgeDeadBefore(this.ctx, { cutoff: this.ctx.clock() - olderThanMs, max, ...(queue === undefined ? {} : { queue }) });
+  }
+
   /** Reads a job (consistently); null when there is none. */
   async get(id: string): Promise<Job | null> {
     const item = await readItem(this.ctx, checkId('id', id));
@@ -259,20 +292,73 @@ export class JobQueue implements JobStore {
     return listJobs(this.ctx, { queue: checkQueue('list.queue', args.queue), state: String(args.state), limit, cursor: args.cursor });
   }
 
-  /** Figures per queue: pending, due, running, expired leases, dead, oldest due age. */
+  /**
+   * Figures per queue: pending, due, running, expired leases, dead, oldest due age. At most
+   * {@link MAX_STATS_QUEUES} queues per call (each costs about 17 index reads); omitted, every
+   * registered queue while there are that few. More is a ValidationError on `queues` with the
+   * count: name the queues, a page of `queuePage()` at a time.
+   */
   async stats(queues?: readonly string[]): Promise<QueueStats[]> {
-    const names = queues === undefined ? await this.queues() : queues.map((q, i) => checkQueue(`queues[${i}]`, q));
+    if (queues !== undefined && !Array.isArray(queues)) throw new ValidationError('queues', queues, 'must be an array of queue names');
+    if (queues !== undefined && queues.length > MAX_STATS_QUEUES) {
+      throw new ValidationError('queues', queues.length, `at most ${MAX_STATS_QUEUES} queues per stats call; ask for the rest in further calls`);
+    }
+    let names: readonly string[];
+    if (queues === undefined) {
+      const page = await this.queuePage({ limit: MAX_STATS_QUEUES });
+      if (page.cursor !== undefined) {
+        const count = (await this.queues()).length;
+        throw new ValidationError('queues', count, `${count} queues are registered and one stats call measures at most ${MAX_STATS_QUEUES}: name them, a page of queuePage() at a time`);
+      }
+      names = page.queues;
+    } else names = queues.map((q, i) => checkQueue(`queues[${i}]`, q));
     return queueStats(this.ctx, names);
   }
 
-  /** Names of every queue that has had a job enqueued. */
+  /** Running (and of those, expired) and dead jobs across every queue; the cost grows with those jobs, not with the number of queues. */
+  async totals(): Promise<IndexTotals> {
+    return indexTotals(this.ctx);
+  }
+
+  /** Names of every queue that has had a job enqueued, in name order (pages through the registry). */
   async queues(): Promise<string[]> {
-    try {
-      const out = await this.ctx.doc.send(new GetCommand({ TableName: this.tableName, Key: { id: QUEUE_REGISTRY_ID }, ConsistentRead: true }));
-      return [...((out.Item?.names as Set<string> | undefined) ?? [])].sort();
-    } catch (err) {
-      throw translate(this.ctx, err);
-    }
+    const out: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await this.queuePage({ limit: 1000, ...(cursor === undefined ? {} : { cursor }) });
+      out.push(...page.queues);
+      cursor = page.cursor;
+    } while (cursor !== undefined);
+    return out;
+  }
+
+  /** A page of queue names in name order (`limit` 1-1000, default 100); pass `cursor` back for the next. */
+  async queuePage(args: { limit?: number; cursor?: string } = {}): Promise<QueuePage> {
+    const o = checkObject('queues', args);
+    checkKnownKeys('queues', o, ['limit', 'cursor']);
+    const limit = args.limit === undefined ? 100 : checkInt('queues.limit', args.limit, 1, 1000);
+    const after = args.cursor === undefined ? undefined : checkQueue('queues.cursor', args.cursor);
+    await this.upgradeRegistry();
+    return listQueuePage(this.ctx, limit, after);
+  }
+
+  /**
+   * The next `limit` queue names of a named rotation, resuming where its previous call stopped and
+   * wrapping around: how the reclaim run measures a bounded number of queues per run.
+   */
+  async nextQueues(rotation: string, limit: number): Promise<string[]> {
+    if (typeof rotation !== 'string' || !/^[a-z][a-z0-9-]{0,31}$/.test(rotation)) throw new ValidationError('rotation', rotation, 'must be 1-32 of a-z 0-9 -');
+    checkInt('limit', limit, 1, 1000);
+    await this.upgradeRegistry();
+    return nextQueueRotation(this.ctx, rotation, limit);
+  }
+
+  /** Once per JobQueue: moves a pre-0.2 one-item registry's names into per-queue items (one GetItem when there is nothing to move). */
+  private async upgradeRegistry(): Promise<void> {
+    await (this.upgraded ??= upgradeLegacyRegistry(this.ctx).catch((err: unknown) => {
+      this.upgraded = undefined;
+      throw err;
+    }));
   }
 
   /** Records that the dead-job notice of `generation` was delivered; false if the job has moved on. */

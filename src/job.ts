@@ -56,14 +56,23 @@ export interface Job {
 }
 
 /**
- * A held lease: the job and the generation that identifies this lease. Pass it back unchanged to
- * ack, renew or release; every such call matches `(id, generation, state = running)` only.
+ * A held lease: the job, the generation that identifies this lease, and the secret that proves
+ * the caller holds it. Pass it back unchanged to ack, renew or release; every such call matches
+ * `(id, generation, state = running)` and the secret only. Keep the lease private to the worker:
+ * whoever has the secret can settle the job.
  */
 export interface Lease {
   /** The job id. */
   readonly id: string;
-  /** The fencing token of this lease. */
+  /** The fencing token of this lease: orders leases (and `fencedWrite`); public, not a credential. */
   readonly generation: number;
+  /**
+   * The lease secret: 128 random bits (32 hex digits) written by the claim that made this lease
+   * and handed to the claimer alone. Every ack, renew and release must present it, so a lease
+   * cannot be forged from the id and generation that `get`, the enqueue reply and stale outcomes
+   * show. The table keeps only its SHA-256; it appears in no log line, job read or other reply.
+   */
+  readonly secret: string;
   /** The job's incarnation, so a recreated id cannot match. */
   readonly incarnation: string;
   /** The worker that holds it. */

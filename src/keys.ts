@@ -67,6 +67,14 @@ export function leaseKeys(id: string, queue: string): IndexKeys {
   return { gpk: leasePartition(shardOf(id, GLOBAL_SHARDS)), gsk: `${queue}|${id}` };
 }
 
+/** The work index partition that lists every queue name, one small item per queue, by name. */
+export const QUEUE_REGISTRY_PARTITION = 'registry';
+
+/** The item that registers one queue name: id `~queue|<name>`, in the registry partition sorted by name. */
+export function queueRegistryKeys(queue: string): { id: string } & IndexKeys {
+  return { id: `~queue|${queue}`, gpk: QUEUE_REGISTRY_PARTITION, gsk: queue };
+}
+
 /** Index keys of a dead job. */
 export function deadKeys(id: string, queue: string, diedAt: number): IndexKeys {
   return { gpk: deadPartition(shardOf(id, GLOBAL_SHARDS)), gsk: `${queue}|${pad(diedAt, 15)}|${id}` };

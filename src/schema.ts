@@ -44,5 +44,10 @@ export const QUEUE_SHARDS = 4;
 /** How many index partitions hold running (leased) and dead jobs, across all queues. */
 export const GLOBAL_SHARDS = 4;
 
-/** The id of the one non-job item: the registry of queue names (job ids cannot start with `~`). */
+/**
+ * Before 0.2 the queue names lived in this one item (a string set), which about 6,200 long names
+ * filled to DynamoDB's 400 KB limit. It is read once per JobQueue to move its names into the
+ * per-queue registry items (see `src/store/queue-registry.ts`), then emptied. Job ids cannot
+ * start with `~`, so no job can collide with a registry item.
+ */
 export const QUEUE_REGISTRY_ID = '~queues';

@@ -14,11 +14,17 @@ export const MAX_LEASE_BATCH = 100;
 export const MAX_ENQUEUE_BATCH = 1_000;
 /** Longest error text kept on a job; longer text is cut, not refused. */
 export const ERROR_TEXT_LIMIT = 4 * 1024;
+/**
+ * Deepest nesting accepted in a payload, a result or an error object: a value more than 64
+ * arrays or objects below the top is refused with a ValidationError (never a stack overflow).
+ */
+export const MAX_JSON_DEPTH = 64;
 
 const QUEUE_RE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 const ID_RE = /^[A-Za-z0-9_][A-Za-z0-9_.:@=+/-]{0,199}$/;
 const OWNER_RE = /^[\x21-\x7e]{1,128}$/;
 const INCARNATION_RE = /^[0-9a-f]{16}$/;
+const SECRET_RE = /^[0-9a-f]{32}$/;
 
 /** A queue name: 1-64 of letters, digits, `_`, `.`, `-`, starting with a letter or digit. */
 export function checkQueue(field: string, value: unknown): string {
@@ -74,6 +80,7 @@ export function checkInstant(field: string, value: unknown): number {
  * Maps and other class instances, cycles.
  */
 export function checkJson(field: string, value: unknown): string {
+  checkNesting(field, value);
   assertPlainJson(field, value, value, 0, new Set());
   const text = JSON.stringify(value);
   const bytes = Buffer.byteLength(text, 'utf8');
@@ -83,8 +90,43 @@ export function checkJson(field: string, value: unknown): string {
   return text;
 }
 
+/**
+ * Refuses a value nested more than `maxDepth` levels deep, walking it without recursion (a
+ * 100,000-deep array must yield a ValidationError, not a RangeError from a recursive walk). The
+ * error names `field`, followed by up to `nameLevels` keys below it (an array index only for a
+ * list of records: `job.payload`, `jobs[3].payload`, `error`), and describes the value instead
+ * of carrying it. A cycle counts as too deep.
+ */
+export function checkNesting(field: string, value: unknown, maxDepth = MAX_JSON_DEPTH, nameLevels = 0): void {
+  const deepest = new Map<object, number>();
+  const stack: { v: unknown; depth: number; path: string; segments: number }[] = [{ v: value, depth: 0, path: field, segments: 0 }];
+  while (stack.length > 0) {
+    const { v, depth, path, segments } = stack.pop()!;
+    if (depth > maxDepth) {
+      throw new ValidationError(path || 'event', `(a value nested more than ${maxDepth} levels deep)`, `is nested more than ${maxDepth} levels deep (arrays and objects)`);
+    }
+    if (typeof v !== 'object' || v === null) continue;
+    // A node shared by several parents is walked again only when reached deeper than before.
+    if ((deepest.get(v) ?? -1) >= depth) continue;
+    deepest.set(v, depth);
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) {
+        // An index is named only for a list of records (`jobs[3]`), not inside a nested value.
+        const x = v[i];
+        const named = segments < nameLevels - 1 && typeof x === 'object' && x !== null && !Array.isArray(x);
+        stack.push({ v: x, depth: depth + 1, path: named ? `${path}[${i}]` : path, segments: named ? segments + 1 : nameLevels });
+      }
+    } else {
+      const named = segments < nameLevels;
+      for (const [k, x] of Object.entries(v)) {
+        stack.push({ v: x, depth: depth + 1, path: named ? (path === '' ? k : `${path}.${k}`) : path, segments: named ? segments + 1 : nameLevels });
+      }
+    }
+  }
+}
+
 function assertPlainJson(field: string, root: unknown, v: unknown, depth: number, seen: Set<object>): void {
-  if (depth > 64) throw new ValidationError(field, root, 'is nested more than 64 levels deep');
+  if (depth > MAX_JSON_DEPTH) throw new ValidationError(field, root, `is nested more than ${MAX_JSON_DEPTH} levels deep`);
   if (v === null || typeof v === 'string' || typeof v === 'boolean') return;
   if (typeof v === 'number') {
     if (!Number.isFinite(v)) throw new ValidationError(field, root, `contains ${v}, which is not JSON`);
@@ -113,6 +155,12 @@ export function checkLease(field: string, value: unknown): Lease {
   const l = value as Record<string, unknown>;
   checkId(`${field}.id`, l.id);
   checkInt(`${field}.generation`, l.generation, 1, Number.MAX_SAFE_INTEGER);
+  if (typeof l.secret !== 'string' || !SECRET_RE.test(l.secret)) {
+    // The refused value is described, never echoed: a near-miss could be most of a real secret,
+    // and a ValidationError's value reaches logs and replies.
+    const seen = typeof l.secret === 'string' ? `a string of ${l.secret.length} characters` : l.secret === undefined ? undefined : `a ${typeof l.secret}`;
+    throw new ValidationError(`${field}.secret`, seen, 'must be the 32-hex-digit lease secret from lease() (a lease cannot be built from its id and generation)');
+  }
   if (typeof l.incarnation !== 'string' || !INCARNATION_RE.test(l.incarnation)) {
     throw new ValidationError(`${field}.incarnation`, l.incarnation, 'must be the 16-hex-digit incarnation from lease()');
   }
@@ -133,7 +181,11 @@ export function errorText(error: unknown): string {
     try {
       text = JSON.stringify(error) ?? String(error);
     } catch {
-      text = String(error);
+      try {
+        text = String(error);
+      } catch {
+        text = `a ${typeof error} that cannot be shown as text`;
+      }
     }
   }
   return text.length > ERROR_TEXT_LIMIT ? `${text.slice(0, ERROR_TEXT_LIMIT)}…` : text;

@@ -8,7 +8,11 @@ export const ENV = {
   queues: 'FENCEQ_QUEUES',
   dynamodbEndpoint: 'FENCEQ_DYNAMODB_ENDPOINT',
   sqsEndpoint: 'FENCEQ_SQS_ENDPOINT',
+  retentionDays: 'FENCEQ_RETENTION_DAYS',
 } as const;
+
+/** Bounds of FENCEQ_RETENTION_DAYS (whole days). */
+export const RETENTION_DAYS = { min: 1, max: 3650 } as const;
 
 /** A function's settings, read once at cold start. */
 export interface FunctionConfig {
@@ -19,6 +23,8 @@ export interface FunctionConfig {
   readonly dynamodbEndpoint: string | undefined;
   /** SQS endpoint override (a local emulator); AWS's when unset. */
   readonly sqsEndpoint: string | undefined;
+  /** How long done and cancelled jobs are kept (FENCEQ_RETENTION_DAYS, in ms); the JobQueue default (7 days) when unset. Dead jobs are kept until purged. */
+  readonly retentionMs?: number;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -48,7 +54,20 @@ export function readConfig(env: Env, require: { wakeQueueUrl?: boolean; deadQueu
     deadQueueUrl: require.deadQueueUrl ? url(env, ENV.deadQueueUrl, required(env, ENV.deadQueueUrl)) : optionalUrl(env, ENV.deadQueueUrl),
     dynamodbEndpoint: optionalUrl(env, ENV.dynamodbEndpoint),
     sqsEndpoint: optionalUrl(env, ENV.sqsEndpoint),
+    retentionMs: retentionDays(env),
   };
+}
+
+/** FENCEQ_RETENTION_DAYS: whole days from 1 to 3650, as ms; undefined when unset or empty. */
+function retentionDays(env: Env): number | undefined {
+  const name = ENV.retentionDays;
+  const v = env[name]?.trim();
+  if (v === undefined || v === '') return undefined;
+  const days = /^\d{1,4}$/.test(v) ? Number(v) : NaN;
+  if (!(days >= RETENTION_DAYS.min && days <= RETENTION_DAYS.max)) {
+    throw new ConfigError(name, `environment variable ${name} must be a whole number of days from ${RETENTION_DAYS.min} to ${RETENTION_DAYS.max}; got ${JSON.stringify(env[name])}`);
+  }
+  return days * 86_400_000;
 }
 
 /** Comma-separated queue names (FENCEQ_QUEUES), trimmed, none empty. */

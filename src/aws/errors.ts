@@ -92,6 +92,12 @@ function jsonSafe(value: unknown): unknown {
     if (text === undefined) return String(value);
     return text.length > ECHO_LIMIT ? `${text.slice(0, ECHO_LIMIT)}…` : (JSON.parse(text) as unknown);
   } catch {
-    return String(value);
+    // Not JSON (a cycle, a bigint, nesting too deep to stringify): a description, and String()
+    // itself can overflow on a deep array, so it is guarded too.
+    try {
+      return String(value).slice(0, ECHO_LIMIT);
+    } catch {
+      return `a ${Array.isArray(value) ? 'array' : typeof value} that is not JSON`;
+    }
   }
 }

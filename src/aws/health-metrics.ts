@@ -11,7 +11,11 @@ export interface QueueHealth extends QueueStats {
   readonly reclaimed: number;
 }
 
-/** Totals over every queue, for alarms that cannot know the queue names. */
+/**
+ * Totals for alarms that cannot know the queue names. `running` and `dead` cover every queue;
+ * `pending`, `due` and `oldestDueAgeMs` cover the queues the run measured (every queue while at
+ * most `HEALTH_QUEUES_PER_RUN` are registered; see reclaim-run.ts).
+ */
 export interface HealthTotals {
   readonly pending: number;
   readonly due: number;

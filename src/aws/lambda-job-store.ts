@@ -7,10 +7,10 @@ import type { AckFailedOutcome } from '../store/ack-failed.js';
 import type { EnqueueInput, EnqueueOutcome } from '../store/enqueue.js';
 import type { ReleaseOutcome } from '../store/release.js';
 import type { RenewOutcome } from '../store/renew.js';
-import { errorText } from '../validate.js';
+import { checkNesting, errorText } from '../validate.js';
 import { lambdaClient } from './lambda-client.js';
 import { errorFromPayload, RemoteInvocationError, type InvokeReply } from './errors.js';
-import type { AdminEvent, ApiEvent } from './operations.js';
+import { checkEventNesting, type AdminEvent, type ApiEvent } from './operations.js';
 
 /** Options of {@link LambdaJobStore}. */
 export interface LambdaJobStoreOptions {
@@ -73,7 +73,8 @@ export class LambdaJobStore implements JobStore {
   }
 
   /** Records a failed attempt; the error travels as text, as the table stores it. */
-  ackFailed(lease: Lease, error: unknown, opts?: { retryable?: boolean }): Promise<AckFailedOutcome> {
+  async ackFailed(lease: Lease, error: unknown, opts?: { retryable?: boolean }): Promise<AckFailedOutcome> {
+    if (!(error instanceof Error)) checkNesting('error', error);
     return this.call({ op: 'ackFailed', lease, error: errorText(error), ...(opts === undefined ? {} : { options: opts }) });
   }
 
@@ -98,6 +99,8 @@ export class LambdaJobStore implements JobStore {
  * that is not fenceq's envelope is a RemoteInvocationError.
  */
 export async function invokeFenceq<T>(client: LambdaClient, functionName: string, event: ApiEvent | AdminEvent, qualifier?: string): Promise<T> {
+  // Refused here as the function would refuse it: JSON.stringify of a too-deep value overflows.
+  checkEventNesting(event);
   const out = await client.send(new InvokeCommand({ FunctionName: functionName, Qualifier: qualifier, Payload: Buffer.from(JSON.stringify(event)) }));
   const text = out.Payload ? Buffer.from(out.Payload).toString('utf8') : '';
   let body: unknown;

@@ -2,15 +2,28 @@
  * The operations of the API and admin functions, as direct-invoke events. Each event is
  * `{ op, ...arguments }`, with the arguments named as the JobQueue method names them, so a
  * ValidationError's `field` is a path into the event (`job.payload`, `lease.ttlMs`, `jobs[3].id`).
- * Parsing refuses unknown operations, unknown keys and missing arguments before anything is
- * written; the JobQueue method then validates every value.
+ * Parsing refuses unknown operations, unknown keys, missing arguments and an event nested
+ * deeper than {@link MAX_EVENT_DEPTH} before anything is written; the JobQueue method then
+ * validates every value.
  */
 import { ValidationError } from '../errors.js';
 import type { Job, Json, Lease } from '../job.js';
 import type { JobQueue } from '../job-queue.js';
 import type { LeaseRequest } from '../job-store.js';
 import type { EnqueueInput, EnqueueOutcome } from '../store/enqueue.js';
-import { checkObject } from '../validate.js';
+import { checkNesting, checkObject, MAX_JSON_DEPTH } from '../validate.js';
+
+/**
+ * Deepest nesting an event may have: a payload's limit ({@link MAX_JSON_DEPTH}) plus the levels
+ * an event puts above a payload (`jobs[3].payload`). Checked without recursion, so a 100,000-deep
+ * array is a ValidationError naming its path (`job.payload`), never a stack overflow.
+ */
+export const MAX_EVENT_DEPTH = MAX_JSON_DEPTH + 3;
+
+/** Refuses an event nested deeper than {@link MAX_EVENT_DEPTH} (also run by the client before it sends). */
+export function checkEventNesting(event: unknown): void {
+  checkNesting('', event, MAX_EVENT_DEPTH, 3);
+}
 
 /** Events of the worker-facing API function. */
 export type ApiEvent =
@@ -26,7 +39,9 @@ export type ApiEvent =
 export type AdminEvent =
   | { readonly op: 'releaseUnowned' | 'requeueDead' | 'cancel' | 'get' | 'inspect'; readonly id: string }
   | { readonly op: 'list'; readonly list: { readonly queue: string; readonly state: string; readonly limit?: number; readonly cursor?: string } }
-  | { readonly op: 'stats'; readonly queues?: readonly string[] };
+  | { readonly op: 'stats'; readonly queues?: readonly string[] }
+  | { readonly op: 'queues'; readonly queues?: { readonly limit?: number; readonly cursor?: string } }
+  | { readonly op: 'purgeDead'; readonly purge: { readonly olderThanMs: number; readonly queue?: string; readonly max?: number } };
 
 /** One enqueueMany outcome per input, in input order. */
 export type EnqueueManyReply = EnqueueOutcome[];
@@ -50,6 +65,8 @@ const ADMIN_ARGS = {
   inspect: [['id'], []],
   list: [['list'], []],
   stats: [[], ['queues']],
+  queues: [[], ['queues']],
+  purgeDead: [['purge'], []],
 } as const satisfies Record<AdminEvent['op'], readonly [readonly string[], readonly string[]]>;
 
 /** The API function's operations. */
@@ -69,6 +86,7 @@ export function parseAdminEvent(event: unknown): AdminEvent {
 
 function parseEvent(event: unknown, table: Record<string, readonly [readonly string[], readonly string[]]>): Record<string, unknown> {
   const e = checkObject('event', event);
+  checkEventNesting(e);
   const op = e.op;
   if (typeof op !== 'string' || !Object.hasOwn(table, op)) {
     throw new ValidationError('op', op, `is not an operation of this function (known: ${Object.keys(table).join(', ')})`);
@@ -123,5 +141,9 @@ export async function runAdminOp(queue: JobQueue, e: AdminEvent): Promise<unknow
     case 'stats':
       if (e.queues !== undefined && !Array.isArray(e.queues)) throw new ValidationError('queues', e.queues, 'must be an array of queue names');
       return queue.stats(e.queues);
+    case 'queues':
+      return queue.queuePage(e.queues);
+    case 'purgeDead':
+      return queue.purgeDead(e.purge);
   }
 }

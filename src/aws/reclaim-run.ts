@@ -14,6 +14,8 @@ export interface ReclaimRunOptions {
   readonly batch?: number;
   /** ms left in the invocation; more passes run while a full batch came back and this leaves room. */
   readonly remainingMs?: () => number;
+  /** Queues whose health figures one run measures, in rotation. @default HEALTH_QUEUES_PER_RUN (50) */
+  readonly healthQueues?: number;
   /** Undelivered notices younger than this are left to the process that made the job dead. @default 30000 */
   readonly noticeMinAgeMs?: number;
 }
@@ -29,9 +31,19 @@ export interface ReclaimRunResult {
 const NO_NOTICES: ResendCounts = { found: 0, sent: 0, deferred: 0, failed: 0 };
 
 /**
+ * Queues whose per-queue health figures one run measures (about 17 index reads each). With more
+ * queues registered, each run takes the next slice of the registry (a rotation that resumes where
+ * the previous run stopped), so every queue is measured once every ceil(queues / 50) runs and a
+ * run's cost does not grow with the number of queues.
+ */
+export const HEALTH_QUEUES_PER_RUN = 50;
+
+/**
  * One run of the schedule: reclaim expired leases, re-send dead-job notifications that were not
- * delivered, then measure every queue and emit the figures. The wake-ups the reclaim caused are
- * flushed before it returns.
+ * delivered, then measure the next {@link HEALTH_QUEUES_PER_RUN} queues and emit the figures.
+ * Running and dead totals come from the global partitions and always cover every queue; pending,
+ * due and the oldest due age cover the queues measured this run (all of them while there are at
+ * most 50). The wake-ups the reclaim caused are flushed before it returns.
  */
 export async function reclaimRun(aws: AwsQueue, opts: ReclaimRunOptions): Promise<ReclaimRunResult> {
   const { queue } = aws;
@@ -49,14 +61,15 @@ export async function reclaimRun(aws: AwsQueue, opts: ReclaimRunOptions): Promis
       if (c.expired < batch || (opts.remainingMs && opts.remainingMs() < 20_000)) break;
     }
     const notices = aws.notifier ? await aws.notifier.resendUndelivered({ minAgeMs: opts.noticeMinAgeMs }) : NO_NOTICES;
-    const [stats, reclaimedByQueue] = await Promise.all([queue.stats(), countByQueue(aws, reclaimedIds)]);
+    const measure = async () => queue.stats(await queue.nextQueues('health', opts.healthQueues ?? HEALTH_QUEUES_PER_RUN));
+    const [stats, global, reclaimedByQueue] = await Promise.all([measure(), queue.totals(), countByQueue(aws, reclaimedIds)]);
     const queues: QueueHealth[] = stats.map((s) => ({ ...s, reclaimed: reclaimedByQueue.get(s.queue) ?? 0 }));
     const sum = (f: (q: QueueHealth) => number) => queues.reduce((n, q) => n + f(q), 0);
     const healthTotals: HealthTotals = {
       pending: sum((q) => q.pending),
       due: sum((q) => q.due),
-      running: sum((q) => q.running),
-      dead: sum((q) => q.dead),
+      running: global.running,
+      dead: global.dead,
       reclaimed: totals.reclaimed,
       madeDead: totals.dead,
       oldestDueAgeMs: queues.reduce((m, q) => Math.max(m, q.oldestDueAgeMs), 0),

@@ -54,6 +54,7 @@ export function awsQueue(config: FunctionConfig, opts: AwsQueueOptions = {}): Aw
     tableName: config.tableName,
     client: dynamoClient({ endpoint: config.dynamodbEndpoint }),
     hooks,
+    ...(config.retentionMs !== undefined ? { retentionMs: config.retentionMs } : {}),
     ...(opts.logger ? { logger: opts.logger } : {}),
     ...(opts.clock ? { clock: opts.clock } : {}),
   });

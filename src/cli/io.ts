@@ -13,6 +13,10 @@ export interface CliIo {
   readonly readStdin: () => Promise<string | undefined>;
   /** Whether stdout is a terminal (the live view redraws in place only then). */
   readonly stdoutIsTTY: boolean;
+  /** Whether stdin is a terminal, so a destructive command may ask for confirmation. Absent: no. */
+  readonly stdinIsTTY?: boolean;
+  /** Asks a question on the terminal and resolves to the line typed (only called when `stdinIsTTY`). */
+  readonly ask?: (question: string) => Promise<string>;
   /** Environment variables. */
   readonly env: NodeJS.ProcessEnv;
   /** Epoch ms. */
@@ -31,6 +35,16 @@ export function processIo(): CliIo {
       return Buffer.concat(chunks).toString('utf8');
     },
     stdoutIsTTY: Boolean(process.stdout.isTTY),
+    stdinIsTTY: Boolean(process.stdin.isTTY),
+    ask: async (question) => {
+      const { createInterface } = await import('node:readline/promises');
+      const rl = createInterface({ input: process.stdin, output: process.stderr });
+      try {
+        return await rl.question(question);
+      } finally {
+        rl.close();
+      }
+    },
     env: process.env,
     clock: Date.now,
   };

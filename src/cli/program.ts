@@ -8,7 +8,7 @@ import { commandContext, type CommandContext } from './context.js';
 import { describeError, EXIT } from './exit-codes.js';
 import type { CliIo } from './io.js';
 import { packageVersion } from './version.js';
-import { cancelCommand, reclaimCommand, releaseCommand, requeueCommand } from './commands/admin.js';
+import { cancelCommand, purgeCommand, reclaimCommand, releaseCommand, requeueCommand } from './commands/admin.js';
 import { enqueueCommand, getCommand, inspectCommand, listCommand, statsCommand } from './commands/jobs.js';
 
 /** Runs one CLI invocation (`argv` without node and script) and resolves to its exit code. */
@@ -117,6 +117,14 @@ function buildProgram(io: CliIo, context: ContextFactory, setExit: (code: number
     .description('run one reclaim pass now: expired leases back to pending, or dead at their last attempt')
     .option('--max <n>', 'most jobs to reclaim in this pass (default 1000)')
     .action(async (o, cmd: Command) => reclaimCommand(ctx(cmd), o));
+
+  sub('purge')
+    .description('delete dead jobs that died before a cutoff (dead jobs are kept until requeued or purged); asks first')
+    .option('--dead', 'purge dead jobs (the only kind purge deletes)')
+    .option('--older-than <duration>', 'only jobs that died more than this long ago, e.g. 30d')
+    .option('--queue <name>', 'only this queue (default every queue)')
+    .option('--yes', 'do not ask (required when stdin is not a terminal)')
+    .action(async (o, cmd: Command) => purgeCommand(ctx(cmd), o));
 
   sub('work')
     .description('run a worker process (as a Fargate task would); SIGTERM releases held leases before exiting')

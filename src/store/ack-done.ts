@@ -1,10 +1,13 @@
 /**
  * ackDone: running -> done.
- * Guard:   leaseHeld (state = running AND leaseGeneration = :gen AND incarnation = :inc).
- * Writes:  result, settledGeneration = :gen, settledBy = done, TTL; leaves the index.
+ * Guard:   leaseHeld (state = running AND leaseGeneration = :gen AND incarnation = :inc AND
+ *          leaseSecretHash = SHA-256(lease.secret)).
+ * Writes:  result, settledGeneration = :gen, settledBy = done, settledSecretHash (the live hash
+ *          moves there), TTL (finished-job retention); leaves the index.
  * Lost race: a consistent read classifies it. The job settled as done by this same generation
- *   means an earlier try landed and its answer was lost: success (`repeated: true`). Anything
- *   else is stale: a logged no-op that returns the job's current generation and state.
+ *   with this same secret means an earlier try landed and its answer was lost: success
+ *   (`repeated: true`). Anything else is stale: a logged no-op that returns the job's current
+ *   generation and state.
  */
 import type { Lease, StaleOutcome } from '../job.js';
 import { classifyLostRace } from './classify.js';
@@ -12,6 +15,8 @@ import type { StoreContext } from './context.js';
 import { buildUpdate } from './expression.js';
 import { guarded, leaseHeld } from './guards.js';
 import { updateIf } from './io.js';
+import { leaseSecretHash } from './lease-secret.js';
+import { finishedJobExpiry } from './retention.js';
 
 /** Outcome of ackDone. */
 export type AckDoneOutcome =
@@ -27,10 +32,11 @@ export async function ackDoneIfLeaseHeld(ctx: StoreContext, lease: Lease, result
       result: resultText,
       settledGeneration: lease.generation,
       settledBy: 'done',
+      settledSecretHash: leaseSecretHash(lease.secret),
       updatedAt: now,
-      expireAt: Math.ceil((now + ctx.retentionMs) / 1000),
+      ...finishedJobExpiry(ctx, now),
     },
-    remove: ['leaseOwner', 'leaseExpiresAt', 'gpk', 'gsk'],
+    remove: ['leaseOwner', 'leaseExpiresAt', 'leaseSecretHash', 'gpk', 'gsk'],
   });
   const item = await updateIf(ctx, { Key: { id: lease.id }, ...guarded(update, leaseHeld(lease)) }, false);
   if (item) {

@@ -1,11 +1,13 @@
 /**
  * ackFailed: running -> pending (retry after backoff) or running -> dead.
- * Guard:   leaseHeld (state = running AND leaseGeneration = :gen AND incarnation = :inc).
+ * Guard:   leaseHeld (state = running AND leaseGeneration = :gen AND incarnation = :inc AND
+ *          leaseSecretHash = SHA-256(lease.secret)).
  * Decides: retry when `retryable` and the attempt that failed was not the last; the lease's own
  *   attempt counts are current because nothing changes them without bumping the generation.
- * Writes:  lastError, settledGeneration = :gen, settledBy = failed; a retry goes to the
- *   scheduled partition at now + backoff (jittered); a dead job goes to the dead partition with
- *   its notification marked undelivered.
+ * Writes:  lastError, settledGeneration = :gen, settledBy = failed, settledSecretHash (the live
+ *   hash is removed); a retry goes to the scheduled partition at now + backoff (jittered); a dead
+ *   job goes to the dead partition with its notification marked undelivered, and no TTL: dead
+ *   jobs are kept until requeued or purged.
  * Lost race: as ackDone, a repeat of this same failure is success; anything else is stale.
  */
 import type { Lease, StaleOutcome } from '../job.js';
@@ -16,6 +18,7 @@ import { fireHook, type StoreContext } from './context.js';
 import { buildUpdate } from './expression.js';
 import { guarded, leaseHeld } from './guards.js';
 import { updateIf } from './io.js';
+import { leaseSecretHash } from './lease-secret.js';
 
 /** Outcome of ackFailed. */
 export type AckFailedOutcome =
@@ -33,21 +36,20 @@ export async function ackFailedIfLeaseHeld(
   const now = ctx.clock();
   const retry = retryable && lease.attempt < lease.maxAttempts;
   const runAt = retry ? now + backoffDelay(ctx.retry, lease.attempt, ctx.random) : undefined;
-  const common = { lastError: error, settledGeneration: lease.generation, settledBy: 'failed', updatedAt: now };
+  const common = { lastError: error, settledGeneration: lease.generation, settledBy: 'failed', settledSecretHash: leaseSecretHash(lease.secret), updatedAt: now };
   const update = retry
     ? buildUpdate({
         set: { ...common, state: 'pending', runAt, ...scheduledKeys(lease.id, lease.queue, runAt!) },
-        remove: ['leaseOwner', 'leaseExpiresAt'],
+        remove: ['leaseOwner', 'leaseExpiresAt', 'leaseSecretHash'],
       })
     : buildUpdate({
         set: {
           ...common,
           state: 'dead',
           deadNotified: false,
-          expireAt: Math.ceil((now + ctx.retentionMs) / 1000),
           ...deadKeys(lease.id, lease.queue, now),
         },
-        remove: ['leaseOwner', 'leaseExpiresAt'],
+        remove: ['leaseOwner', 'leaseExpiresAt', 'leaseSecretHash'],
       });
   const item = await updateIf(ctx, { Key: { id: lease.id }, ...guarded(update, leaseHeld(lease)) });
   if (item) {

@@ -85,7 +85,7 @@ export async function listJobs(
   args: { queue: string; state: string; limit: number; cursor?: string },
 ): Promise<JobPage> {
   const parts = partitionsFor(args.queue, args.state);
-  let { index, key } = decodeCursor(args.cursor, parts.length);
+  let { index, key } = decodeCursor(args.cursor, parts);
   const jobs: JobSummary[] = [];
   while (index < parts.length && jobs.length < args.limit) {
     const page = await send(ctx, {
@@ -100,27 +100,36 @@ export async function listJobs(
   return index < parts.length ? { jobs, cursor: encodeCursor(index, key) } : { jobs };
 }
 
-/** Figures for each queue in `queues`, read from the index. */
+/** Queues measured at once by one stats call (each reads 17 partitions in parallel). */
+const STATS_CONCURRENCY = 8;
+
+/** Figures for each queue in `queues`, read from the index, a few queues at a time. */
 export async function queueStats(ctx: StoreContext, queues: readonly string[]): Promise<QueueStats[]> {
   const now = ctx.clock();
-  return Promise.all(
-    queues.map(async (queue) => {
-      const [pending, running, dead] = await Promise.all(
-        (['pending', 'running', 'dead'] as const).map((state) => readAll(ctx, partitionsFor(queue, state))),
-      );
-      const dueItems = pending!.filter((i) => (i.runAt as number) <= now);
-      const oldest = dueItems.reduce((m, i) => Math.min(m, i.runAt as number), now);
-      return {
-        queue,
-        pending: pending!.length,
-        due: dueItems.length,
-        running: running!.length,
-        expired: running!.filter((i) => (i.leaseExpiresAt as number) < now).length,
-        dead: dead!.length,
-        oldestDueAgeMs: now - oldest,
-      };
-    }),
+  const out = new Array<QueueStats>(queues.length);
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    for (let k = next++; k < queues.length; k = next++) out[k] = await oneQueueStats(ctx, queues[k]!, now);
+  };
+  await Promise.all(Array.from({ length: Math.min(STATS_CONCURRENCY, queues.length) }, lane));
+  return out;
+}
+
+async function oneQueueStats(ctx: StoreContext, queue: string, now: number): Promise<QueueStats> {
+  const [pending, running, dead] = await Promise.all(
+    (['pending', 'running', 'dead'] as const).map((state) => readAll(ctx, partitionsFor(queue, state))),
   );
+  const dueItems = pending!.filter((i) => (i.runAt as number) <= now);
+  const oldest = dueItems.reduce((m, i) => Math.min(m, i.runAt as number), now);
+  return {
+    queue,
+    pending: pending!.length,
+    due: dueItems.length,
+    running: running!.length,
+    expired: running!.filter((i) => (i.leaseExpiresAt as number) < now).length,
+    dead: dead!.length,
+    oldestDueAgeMs: now - oldest,
+  };
 }
 
 async function readAll(ctx: StoreContext, parts: { pk: string; prefix?: string }[]): Promise<Item[]> {
@@ -163,15 +172,78 @@ function encodeCursor(index: number, key: Record<string, unknown> | undefined): 
   return Buffer.from(JSON.stringify({ i: index, k: key ?? null })).toString('base64url');
 }
 
-function decodeCursor(cursor: string | undefined, parts: number): { index: number; key: Record<string, unknown> | undefined } {
+/**
+ * Reads a cursor back, and checks it before DynamoDB sees it: a cursor is client-held text, so a
+ * forged or mangled one (or one from a listing of another queue or state) must be a
+ * ValidationError on `list.cursor`, never a raw ValidationException from the Query, and never a
+ * way to read a partition the caller did not ask for. Its start key must be exactly an index key
+ * of the partition it points into: `{ id, gpk, gsk }`, gpk that partition, gsk under its prefix.
+ */
+function decodeCursor(cursor: string | undefined, parts: readonly { pk: string; prefix?: string }[]): { index: number; key: Record<string, unknown> | undefined } {
   if (cursor === undefined) return { index: 0, key: undefined };
+  let o: { i?: unknown; k?: unknown } | undefined;
   try {
-    const o = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { i: unknown; k: unknown };
-    if (typeof o.i === 'number' && Number.isInteger(o.i) && o.i >= 0 && o.i < parts && (o.k === null || typeof o.k === 'object')) {
-      return { index: o.i, key: (o.k ?? undefined) as Record<string, unknown> | undefined };
-    }
+    if (cursor.length <= 2048) o = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as typeof o;
   } catch {
-    // fall through to the error below
+    // refused below
   }
-  throw new ValidationError('cursor', cursor, 'is not a cursor returned by list');
+  const { partitionKey, sortKey } = TABLE_SCHEMA.workIndex;
+  const i = o?.i;
+  if (o && typeof o === 'object' && typeof i === 'number' && Number.isInteger(i) && i >= 0 && i < parts.length) {
+    const part = parts[i]!;
+    if (o.k === null) return { index: i, key: undefined };
+    const k = o.k as Record<string, unknown> | undefined;
+    const keys = k && typeof k === 'object' && !Array.isArray(k) ? Object.keys(k).sort() : [];
+    const expected = [TABLE_SCHEMA.partitionKey, partitionKey, sortKey].sort();
+    if (
+      k &&
+      keys.length === expected.length &&
+      keys.every((name, n) => name === expected[n]) &&
+      keys.every((name) => typeof k[name] === 'string' && (k[name] as string).length > 0 && (k[name] as string).length <= 1024) &&
+      k[partitionKey] === part.pk &&
+      (part.prefix === undefined || (k[sortKey] as string).startsWith(part.prefix))
+    ) {
+      return { index: i, key: k };
+    }
+  }
+  throw new ValidationError('list.cursor', cursor, 'is not a cursor returned by list for this queue and state');
+}
+
+/** Running, expired and dead jobs across every queue. */
+export interface IndexTotals {
+  readonly running: number;
+  readonly expired: number;
+  readonly dead: number;
+}
+
+/**
+ * Totals across every queue from the global lease and dead partitions (8 partitions, counted
+ * with `Select: COUNT`): what it costs grows with the running and dead jobs, never with the
+ * number of queues.
+ */
+export async function indexTotals(ctx: StoreContext): Promise<IndexTotals> {
+  const now = ctx.clock();
+  const count = async (pk: string, filter?: boolean): Promise<number> => {
+    let n = 0;
+    let key: Record<string, unknown> | undefined;
+    do {
+      const page = await send(ctx, {
+        ...partitionQuery(ctx, { pk }),
+        Select: 'COUNT',
+        ...(filter ? { FilterExpression: '#exp < :now', ExpressionAttributeNames: { '#pk': TABLE_SCHEMA.workIndex.partitionKey, '#exp': 'leaseExpiresAt' }, ExpressionAttributeValues: { ':pk': pk, ':now': now } } : {}),
+        ExclusiveStartKey: key,
+      });
+      n += page.Count ?? 0;
+      key = page.LastEvaluatedKey;
+    } while (key);
+    return n;
+  };
+  const shards = Array.from({ length: GLOBAL_SHARDS }, (_, s) => s);
+  const [running, expired, dead] = await Promise.all([
+    Promise.all(shards.map((s) => count(leasePartition(s)))),
+    Promise.all(shards.map((s) => count(leasePartition(s), true))),
+    Promise.all(shards.map((s) => count(deadPartition(s)))),
+  ]);
+  const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+  return { running: sum(running), expired: sum(expired), dead: sum(dead) };
 }

@@ -1,8 +1,9 @@
 /**
  * cancel: pending or running -> cancelled.
  * Guard:   state = :seenState AND leaseGeneration = :seen (as read); a race re-reads.
- * Writes:  leaseGeneration + 1 (a running holder's later ack, renew or release is stale, and its
- *          next renewal aborts the handler), TTL; leaves the index.
+ * Writes:  leaseGeneration + 1 and the live secret hash removed (a running holder's later ack,
+ *          renew or release is stale, and its next renewal aborts the handler), TTL (finished-job
+ *          retention); leaves the index.
  *   done, dead, cancelled: unchanged (outcome `terminal`).
  */
 import { JobNotFoundError } from '../errors.js';
@@ -10,6 +11,7 @@ import type { JobState } from '../job.js';
 import type { StoreContext } from './context.js';
 import { buildUpdate } from './expression.js';
 import { readItem, updateIf } from './io.js';
+import { finishedJobExpiry } from './retention.js';
 
 /** Outcome of cancel. */
 export type CancelOutcome =
@@ -26,9 +28,9 @@ export async function cancelIfLive(ctx: StoreContext, id: string): Promise<Cance
     const seen = item.leaseGeneration as number;
     const now = ctx.clock();
     const update = buildUpdate({
-      set: { state: 'cancelled', updatedAt: now, expireAt: Math.ceil((now + ctx.retentionMs) / 1000) },
+      set: { state: 'cancelled', updatedAt: now, ...finishedJobExpiry(ctx, now) },
       setExpr: { leaseGeneration: ':next' },
-      remove: ['leaseOwner', 'leaseExpiresAt', 'gpk', 'gsk'],
+      remove: ['leaseOwner', 'leaseExpiresAt', 'leaseSecretHash', 'gpk', 'gsk'],
       values: { ':seen': seen, ':next': seen + 1, ':seenState': state },
     });
     const written = await updateIf(ctx, {

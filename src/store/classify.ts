@@ -2,6 +2,7 @@ import type { JobState, Lease, SettledBy, StaleOutcome } from '../job.js';
 import type { Item } from './codec.js';
 import type { StoreContext } from './context.js';
 import { readItem } from './io.js';
+import { leaseSecretHash } from './lease-secret.js';
 
 /** The call that lost its condition: its name is part of the `lease.stale` log line. */
 export type LeaseOp = 'ackDone' | 'ackFailed' | 'renew' | 'release';
@@ -11,9 +12,11 @@ export type LostRace = { readonly kind: 'repeat'; readonly item: Item } | { read
 
 /**
  * Classifies a failed lease condition with a consistent read. If the job's last settlement was
- * this very generation, settled the same way, the earlier call landed and its response was lost
- * (an SDK retry, a dropped connection): report success. Otherwise the lease is stale: log
- * `lease.stale` and return the job's current generation and state.
+ * this very generation, settled the same way, by the holder of this same secret (its hash is
+ * kept as `settledSecretHash`), the earlier call landed and its response was lost (an SDK retry,
+ * a dropped connection): report success. Otherwise the lease is stale: log `lease.stale` and
+ * return the job's current generation and state (never the secret or its hash). A caller who
+ * knows the generation but not the secret is stale, so a forged settle cannot pass for a repeat.
  */
 export async function classifyLostRace(ctx: StoreContext, op: LeaseOp, lease: Lease, settledAs?: SettledBy): Promise<LostRace> {
   const item = await readItem(ctx, lease.id);
@@ -22,7 +25,8 @@ export async function classifyLostRace(ctx: StoreContext, op: LeaseOp, lease: Le
     settledAs !== undefined &&
     item.incarnation === lease.incarnation &&
     item.settledGeneration === lease.generation &&
-    item.settledBy === settledAs
+    item.settledBy === settledAs &&
+    item.settledSecretHash === leaseSecretHash(lease.secret)
   ) {
     return { kind: 'repeat', item };
   }

@@ -4,7 +4,10 @@ import { parseJson } from '../validate.js';
 /** A raw table item, as the document client returns it. */
 export type Item = Record<string, unknown>;
 
-/** Turns a stored item into a {@link Job}. */
+/**
+ * Turns a stored item into a {@link Job}: only the fields named here, so the lease secret hashes
+ * (`leaseSecretHash`, `settledSecretHash`) never leave the store through get, inspect or a reply.
+ */
 export function itemToJob(item: Item): Job {
   const job: Job = {
     id: item.id as string,
@@ -31,11 +34,15 @@ export function itemToJob(item: Item): Job {
   return job;
 }
 
-/** Builds the lease a successful claim hands out, from the item the claim wrote. */
-export function itemToLease(item: Item): Lease {
+/**
+ * Builds the lease a successful claim hands out, from the item the claim wrote and the secret it
+ * generated (the item holds only the secret's hash). {@link itemToJob} never reads either.
+ */
+export function itemToLease(item: Item, secret: string): Lease {
   return {
     id: item.id as string,
     generation: item.leaseGeneration as number,
+    secret,
     incarnation: item.incarnation as string,
     owner: item.leaseOwner as string,
     expiresAt: item.leaseExpiresAt as number,

@@ -10,11 +10,10 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { BatchWriteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { EnqueueIncompleteError, ValidationError } from '../errors.js';
 import type { Json, Job, JobState } from '../job.js';
 import { pendingKeys } from '../keys.js';
-import { QUEUE_REGISTRY_ID } from '../schema.js';
 import {
   checkId,
   checkInstant,
@@ -140,22 +139,4 @@ export async function putGenerated(ctx: StoreContext, items: readonly Item[]): P
   });
   if (due.size > 0) fireHook(ctx, 'onJobsDue', () => ctx.hooks.onJobsDue?.([...due]));
   return out;
-}
-
-/** Adds queue names to the registry item (idempotent), so `queues()` and stats can list them. */
-export async function registerQueues(ctx: StoreContext, queues: readonly string[]): Promise<void> {
-  if (queues.length === 0) return;
-  try {
-    await ctx.doc.send(
-      new UpdateCommand({
-        TableName: ctx.tableName,
-        Key: { id: QUEUE_REGISTRY_ID },
-        UpdateExpression: 'ADD #names :names',
-        ExpressionAttributeNames: { '#names': 'names' },
-        ExpressionAttributeValues: { ':names': new Set(queues) },
-      }),
-    );
-  } catch (err) {
-    throw translate(ctx, err);
-  }
 }

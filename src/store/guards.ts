@@ -1,4 +1,5 @@
 import type { Lease } from '../job.js';
+import { leaseSecretHash } from './lease-secret.js';
 
 /** A condition with the names and values it uses. */
 export interface Guard {
@@ -9,13 +10,32 @@ export interface Guard {
 
 /**
  * The lease guard every ack, renew and release repeats: the job is running under exactly this
- * lease, `(id, generation)` of this incarnation. A dead or superseded lease matches nothing.
+ * lease, `(id, generation)` of this incarnation, and the caller holds the lease's secret (its
+ * SHA-256 is what the claim stored). A dead or superseded lease matches nothing, and neither does
+ * one built from the id and generation alone: those are public, the secret is not.
  */
 export function leaseHeld(lease: Lease): Guard {
   return {
-    ConditionExpression: '#state = :running AND #leaseGeneration = :gen AND #incarnation = :inc',
-    ExpressionAttributeNames: { '#state': 'state', '#leaseGeneration': 'leaseGeneration', '#incarnation': 'incarnation' },
-    ExpressionAttributeValues: { ':running': 'running', ':gen': lease.generation, ':inc': lease.incarnation },
+    ConditionExpression: '#state = :running AND #leaseGeneration = :gen AND #incarnation = :inc AND #leaseSecretHash = :secretHash',
+    ExpressionAttributeNames: {
+      '#state': 'state',
+      '#leaseGeneration': 'leaseGeneration',
+      '#incarnation': 'incarnation',
+      '#leaseSecretHash': 'leaseSecretHash',
+    },
+    ExpressionAttributeValues: { ':running': 'running', ':gen': lease.generation, ':inc': lease.incarnation, ':secretHash': leaseSecretHash(lease.secret) },
+  };
+}
+
+/**
+ * A dead job exactly as a read saw it: still dead, at the same generation. A requeue bumps the
+ * generation, so a job requeued since the read (even one that died again) never matches.
+ */
+export function deadAtGeneration(seen: number): Guard {
+  return {
+    ConditionExpression: '#state = :dead AND #leaseGeneration = :seen',
+    ExpressionAttributeNames: { '#state': 'state', '#leaseGeneration': 'leaseGeneration' },
+    ExpressionAttributeValues: { ':dead': 'dead', ':seen': seen },
   };
 }
 

@@ -5,7 +5,9 @@
  *          or      state = running AND leaseExpiresAt < :now AND attempts < maxAttempts (orphan)
  *          The generation read from the index is part of the guard, so each generation is
  *          leased at most once: two workers that saw the same job cannot both win it.
- * Writes:  leaseGeneration = :seen + 1, owner, expiry, attempts + 1; index moves to the lease partition.
+ * Writes:  leaseGeneration = :seen + 1, owner, expiry, attempts + 1, leaseSecretHash = SHA-256 of a
+ *          fresh 128-bit secret (replacing a lapsed holder's); index moves to the lease partition.
+ *          The secret itself goes only into the Lease returned to this claimer.
  * Lost race: the candidate is skipped and the next one tried; if every candidate was lost the
  *   index is read again (a few rounds), so contention never makes a lease come back empty while
  *   due jobs exist. After a lost race this JobQueue spreads its next claims over the candidates
@@ -23,6 +25,7 @@ import type { Lease } from '../job.js';
 import { leaseKeys, leasePartition, prioritizedPartition, readyPartition, scheduledPartition } from '../keys.js';
 import { GLOBAL_SHARDS, QUEUE_SHARDS, TABLE_SCHEMA } from '../schema.js';
 import { itemToLease, type Item } from './codec.js';
+import { leaseSecretHash, newLeaseSecret } from './lease-secret.js';
 import type { StoreContext } from './context.js';
 import { buildUpdate } from './expression.js';
 import { translate, updateIf } from './io.js';
@@ -127,10 +130,12 @@ export async function claimIfDue(
   now: number,
 ): Promise<Lease | null> {
   const expiresAt = now + ttlMs;
+  const secret = newLeaseSecret();
   const update = buildUpdate({
     set: {
       state: 'running',
       leaseGeneration: c.generation + 1,
+      leaseSecretHash: leaseSecretHash(secret),
       leaseOwner: owner,
       leaseExpiresAt: expiresAt,
       updatedAt: now,
@@ -153,7 +158,7 @@ export async function claimIfDue(
     ExpressionAttributeValues: { ...update.ExpressionAttributeValues, ...due.values },
   });
   if (!item) return null;
-  const lease: Lease = c.orphan ? { ...itemToLease(item), takenOverFrom: c.previousOwner ?? 'unknown' } : itemToLease(item);
+  const lease: Lease = c.orphan ? { ...itemToLease(item, secret), takenOverFrom: c.previousOwner ?? 'unknown' } : itemToLease(item, secret);
   if (c.orphan) {
     ctx.logger.warn('job.taken_over', {
       id: c.id,

@@ -5,7 +5,8 @@
  * Guard:   state = running AND leaseGeneration = :seen AND leaseExpiresAt = :seenExpiry AND
  *          incarnation = :inc, all as read. A completion, a renewal, a release or a takeover
  *          that lands in between changes one of them, so a reclaim never undoes it.
- * Writes:  leaseGeneration + 1; the lapsed lease counts as a failed attempt, so a job that
+ * Writes:  leaseGeneration + 1, the lapsed holder's secret hash removed (no TTL on a dead job:
+ *          it is kept until requeued or purged); the lapsed lease counts as a failed attempt, so a job that
  *          kills its worker every time ends dead once attempts reach maxAttempts instead of
  *          looping for ever. A job with attempts left is due at once, not after a backoff:
  *          a job waits at most its lease lifetime plus one reclaim period after its worker
@@ -91,10 +92,10 @@ async function reclaimOne(ctx: StoreContext, item: Item, now: number): Promise<'
   const runAt = now;
   const update = buildUpdate({
     set: dead
-      ? { state: 'dead', lastError, updatedAt: now, deadNotified: false, expireAt: Math.ceil((now + ctx.retentionMs) / 1000), ...deadKeys(id, queue, now) }
+      ? { state: 'dead', lastError, updatedAt: now, deadNotified: false, ...deadKeys(id, queue, now) }
       : { state: 'pending', lastError, updatedAt: now, runAt, ...scheduledKeys(id, queue, runAt) },
     setExpr: { leaseGeneration: ':seen + :one' },
-    remove: ['leaseOwner', 'leaseExpiresAt'],
+    remove: ['leaseOwner', 'leaseExpiresAt', 'leaseSecretHash'],
     values: { ':seen': seen, ':one': 1, ':seenExpiry': item.leaseExpiresAt, ':running': 'running', ':inc': item.incarnation },
     names: { '#incarnation': 'incarnation' },
   });

@@ -4,6 +4,7 @@
  *     the job's failure), owner and expiry removed. Any ack, renew or release the in-flight
  *     holder sends later matches nothing.
  *   pending -> pending: leaseGeneration + 1 only.
+ *   Both remove the live lease secret hash, so the old holder's secret never matches again.
  * Guard:   state = :seenState AND leaseGeneration = :seen (what the read showed); a race with
  *          another transition re-reads and tries again.
  *   done, dead, cancelled: never touched (outcome `terminal`): a force-release never resurrects.
@@ -49,8 +50,8 @@ function forceRelease(ctx: StoreContext, item: Item, state: 'running' | 'pending
   const ConditionExpression = '#state = :seenState AND #leaseGeneration = :seen';
   if (state === 'pending') {
     return {
-      UpdateExpression: 'SET #leaseGeneration = :next, #updatedAt = :now',
-      ExpressionAttributeNames: { ...names, '#updatedAt': 'updatedAt' },
+      UpdateExpression: 'SET #leaseGeneration = :next, #updatedAt = :now REMOVE #leaseSecretHash',
+      ExpressionAttributeNames: { ...names, '#updatedAt': 'updatedAt', '#leaseSecretHash': 'leaseSecretHash' },
       ExpressionAttributeValues: { ...values, ':now': now },
       ConditionExpression,
     };
@@ -64,7 +65,7 @@ function forceRelease(ctx: StoreContext, item: Item, state: 'running' | 'pending
       ...scheduledKeys(item.id as string, item.queue as string, now),
     },
     setExpr: { leaseGeneration: ':next', attempts: '#attempts - :one' },
-    remove: ['leaseOwner', 'leaseExpiresAt'],
+    remove: ['leaseOwner', 'leaseExpiresAt', 'leaseSecretHash'],
     values: { ...values, ':one': 1 },
     names,
   });

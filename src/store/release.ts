@@ -1,8 +1,10 @@
 /**
  * release: running -> pending at once (graceful shutdown, a worker that cannot run the job).
- * Guard:   leaseHeld (state = running AND leaseGeneration = :gen AND incarnation = :inc).
+ * Guard:   leaseHeld (state = running AND leaseGeneration = :gen AND incarnation = :inc AND
+ *          leaseSecretHash = SHA-256(lease.secret)).
  * Writes:  leaseGeneration + 1, attempts - 1 (a release is not a failed attempt), runAt = now,
- *          settledGeneration = :gen, settledBy = released; index to the scheduled partition, due now.
+ *          settledGeneration = :gen, settledBy = released, settledSecretHash; the live secret
+ *          hash is removed; index to the scheduled partition, due now.
  * Lost race: a repeat of this release is success; anything else is stale.
  */
 import type { Lease, StaleOutcome } from '../job.js';
@@ -12,6 +14,7 @@ import { fireHook, type StoreContext } from './context.js';
 import { buildUpdate } from './expression.js';
 import { guarded, leaseHeld } from './guards.js';
 import { updateIf } from './io.js';
+import { leaseSecretHash } from './lease-secret.js';
 
 /** Outcome of release. */
 export type ReleaseOutcome =
@@ -28,11 +31,12 @@ export async function releaseIfLeaseHeld(ctx: StoreContext, lease: Lease, reason
       updatedAt: now,
       settledGeneration: lease.generation,
       settledBy: 'released',
+      settledSecretHash: leaseSecretHash(lease.secret),
       ...scheduledKeys(lease.id, lease.queue, now),
       ...(reason ? { lastError: reason } : {}),
     },
     setExpr: { leaseGeneration: ':gen + :one', attempts: '#attempts - :one' },
-    remove: ['leaseOwner', 'leaseExpiresAt'],
+    remove: ['leaseOwner', 'leaseExpiresAt', 'leaseSecretHash'],
     values: { ':one': 1 },
   });
   const item = await updateIf(ctx, { Key: { id: lease.id }, ...guarded(update, leaseHeld(lease)) });

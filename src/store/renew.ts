@@ -1,6 +1,7 @@
 /**
  * renew: running -> running with a later expiry; the generation never changes.
- * Guard:   leaseHeld (state = running AND leaseGeneration = :gen AND incarnation = :inc).
+ * Guard:   leaseHeld (state = running AND leaseGeneration = :gen AND incarnation = :inc AND
+ *          leaseSecretHash = SHA-256(lease.secret)); the secret is unchanged.
  *          A lease that lapsed but was not yet reclaimed may still renew: reclaim is guarded on
  *          the expiry it read, so whichever lands first wins and the other matches nothing.
  * Lost race: stale (logged no-op); the worker aborts the handler and never acks that job.

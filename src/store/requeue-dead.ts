@@ -2,7 +2,8 @@
  * requeueDead: dead -> pending, due now, with its attempts reset (an operator's second chance).
  * Guard:   state = dead AND leaseGeneration = :seen (as read).
  * Writes:  leaseGeneration + 1, attempts = 0, runAt = now; leaves the dead partition for the
- *          scheduled one; the TTL is removed. lastError is kept for the record.
+ *          scheduled one; a TTL (left by an older version) and any lease secret hash are removed.
+ *          lastError is kept for the record.
  * Other states: InvalidStateError (only a dead job can be requeued); nothing is written.
  */
 import { InvalidStateError, JobNotFoundError } from '../errors.js';
@@ -28,7 +29,7 @@ export async function requeueIfDead(ctx: StoreContext, id: string): Promise<Requ
   const update = buildUpdate({
     set: { state: 'pending', attempts: 0, runAt: now, updatedAt: now, ...scheduledKeys(id, item.queue as string, now) },
     setExpr: { leaseGeneration: ':next' },
-    remove: ['expireAt', 'deadNotified'],
+    remove: ['expireAt', 'deadNotified', 'leaseSecretHash'],
     values: { ':seen': seen, ':next': seen + 1, ':dead': 'dead' },
   });
   const written = await updateIf(ctx, {

@@ -104,7 +104,14 @@ describe('functions/api: direct invokes', () => {
 });
 
 describe('functions/api: bad events are refused with a typed error and nothing written', () => {
-  const validLease = { id: 'x-1', generation: 5, incarnation: '0123456789abcdef', owner: 'w', queue: 'bad', expiresAt: 1, attempt: 1, maxAttempts: 3, payload: null };
+  const validLease = { id: 'x-1', generation: 5, secret: 'ab'.repeat(16), incarnation: '0123456789abcdef', owner: 'w', queue: 'bad', expiresAt: 1, attempt: 1, maxAttempts: 3, payload: null };
+  const { secret: _secret, ...noSecret } = validLease;
+  const deep = (n: number): unknown => {
+    let v: unknown = 1;
+    for (let i = 0; i < n; i++) v = [v];
+    return v;
+  };
+  const tooDeep = '(a value nested more than 67 levels deep)';
   const cases: [string, unknown, string, unknown][] = [
     ['no event', null, 'event', null],
     ['an array', [], 'event', []],
@@ -124,6 +131,11 @@ describe('functions/api: bad events are refused with a typed error and nothing w
     ['forged lease', { op: 'ackDone', lease: { ...validLease, incarnation: 'nope' } }, 'lease.incarnation', 'nope'],
     ['renew without ttl', { op: 'renew', lease: validLease }, 'ttlMs', undefined],
     ['retryable not a boolean', { op: 'ackFailed', lease: validLease, error: 'x', options: { retryable: 'no' } }, 'options.retryable', 'no'],
+    ['lease without its secret', { op: 'ackDone', lease: noSecret }, 'lease.secret', undefined],
+    ['100,000-deep payload', { op: 'enqueue', job: { queue: 'bad', payload: deep(100_000), id: 'deep-1' } }, 'job.payload', tooDeep],
+    ['100,000-deep payload in a batch', { op: 'enqueueMany', jobs: [{ queue: 'bad', payload: 1, id: 'ok-2' }, { queue: 'bad', payload: deep(100_000) }] }, 'jobs[1].payload', tooDeep],
+    ['100,000-deep error', { op: 'ackFailed', lease: validLease, error: deep(100_000) }, 'error', tooDeep],
+    ['65-deep payload', { op: 'enqueue', job: { queue: 'bad', payload: deep(65), id: 'deep-2' } }, 'job.payload', '(a value nested more than 64 levels deep)'],
   ];
 
   it.each(cases)('%s', async (_what, event, field, badValue) => {
@@ -149,7 +161,7 @@ describe('functions/api: bad events are refused with a typed error and nothing w
   it('wrote nothing for any of them: no job, no queue registered, no wake-up', async () => {
     await drain(wakeUrl, 2);
     for (const e of cases) await api(e[1]);
-    for (const id of ['ok-1', 'too-big', 'x-1']) expect(await raw.get(id)).toBeUndefined();
+    for (const id of ['ok-1', 'ok-2', 'too-big', 'x-1', 'deep-1', 'deep-2']) expect(await raw.get(id)).toBeUndefined();
     const stats = value<{ queue: string }[]>(await admin({ op: 'stats' }));
     expect(stats.map((s) => s.queue)).not.toContain('bad');
     expect(await drain(wakeUrl, 1)).toEqual([]);

@@ -17,7 +17,7 @@ function hookRecorder() {
 }
 
 describe('transition details', () => {
-  it('finished jobs carry the retention TTL and leave the index; running and pending ones do not', async () => {
+  it('done and cancelled jobs carry the retention TTL and leave the index; dead, running and pending ones get none', async () => {
     const { queue, raw, clock } = await freshQueue({ retentionMs: RETENTION });
     await queue.enqueueMany(['d', 'f', 'c', 'r'].map((id) => ({ queue: 'q', payload: id, id, maxAttempts: 1 })));
     const leases = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 4 });
@@ -30,8 +30,9 @@ describe('transition details', () => {
     expect(done).toMatchObject({ expireAt: ttlOf(clock.now) });
     for (const gone of ['gpk', 'gsk', 'leaseOwner', 'leaseExpiresAt']) expect(done).not.toHaveProperty(gone);
     const dead = await raw.get('f');
-    expect(dead).toMatchObject({ expireAt: ttlOf(clock.now), gpk: expect.stringMatching(/^dead\|/) });
-    for (const gone of ['leaseOwner', 'leaseExpiresAt']) expect(dead).not.toHaveProperty(gone);
+    expect(dead).toMatchObject({ gpk: expect.stringMatching(/^dead\|/) });
+    // Dead jobs are kept until requeued or purged: no TTL.
+    for (const gone of ['expireAt', 'leaseOwner', 'leaseExpiresAt']) expect(dead).not.toHaveProperty(gone);
     const cancelled = await raw.get('c');
     expect(cancelled).toMatchObject({ expireAt: ttlOf(clock.now) });
     for (const gone of ['gpk', 'gsk', 'leaseOwner', 'leaseExpiresAt']) expect(cancelled).not.toHaveProperty(gone);

@@ -81,7 +81,7 @@ describe('transition edges', () => {
     expect((await queue.get('j'))?.result).toBe('B');
   });
 
-  it('reclaim takes the earliest-expired leases first, logs lost races, and gives dead jobs the retention TTL', async () => {
+  it('reclaim takes the earliest-expired leases first, logs lost races, and gives dead jobs no TTL', async () => {
     const { queue, clock, raw } = await freshQueue({ retentionMs: 3_600_000 });
     const ids = ['e0', 'e1', 'e2', 'e3', 'e4', 'e5'];
     await queue.enqueueMany(ids.map((id) => ({ queue: 'q', payload: 1, id, maxAttempts: 1 })));
@@ -93,7 +93,8 @@ describe('transition edges', () => {
     clock.advance(10_000);
     const r = await queue.reclaimOrphaned({ max: 3 });
     expect(r.ids.dead).toEqual(['e5', 'e4', 'e3']);
-    expect(await raw.get('e5')).toMatchObject({ state: 'dead', expireAt: Math.ceil((clock.now + 3_600_000) / 1000) });
+    expect(await raw.get('e5')).toMatchObject({ state: 'dead' });
+    expect(await raw.get('e5')).not.toHaveProperty('expireAt');
   });
 
   it('orphan takeover stays within the queues asked for', async () => {

@@ -107,7 +107,7 @@ describe('bad input writes nothing', () => {
     await expectRejected(queue.releaseUnowned('bad id!'), 'id', 'bad id!');
     await expectRejected(queue.cancel(42 as never), 'id', 42);
     await expectRejected(queue.list({ queue: 'q', state: 'done' }), 'state', 'done');
-    await expectRejected(queue.list({ queue: 'q', state: 'pending', cursor: 'nonsense' }), 'cursor', 'nonsense');
+    await expectRejected(queue.list({ queue: 'q', state: 'pending', cursor: 'nonsense' }), 'list.cursor', 'nonsense');
     expect(await allItems(doc, tableName)).toEqual(held);
   });
 

@@ -1,7 +1,8 @@
-/** The operator's interventions: force-release, requeue, cancel, and one reclaim pass. */
+/** The operator's interventions: force-release, requeue, cancel, one reclaim pass, purge. */
 import type { CommandContext } from '../context.js';
 import { CliError, EXIT } from '../exit-codes.js';
-import { integer } from './jobs.js';
+import { formatDuration, formatInstant, renderTable } from '../format.js';
+import { duration, integer } from './jobs.js';
 
 /** `fenceq release ID --force`: takes the job from whoever holds it (their later acks are refused). */
 export async function releaseCommand(ctx: CommandContext, id: string, o: { force?: boolean }): Promise<void> {
@@ -58,5 +59,52 @@ export async function reclaimCommand(ctx: CommandContext, o: { max?: string }): 
             `changed by someone else meanwhile: ${out.lostRaces}`,
           ].join('\n'),
     out,
+  );
+}
+
+/** Options of `purge`. */
+export interface PurgeOptions {
+  readonly dead?: boolean;
+  readonly olderThan?: string;
+  readonly queue?: string;
+  readonly yes?: boolean;
+}
+
+/**
+ * `fenceq purge --dead --older-than 30d [--queue Q] [--yes]`: deletes dead jobs that died before
+ * the cutoff, in bounded calls until none is left. Asks first on a terminal; without one it needs
+ * --yes. Prints every job it deleted.
+ */
+export async function purgeCommand(ctx: CommandContext, o: PurgeOptions): Promise<void> {
+  if (!o.dead) throw new CliError(EXIT.usage, 'purge deletes dead jobs only: pass --dead (and --older-than)');
+  if (o.olderThan === undefined) throw new CliError(EXIT.usage, 'purge needs --older-than, e.g. --older-than 30d');
+  const olderThanMs = duration('--older-than', o.olderThan);
+  const cutoff = ctx.io.clock() - olderThanMs;
+  const what = `every dead job${o.queue ? ` of queue ${o.queue}` : ''} that died before ${formatInstant(cutoff)} (more than ${formatDuration(olderThanMs)} ago)`;
+  if (!o.yes) {
+    if (!ctx.io.stdinIsTTY || !ctx.io.ask) throw new CliError(EXIT.usage, `purge would delete ${what}; pass --yes to confirm when not on a terminal`);
+    const answer = await ctx.io.ask(`Delete ${what}? This cannot be undone. [y/N] `);
+    if (!/^\s*y(es)?\s*$/i.test(answer)) throw new CliError(EXIT.failure, 'purge aborted; nothing deleted');
+  }
+  const queue = ctx.queue();
+  const jobs: { id: string; queue: string; diedAt: number }[] = [];
+  let lostRaces = 0;
+  for (let more = true; more; ) {
+    const out = await queue.purgeDead({ olderThanMs, max: 1000, ...(o.queue === undefined ? {} : { queue: o.queue }) });
+    jobs.push(...out.jobs);
+    lostRaces += out.lostRaces;
+    // A call that deleted nothing and lost every race would find the same entries again at once.
+    more = out.more && out.deleted > 0;
+  }
+  ctx.print(
+    () =>
+      jobs.length === 0
+        ? `no dead jobs${o.queue ? ` of queue ${o.queue}` : ''} died before ${formatInstant(cutoff)}; nothing deleted`
+        : [
+            renderTable(['id', 'queue', 'died'], jobs.map((j) => [j.id, j.queue, formatInstant(j.diedAt)])),
+            '',
+            `deleted ${jobs.length} dead job${jobs.length === 1 ? '' : 's'}${lostRaces ? ` (${lostRaces} requeued meanwhile, left alone)` : ''}`,
+          ].join('\n'),
+    { deleted: jobs.length, jobs, lostRaces, cutoff },
   );
 }

@@ -1,0 +1,129 @@
+/**
+ * purgeDead: dead (died before a cutoff) -> deleted. The operator's explicit purge: dead jobs
+ * have no TTL (they are what an operator needs to keep), so this is the only way one goes.
+ * Finds:   dead jobs in the dead partitions of the work index (`<queue>|<diedAt>|<id>`), never
+ *          a Scan: with a queue, one range read per shard (`<queue>|` up to `<queue>|<cutoff>`);
+ *          without, a skip-scan that reads each queue's range in turn and jumps past the rest
+ *          of that queue, so young dead jobs are not read one by one.
+ * Guard:   state = dead AND leaseGeneration = :seen (as the index showed it). A job requeued
+ *          (or requeued and dead again) since has a larger generation and is never deleted.
+ * Bounded: at most `max` jobs per call; `more` says whether candidates were left.
+ * Lost race: counted in `lostRaces` and left alone.
+ */
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { DeleteCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { deadPartition } from '../keys.js';
+import { GLOBAL_SHARDS, TABLE_SCHEMA } from '../schema.js';
+import type { Item } from './codec.js';
+import type { StoreContext } from './context.js';
+import { deadAtGeneration } from './guards.js';
+import { translate } from './io.js';
+import { queryItems } from './lease.js';
+
+/** What one purge call did. */
+export interface PurgeCounts {
+  /** Dead jobs deleted. */
+  readonly deleted: number;
+  /** Their ids, with queue and the instant they died. */
+  readonly jobs: readonly { readonly id: string; readonly queue: string; readonly diedAt: number }[];
+  /** Candidates that changed between the read and the delete (requeued): left alone. */
+  readonly lostRaces: number;
+  /** True when the call stopped at `max` and older dead jobs may remain: call again. */
+  readonly more: boolean;
+}
+
+const pad = (n: number): string => String(n).padStart(15, '0');
+
+/** One dead index entry, decoded from its sort key `<queue>|<diedAt>|<id>`. */
+interface DeadEntry {
+  readonly id: string;
+  readonly queue: string;
+  readonly diedAt: number;
+  readonly generation: number;
+}
+
+/** Deletes up to `max` dead jobs that died before `cutoff` (epoch ms), of `queue` or of every queue. */
+export async function purgeDeadBefore(ctx: StoreContext, args: { cutoff: number; queue?: string; max: number }): Promise<PurgeCounts> {
+  const found: DeadEntry[] = [];
+  let more = false;
+  for (let shard = 0; shard < GLOBAL_SHARDS && !more; shard++) {
+    more = await findInShard(ctx, shard, args.cutoff, args.queue, args.max + 1 - found.length, found);
+  }
+  if (found.length > args.max) more = true;
+  const todo = found.slice(0, args.max);
+  const deleted: DeadEntry[] = [];
+  let lostRaces = 0;
+  const lane = async (): Promise<void> => {
+    for (let e = todo.shift(); e; e = todo.shift()) {
+      if (await deleteIfDeadAt(ctx, e)) deleted.push(e);
+      else lostRaces++;
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(8, todo.length) }, lane));
+  ctx.logger.warn('purge.finished', { cutoff: args.cutoff, queue: args.queue, deleted: deleted.length, lostRaces, more });
+  return { deleted: deleted.length, jobs: deleted.map(({ id, queue, diedAt }) => ({ id, queue, diedAt })), lostRaces, more };
+}
+
+/** Appends up to `want` purgeable entries of one shard to `out`; true when it stopped with some left. */
+async function findInShard(ctx: StoreContext, shard: number, cutoff: number, queue: string | undefined, want: number, out: DeadEntry[]): Promise<boolean> {
+  const pk = deadPartition(shard);
+  let next: string | undefined = queue;
+  // Without a queue: the first entry at or after `from` names the next queue that has dead jobs.
+  let from = '';
+  while (want > 0) {
+    if (next === undefined) {
+      const [first] = await query(ctx, pk, { gt: from }, 1);
+      if (!first) return false;
+      next = first.queue;
+    }
+    const range = await query(ctx, pk, { lo: `${next}|`, hi: `${next}|${pad(cutoff)}` }, want);
+    out.push(...range);
+    want -= range.length;
+    if (want <= 0) return true;
+    if (queue !== undefined) return false;
+    // Past every entry of this queue: '~' sorts after the digits of any diedAt.
+    from = `${next}|~`;
+    next = undefined;
+  }
+  return true;
+}
+
+async function query(ctx: StoreContext, pk: string, range: { gt: string } | { lo: string; hi: string }, limit: number): Promise<DeadEntry[]> {
+  const { name, partitionKey, sortKey } = TABLE_SCHEMA.workIndex;
+  const input: QueryCommandInput = {
+    TableName: ctx.tableName,
+    IndexName: name,
+    KeyConditionExpression: 'gt' in range ? '#pk = :pk AND #sk > :gt' : '#pk = :pk AND #sk BETWEEN :lo AND :hi',
+    ExpressionAttributeNames: { '#pk': partitionKey, '#sk': sortKey, '#g': 'leaseGeneration' },
+    ExpressionAttributeValues: 'gt' in range ? { ':pk': pk, ':gt': range.gt } : { ':pk': pk, ':lo': range.lo, ':hi': range.hi },
+    ProjectionExpression: 'id, #sk, #g',
+    Limit: limit,
+  };
+  return (await queryItems(ctx, input, limit)).map(toEntry);
+}
+
+function toEntry(i: Item): DeadEntry {
+  const gsk = i[TABLE_SCHEMA.workIndex.sortKey] as string;
+  const [queue, diedAt] = gsk.split('|');
+  return { id: i.id as string, queue: queue!, diedAt: Number(diedAt), generation: i.leaseGeneration as number };
+}
+
+async function deleteIfDeadAt(ctx: StoreContext, e: DeadEntry): Promise<boolean> {
+  try {
+    await ctx.doc.send(
+      new DeleteCommand({
+        TableName: ctx.tableName,
+        Key: { id: e.id },
+        ...deadAtGeneration(e.generation),
+      }),
+    );
+  } catch (err) {
+    if (err instanceof ConditionalCheckFailedException) {
+      ctx.logger.info('purge.lost_race', { id: e.id, generation: e.generation });
+      return false;
+    }
+    throw translate(ctx, err);
+  }
+  ctx.logger.warn('job.purged', { id: e.id, queue: e.queue, generation: e.generation, diedAt: e.diedAt });
+  return true;
+}
