@@ -90,6 +90,11 @@ export function dynamoClient(opts: { endpoint?: string; region?: string } = {}):
  * The fenced job queue on one DynamoDB table: producers enqueue, workers lease and ack, operators
  * force-release, cancel and requeue. Every lease is identified by `(id, generation)`; anything a
  * dead or superseded lease sends later is a logged no-op that returns `{ outcome: 'stale' }`.
+ * @example
+ * import { JobQueue } from 'fenceq';
+ *
+ * const queue = new JobQueue({ tableName: process.env.FENCEQ_TABLE_NAME! });
+ * await queue.enqueue({ queue: 'email', payload: { to: 'ada@example.com' } });
  */
 export class JobQueue implements JobStore {
   /** The table this queue lives in. */

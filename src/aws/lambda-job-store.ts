@@ -8,7 +8,7 @@ import type { EnqueueInput, EnqueueOutcome } from '../store/enqueue.js';
 import type { ReleaseOutcome } from '../store/release.js';
 import type { RenewOutcome } from '../store/renew.js';
 import { checkNesting, errorText } from '../validate.js';
-import { lambdaClient } from './clients.js';
+import { lambdaClient } from './lambda-client.js';
 import { errorFromPayload, RemoteInvocationError, type InvokeReply } from './errors.js';
 import { checkEventNesting, type AdminEvent, type ApiEvent } from './operations.js';
 
