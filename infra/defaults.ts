@@ -1,6 +1,9 @@
 import { Duration } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { handlers as exampleHandlers } from '../functions/example-handlers.js';
+import { QUEUE_DEFAULTS } from './queue-defaults.js';
+
+export { VISIBILITY_TIMEOUT_FACTOR } from './queue-defaults.js';
 
 /**
  * The defaults of {@link FencedJobQueue} as plain data: the constructs read them, the tests and
@@ -10,7 +13,7 @@ export const DEFAULTS = {
   /** How often the reclaim function (and the Lambda worker's safety-net run) is invoked. */
   reclaimRate: Duration.minutes(1),
   /** The Lambda worker's timeout (it keeps a few seconds to release what it holds; the example `sleep` job needs 65 s). */
-  workerTimeout: Duration.minutes(2),
+  workerTimeout: Duration.seconds(QUEUE_DEFAULTS.workerTimeoutSeconds),
   /** Queues the Lambda worker leases from: those of the example handlers it ships with. */
   workerQueues: Object.keys(exampleHandlers) as readonly string[],
   /** Memory of the Lambda worker (MB); arm64 CPU scales with it. */
@@ -24,9 +27,9 @@ export const DEFAULTS = {
   /** How long function logs are kept. */
   logRetention: RetentionDays.ONE_MONTH,
   /** Receives of one wake-up or notification message before it moves to its redrive queue. */
-  maxReceiveCount: 5,
+  maxReceiveCount: QUEUE_DEFAULTS.maxReceiveCount,
   /** How long the redrive queues and the notifications queue keep a message. */
-  retentionPeriod: Duration.days(14),
+  retentionPeriod: Duration.days(QUEUE_DEFAULTS.retentionDays),
   /** Dead jobs (as reported by reclaim) at or above which the dead-jobs alarm fires. */
   deadJobsThreshold: 1,
   /** Age of the oldest due-but-unleased job at or above which the backlog alarm fires. */
@@ -38,6 +41,3 @@ export const DEFAULTS = {
   /** CloudWatch namespace of the health figures the reclaim function emits. */
   metricsNamespace: 'fenceq',
 } as const;
-
-/** SQS requires a visibility timeout of at least this many times the consuming function's timeout. */
-export const VISIBILITY_TIMEOUT_FACTOR = 6;

@@ -3,7 +3,7 @@ import type { Alarm, Dashboard, IAlarmAction } from 'aws-cdk-lib/aws-cloudwatch'
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import type { Rule } from 'aws-cdk-lib/aws-events';
 import { Grant, ManagedPolicy, PolicyStatement, type IGrantable } from 'aws-cdk-lib/aws-iam';
-import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
@@ -11,7 +11,6 @@ import { ValidationError } from '../src/errors.js';
 import { checkInt, checkQueue } from '../src/validate.js';
 import { ACCESS, grantAccess } from './access.js';
 import { DEFAULTS, VISIBILITY_TIMEOUT_FACTOR } from './defaults.js';
-import { handlerEntry } from './job-function.js';
 import { JobFunctions } from './job-functions.js';
 import { JobTable } from './job-table.js';
 import { MessageQueues } from './message-queues.js';
@@ -25,7 +24,7 @@ export interface FencedJobQueueProps {
   readonly tableName?: string;
   /** How often reclaim runs (and the Lambda worker's safety-net run); whole minutes. @default Duration.minutes(1) */
   readonly reclaimRate?: Duration;
-  /** Your Lambda worker: a file exporting `handler` built with fenceq's Lambda worker factory. @default fenceq's functions/worker.ts (the example handlers) */
+  /** Your Lambda worker: a file exporting `handler` built with fenceq's Lambda worker factory. Bundled at synth by your project's esbuild (`npm i -D esbuild`). @default fenceq's example worker (functions/worker.ts, pre-bundled) */
   readonly workerEntry?: string;
   /** Queues the Lambda worker leases from (FENCEQ_QUEUES); each needs a handler in the worker; required with `workerEntry`. @default ['echo', 'sleep', 'fail'] (the example handlers) */
   readonly workerQueues?: readonly string[];
@@ -62,18 +61,22 @@ export interface FencedJobQueueProps {
  * and Lambda worker functions, the wake-up and dead-job notification queues, the reclaim
  * schedule, alarms and a dashboard. Construct ids below (Table, Queues, Functions, Schedule,
  * Alarms, Dashboard, ApiInvokePolicy) are a contract: renaming one replaces its resources.
+ * @example
+ * import { FencedJobQueue } from 'fenceq/cdk';
+ *
+ * new FencedJobQueue(stack, 'Jobs', { workerEntry: 'src/worker.ts', workerQueues: ['email'] });
  */
 export class FencedJobQueue extends Construct {
   /** The jobs table. */
   readonly table: Table;
   /** The worker-facing API function (enqueue, lease, renew, ack, release), invoked with IAM auth. */
-  readonly apiFunction: NodejsFunction;
+  readonly apiFunction: LambdaFunction;
   /** The admin function (force-release, requeue, cancel, inspect). */
-  readonly adminFunction: NodejsFunction;
+  readonly adminFunction: LambdaFunction;
   /** The scheduled reclaim function. */
-  readonly reclaimFunction: NodejsFunction;
+  readonly reclaimFunction: LambdaFunction;
   /** The Lambda worker. */
-  readonly workerFunction: NodejsFunction;
+  readonly workerFunction: LambdaFunction;
   /** Wake-up hints for the Lambda worker. */
   readonly wakeQueue: Queue;
   /** Dead-job notifications, for you to consume. */
@@ -110,7 +113,7 @@ export class FencedJobQueue extends Construct {
     const fns = new JobFunctions(this, 'Functions', {
       table: this.table,
       queues: this.queues,
-      workerEntry: props.workerEntry ?? handlerEntry('worker'),
+      workerEntry: props.workerEntry,
       workerQueues,
       workerTimeout,
       workerMemorySize: checkInt('props.workerMemorySize', props.workerMemorySize ?? DEFAULTS.workerMemorySize, 128, 10_240),

@@ -1,7 +1,16 @@
-/** fenceq's CDK constructs, for your own CDK app. */
+/**
+ * `fenceq/cdk`: fenceq's CDK constructs for your own CDK app (needs `aws-cdk-lib` and `constructs`).
+ * fenceq's own functions deploy from bundles inside the package; only your worker entry is bundled
+ * at synth (with the esbuild of your project).
+ * @example
+ * import { FencedJobQueue } from 'fenceq/cdk';
+ *
+ * const jobs = new FencedJobQueue(stack, 'Jobs', { workerEntry: 'src/worker.ts', workerQueues: ['email'] });
+ * jobs.table.grantReadWriteData(producerRole);
+ * @packageDocumentation
+ */
 export { FencedJobQueue, type FencedJobQueueProps } from './fenced-job-queue.js';
 export { FenceqStack, type FenceqStackProps } from './fenceq-stack.js';
-export { DEFAULTS, VISIBILITY_TIMEOUT_FACTOR } from './defaults.js';
-export { ACCESS, grantAccess, workIndexArn, type AccessProfile } from './access.js';
+export { DEFAULTS } from './defaults.js';
+export { ACCESS, grantAccess, type AccessProfile } from './access.js';
 export { HEALTH_METRICS } from './health-metrics.js';
-export { CONTEXT_KEYS, stackPropsFromContext } from './context.js';

@@ -1,20 +1,21 @@
 import { Duration } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { ENV } from '../src/aws/config.js';
 import { ACCESS, grantAccess } from './access.js';
 import { DEFAULTS } from './defaults.js';
-import { handlerEntry, jobFunction } from './job-function.js';
+import { jobFunction } from './job-function.js';
 import type { MessageQueues } from './message-queues.js';
 
 /** Props of {@link JobFunctions} (resolved by FencedJobQueue: no defaults here). */
 export interface JobFunctionsProps {
   readonly table: ITable;
   readonly queues: MessageQueues;
-  readonly workerEntry: string;
+  /** Your worker's entry file (bundled at synth); fenceq's example worker bundle when absent. */
+  readonly workerEntry: string | undefined;
   readonly workerQueues: readonly string[];
   readonly workerTimeout: Duration;
   readonly workerMemorySize: number;
@@ -41,13 +42,13 @@ const QUEUE_URL_ENV = { wake: ENV.wakeQueueUrl, dead: ENV.deadQueueUrl } as cons
  */
 export class JobFunctions extends Construct {
   /** The worker-facing API (invoke with IAM auth). */
-  readonly api: NodejsFunction;
+  readonly api: LambdaFunction;
   /** Operator actions: force-release, requeue, cancel, inspect. */
-  readonly admin: NodejsFunction;
+  readonly admin: LambdaFunction;
   /** The scheduled reclaim run. */
-  readonly reclaim: NodejsFunction;
+  readonly reclaim: LambdaFunction;
   /** The Lambda worker, woken by the wake-up queue. */
-  readonly worker: NodejsFunction;
+  readonly worker: LambdaFunction;
 
   constructor(scope: Construct, id: string, props: JobFunctionsProps) {
     super(scope, id);
@@ -60,12 +61,12 @@ export class JobFunctions extends Construct {
       ...extra,
     });
     const fixed = (role: keyof typeof FIXED, name: string) =>
-      jobFunction(this, name, { ...FIXED[role], entry: handlerEntry(role), memorySize: DEFAULTS.functionMemorySize, logRetention: props.logRetention, environment: environment(role) });
+      jobFunction(this, name, { ...FIXED[role], bundle: role, memorySize: DEFAULTS.functionMemorySize, logRetention: props.logRetention, environment: environment(role) });
     this.api = fixed('api', 'Api');
     this.admin = fixed('admin', 'Admin');
     this.reclaim = fixed('reclaim', 'Reclaim');
     this.worker = jobFunction(this, 'Worker', {
-      entry: props.workerEntry,
+      ...(props.workerEntry !== undefined ? { entry: props.workerEntry } : { bundle: 'worker' }),
       description: 'fenceq Lambda worker',
       timeout: props.workerTimeout,
       memorySize: props.workerMemorySize,

@@ -1,12 +1,23 @@
-/** fenceq: a serverless job queue on DynamoDB whose leases carry a fencing token. */
+/**
+ * fenceq: a serverless job queue on DynamoDB whose leases carry a fencing token. This entry point
+ * is what producers and workers import: the queue, the worker, the fenced write, the errors and
+ * the types. Lambda wiring is in `fenceq/aws`, the CDK constructs in `fenceq/cdk`, a throwaway
+ * local queue for tests in `fenceq/testing`.
+ * @example
+ * import { JobQueue, Worker } from 'fenceq';
+ *
+ * const queue = new JobQueue({ tableName: process.env.FENCEQ_TABLE_NAME! });
+ * await queue.enqueue({ queue: 'email', payload: { to: 'ada@example.com' } });
+ * new Worker({ queue, handlers: { email: async (job) => ({ sent: job.payload }) } }).start();
+ * @packageDocumentation
+ */
 export { JobQueue, dynamoClient, MAX_LEASE_QUEUES, MAX_STATS_QUEUES, type JobQueueOptions } from './job-queue.js';
 export type { JobStore, LeaseRequest } from './job-store.js';
 export * from './job.js';
 export * from './errors.js';
-export { TABLE_SCHEMA, QUEUE_SHARDS, GLOBAL_SHARDS } from './schema.js';
 export { ensureTable, createTableInput } from './store/ensure-table.js';
 export { jsonLogger, memoryLogger, silentLogger, type Logger, type LogRecord } from './log.js';
-export { DEFAULT_RETRY_POLICY, backoffDelay, type RetryPolicy } from './retry-policy.js';
+export { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.js';
 export { PAYLOAD_LIMIT_BYTES, MIN_TTL_MS, MAX_TTL_MS, MAX_LEASE_BATCH, MAX_ENQUEUE_BATCH, MAX_JSON_DEPTH } from './validate.js';
 export type { EnqueueInput, EnqueueOutcome } from './store/enqueue.js';
 export type { AckDoneOutcome } from './store/ack-done.js';
@@ -17,6 +28,7 @@ export type { ReleaseUnownedOutcome } from './store/release-unowned.js';
 export type { ReclaimCounts } from './store/reclaim-orphaned.js';
 export type { CancelOutcome } from './store/cancel.js';
 export type { RequeueOutcome } from './store/requeue-dead.js';
+export type { RunNowOutcome } from './store/run-now.js';
 export type { JobPage, JobSummary, QueueStats, IndexTotals } from './store/browse.js';
 export type { PurgeCounts } from './store/purge-dead.js';
 export type { QueuePage } from './store/queue-registry.js';
@@ -26,12 +38,10 @@ export { DEFAULT_MAX_ATTEMPTS } from './store/enqueue.js';
 export { Worker } from './worker/worker.js';
 export { runWorkerProcess, type WorkerProcessOptions } from './worker/process.js';
 export { WORKER_DEFAULTS } from './worker/options.js';
-export { IdleBackoff } from './worker/idle-backoff.js';
 export * from './worker/errors.js';
 export type {
   Handler, HandlerContext, HandlerDefinition, JobContextJob, FencingToken, WorkerOptions, WorkerCounters, StopReport,
 } from './worker/types.js';
 export { fencedWrite, fencedWriter, type FencedWriteInput, type FencedWriteOutcome, type FenceAttributes, type ExtraCondition } from './fencing/fenced-write.js';
-export * from './aws/index.js';
 export { Schedules, DEFAULT_FIRE_HORIZON_MS, DEFAULT_LATE_GRACE_MS, type Schedule, type ScheduleInput, type CatchUp, type SchedulePutOutcome, type ScheduleChangeOutcome, type FireCounts } from './schedules.js';
 export { WAIT_MAX_INTERVAL_MS, type WaitOptions, type WaitOutcome } from './wait-for.js';

@@ -28,6 +28,7 @@ import { requeueIfDead, type RequeueOutcome } from './store/requeue-dead.js';
 import { Schedules } from './schedules.js';
 import { waitForJob, type WaitOptions, type WaitOutcome } from './wait-for.js';
 import { DEFAULT_RETENTION_MS } from './store/retention.js';
+import { runNowIfScheduled, type RunNowOutcome } from './store/run-now.js';
 import {
   checkId,
   checkInt,
@@ -92,6 +93,11 @@ export function dynamoClient(opts: { endpoint?: string; region?: string } = {}):
  * The fenced job queue on one DynamoDB table: producers enqueue, workers lease and ack, operators
  * force-release, cancel and requeue. Every lease is identified by `(id, generation)`; anything a
  * dead or superseded lease sends later is a logged no-op that returns `{ outcome: 'stale' }`.
+ * @example
+ * import { JobQueue } from 'fenceq';
+ *
+ * const queue = new JobQueue({ tableName: process.env.FENCEQ_TABLE_NAME! });
+ * await queue.enqueue({ queue: 'email', payload: { to: 'ada@example.com' } });
  */
 export class JobQueue implements JobStore {
   /** The table this queue lives in. */
@@ -264,6 +270,11 @@ export class JobQueue implements JobStore {
   /** Puts a dead job back to pending with its attempts reset. */
   async requeueDead(id: string): Promise<RequeueOutcome> {
     return requeueIfDead(this.ctx, checkId('id', id));
+  }
+
+  /** Makes a scheduled pending job due now (the generation is kept: a pending job holds no lease). */
+  async runNow(id: string): Promise<RunNowOutcome> {
+    return runNowIfScheduled(this.ctx, checkId('id', id));
   }
 
   /**

@@ -1,25 +1,3 @@
-import { LambdaClient } from '@aws-sdk/client-lambda';
-import { SQSClient } from '@aws-sdk/client-sqs';
-
-const LOOPBACK = /^https?:\/\/(localhost|127\.\d+\.\d+\.\d+|\[::1\])(:\d+)?\/?$/;
-
-/** Endpoint, region and placeholder credentials for a loopback emulator; the SDK's defaults otherwise. */
-function clientConfig(opts: { endpoint?: string; region?: string }) {
-  const local = opts.endpoint !== undefined && LOOPBACK.test(opts.endpoint);
-  const haveCreds = Boolean(process.env.AWS_ACCESS_KEY_ID || process.env.AWS_PROFILE);
-  return {
-    endpoint: opts.endpoint,
-    region: opts.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? (opts.endpoint ? 'us-east-1' : undefined),
-    ...(local && !haveCreds ? { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
-  };
-}
-
-/** Builds an SQS client; a loopback endpoint (fauxqs) gets placeholder credentials when none are set. */
-export function sqsClient(opts: { endpoint?: string; region?: string } = {}): SQSClient {
-  return new SQSClient(clientConfig(opts));
-}
-
-/** Builds a Lambda client; a loopback endpoint (the local invoke server) gets placeholder credentials when none are set. */
-export function lambdaClient(opts: { endpoint?: string; region?: string } = {}): LambdaClient {
-  return new LambdaClient(clientConfig(opts));
-}
+/** The SQS and Lambda client factories; each lives in its own module so a bundle takes only the client it uses. */
+export { sqsClient } from './sqs-client.js';
+export { lambdaClient } from './lambda-client.js';

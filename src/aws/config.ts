@@ -29,8 +29,25 @@ export interface FunctionConfig {
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-/** Reads the settings; throws ConfigError naming the variable when one that `require`s is missing or one is malformed. */
+/**
+ * Names fenceq 0.1 printed (`npm start`) and its CLI read, by the name that replaced them. They
+ * are refused, never ignored: following an old line must not send a worker meant for a local
+ * endpoint to real AWS.
+ */
+export const RENAMED_ENV: Readonly<Record<string, string>> = { FENCEQ_TABLE: ENV.tableName, DYNAMODB_ENDPOINT: ENV.dynamodbEndpoint };
+
+/** Throws ConfigError when an old name of {@link RENAMED_ENV} is set and the name that replaced it is not. */
+export function refuseRenamedEnv(env: Env): void {
+  for (const [old, name] of Object.entries(RENAMED_ENV)) {
+    if (env[old]?.trim() && !env[name]?.trim()) {
+      throw new ConfigError(old, `environment variable ${old} is set but fenceq reads ${name}: rename it (or unset ${old})`);
+    }
+  }
+}
+
+/** Reads the settings; throws ConfigError naming the variable when one that `require`s is missing or one is malformed, or an old name is set. */
 export function readConfig(env: Env, require: { wakeQueueUrl?: boolean; deadQueueUrl?: boolean } = {}): FunctionConfig {
+  refuseRenamedEnv(env);
   return {
     tableName: required(env, ENV.tableName),
     wakeQueueUrl: require.wakeQueueUrl ? url(env, ENV.wakeQueueUrl, required(env, ENV.wakeQueueUrl)) : optionalUrl(env, ENV.wakeQueueUrl),

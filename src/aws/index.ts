@@ -1,12 +1,26 @@
-/** fenceq on AWS: the Lambda transport, the SQS wake-ups and dead-job notifications, and the Lambda worker. */
-export { LambdaJobStore, invokeFenceq, type LambdaJobStoreOptions } from './lambda-job-store.js';
-export { lambdaWorker, planInvocation, type LambdaWorkerOptions, type LambdaWorkerReport, type InvocationPlan } from './lambda-worker.js';
-export { WakeUpSender, type WakeUpSenderOptions, type WakeUpMessage } from './wake-up-sender.js';
-export { DeadJobNotifier, type DeadJobNotifierOptions, type DeadJobMessage, type DeadNoticeStore, type ResendCounts } from './dead-job-notifier.js';
+/**
+ * `fenceq/aws`: fenceq on AWS Lambda. Your Lambda worker's handler factory, fenceq's own handler
+ * factories (API, admin, reclaim), the Lambda transport for workers and producers without table
+ * credentials, and the Powertools wiring.
+ * @example
+ * // worker.ts, deployed by FencedJobQueue's `workerEntry`
+ * import { lambdaWorkerHandler } from 'fenceq/aws';
+ * import { handlers } from './handlers.js';
+ *
+ * export const handler = lambdaWorkerHandler({ handlers });
+ * @packageDocumentation
+ */
+export { lambdaWorkerHandler, type LambdaWorkerHandlerOptions } from './worker-handler.js';
+export { lambdaWorker, type LambdaWorkerOptions, type LambdaWorkerReport } from './lambda-worker.js';
+export { apiHandler, type InvokeHandler } from './api-handler.js';
+export { adminHandler } from './admin-handler.js';
+export { reclaimHandler } from './reclaim-handler.js';
+export { LambdaJobStore, type LambdaJobStoreOptions } from './lambda-job-store.js';
 export { awsQueue, type AwsQueue, type AwsQueueOptions } from './runtime.js';
-export { readConfig, readQueueList, ENV, type FunctionConfig } from './config.js';
-export { ConfigError, RemoteInvocationError, errorFromPayload, errorToPayload, type ErrorPayload, type InvokeReply } from './errors.js';
-export { API_OPS, ADMIN_OPS, parseApiEvent, parseAdminEvent, runApiOp, runAdminOp, type ApiEvent, type AdminEvent, type EnqueueManyReply } from './operations.js';
-export { parseWorkerEvent, parseWakeBody, type WorkerTrigger, type WakeRecord } from './worker-event.js';
-export { METRIC, QUEUE_DIMENSION } from './metric-names.js';
-export { sqsClient, lambdaClient } from './clients.js';
+export { readConfig, readQueueList, type FunctionConfig } from './config.js';
+export { powertoolsLogging, type LambdaLogging } from './powertools.js';
+export { ConfigError, RemoteInvocationError, type ErrorPayload, type InvokeReply } from './errors.js';
+export type { ApiEvent, AdminEvent, EnqueueManyReply } from './operations.js';
+export type { DeadJobMessage } from './dead-job-notifier.js';
+export type { WakeUpMessage } from './wake-up-sender.js';
+export type { LambdaContext, SqsBatchResponse } from './lambda-types.js';

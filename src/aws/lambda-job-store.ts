@@ -9,7 +9,7 @@ import type { ReleaseOutcome } from '../store/release.js';
 import type { RenewOutcome } from '../store/renew.js';
 import { checkId, checkNesting, checkProgress, errorText } from '../validate.js';
 import { waitForJob, type WaitOptions, type WaitOutcome } from '../wait-for.js';
-import { lambdaClient } from './clients.js';
+import { lambdaClient } from './lambda-client.js';
 import { errorFromPayload, RemoteInvocationError, type InvokeReply } from './errors.js';
 import { checkEventNesting, type AdminEvent, type ApiEvent } from './operations.js';
 

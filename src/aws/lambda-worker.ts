@@ -11,7 +11,6 @@
  * and releases those leases, leaving `reserveMs` for the releases and the SQS flush. It stops as
  * soon as the queues are idle. No lease is ever left to expire because the function timed out.
  */
-import type { Context, SQSBatchResponse } from 'aws-lambda';
 import { ValidationError } from '../errors.js';
 import type { JobStore } from '../job-store.js';
 import { defaultLogger, type Logger } from '../log.js';
@@ -20,6 +19,7 @@ import { resolveWorkerOptions, WORKER_DEFAULTS } from '../worker/options.js';
 import type { Handler, HandlerDefinition, StopReport, WorkerCounters } from '../worker/types.js';
 import { Worker } from '../worker/worker.js';
 import { ConfigError } from './errors.js';
+import type { LambdaContext, SqsBatchResponse } from './lambda-types.js';
 import { parseWorkerEvent, type WakeRecord } from './worker-event.js';
 
 /** Options of {@link lambdaWorker}. */
@@ -110,7 +110,7 @@ export function planInvocation(
  * a bad body are reported in `batchItemFailures`); triggered by the schedule it serves every
  * queue it has handlers for.
  */
-export function lambdaWorker(opts: LambdaWorkerOptions): (event: unknown, context: Pick<Context, 'getRemainingTimeInMillis' | 'awsRequestId' | 'functionName'>) => Promise<SQSBatchResponse | LambdaWorkerReport> {
+export function lambdaWorker(opts: LambdaWorkerOptions): (event: unknown, context: LambdaContext) => Promise<SqsBatchResponse | LambdaWorkerReport> {
   const logger = opts.logger ?? defaultLogger();
   const clock = opts.clock ?? Date.now;
   // Validate once, at cold start: a misconfigured worker fails its init, not every invocation.
@@ -199,7 +199,7 @@ function storeFailed(counters: WorkerCounters | undefined): boolean {
 }
 
 /** A lease owner unique to the invocation: function name and request id, cut to what an owner may be. */
-function ownerId(context: Pick<Context, 'awsRequestId' | 'functionName'>): string {
+function ownerId(context: Pick<LambdaContext, 'awsRequestId' | 'functionName'>): string {
   const raw = `lambda:${context.functionName ?? 'worker'}:${context.awsRequestId ?? Math.random().toString(36).slice(2)}`;
   return raw.replace(/[^\x21-\x7e]|\|/g, '_').slice(0, 128);
 }

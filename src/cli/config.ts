@@ -5,6 +5,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { ENV, refuseRenamedEnv } from '../aws/config.js';
+import { ConfigError } from '../aws/errors.js';
 import { JobQueue } from '../job-queue.js';
 import { defaultLogger, type Logger } from '../log.js';
 import { CliError, EXIT } from './exit-codes.js';
@@ -34,18 +36,30 @@ export const DEFAULT_RECLAIM_PERIOD_MS = 60_000;
 
 const LOOPBACK = /^https?:\/\/(localhost|127\.\d+\.\d+\.\d+|\[::1\])(:\d+)?\/?$/;
 
-/** Resolves table, endpoint and region from flags, then env (FENCEQ_TABLE, DYNAMODB_ENDPOINT, AWS_REGION), then the outputs file. */
+/**
+ * Resolves table, endpoint and region from flags, then env (FENCEQ_TABLE_NAME,
+ * FENCEQ_DYNAMODB_ENDPOINT, AWS_REGION: the names the functions and `fenceq start` use), then the
+ * outputs file. An old name (FENCEQ_TABLE, DYNAMODB_ENDPOINT) that would be read is refused.
+ */
 export function resolveConnection(opts: GlobalOptions, env: NodeJS.ProcessEnv = process.env): Connection {
   const outputsPath = opts.outputs ?? env.FENCEQ_OUTPUTS;
   const outputs = outputsPath ? readOutputs(outputsPath) : {};
-  const tableName = opts.table ?? env.FENCEQ_TABLE ?? outputs.tableName;
+  // Flags win over the environment, so an old name matters only where the environment is read.
+  const envRead = { ...(opts.table === undefined ? { FENCEQ_TABLE: env.FENCEQ_TABLE } : {}), ...(opts.endpoint === undefined ? { DYNAMODB_ENDPOINT: env.DYNAMODB_ENDPOINT } : {}) };
+  try {
+    refuseRenamedEnv({ ...envRead, [ENV.tableName]: env[ENV.tableName], [ENV.dynamodbEndpoint]: env[ENV.dynamodbEndpoint] });
+  } catch (err) {
+    if (err instanceof ConfigError) throw new CliError(EXIT.usage, err.message, { cause: err });
+    throw err;
+  }
+  const tableName = opts.table ?? (env[ENV.tableName] || undefined) ?? outputs.tableName;
   if (!tableName) {
-    throw new CliError(EXIT.usage, 'no table given: pass --table NAME, set FENCEQ_TABLE, or pass --outputs FILE from `cdk deploy --outputs-file`');
+    throw new CliError(EXIT.usage, `no table given: pass --table NAME, set ${ENV.tableName}, or pass --outputs FILE from \`cdk deploy --outputs-file\``);
   }
   if (!/^[A-Za-z0-9_.-]{3,255}$/.test(tableName)) {
     throw new CliError(EXIT.usage, `invalid --table ${JSON.stringify(tableName)}: a table name is 3-255 characters of A-Z a-z 0-9 _ . -`);
   }
-  const endpoint = opts.endpoint ?? (env.DYNAMODB_ENDPOINT || undefined);
+  const endpoint = opts.endpoint ?? (env[ENV.dynamodbEndpoint] || undefined);
   if (endpoint !== undefined && !/^https?:\/\/[^\s/]+\/?$/.test(endpoint)) {
     throw new CliError(EXIT.usage, `invalid --endpoint ${JSON.stringify(endpoint)}: expected a URL such as http://127.0.0.1:8000`);
   }

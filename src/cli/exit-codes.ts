@@ -3,6 +3,7 @@
  * text and one code. No error reaches the terminal as a stack trace.
  */
 import { FenceqError, InvalidStateError, JobNotFoundError, TableUnavailableError, ValidationError } from '../errors.js';
+import { MissingPackageError } from '../local/optional-packages.js';
 
 /** Exit codes of `fenceq`; documented in docs/cli.md. */
 export const EXIT = {
@@ -45,6 +46,7 @@ export function describeError(err: unknown, target: Target = {}): { exitCode: nu
   const where = target.endpoint ?? (target.region ? `DynamoDB in ${target.region}` : 'DynamoDB');
   if (err instanceof CliError) return { exitCode: err.exitCode, message: err.message };
   if (err instanceof ValidationError) return { exitCode: EXIT.usage, message: err.message };
+  if (err instanceof MissingPackageError) return { exitCode: EXIT.unavailable, message: err.message };
   if (err instanceof JobNotFoundError) return { exitCode: EXIT.notFound, message: err.message };
   if (err instanceof InvalidStateError) return { exitCode: EXIT.conflict, message: err.message };
   if (err instanceof TableUnavailableError) {

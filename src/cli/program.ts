@@ -7,6 +7,7 @@ import type { GlobalOptions } from './config.js';
 import { commandContext, type CommandContext } from './context.js';
 import { describeError, EXIT } from './exit-codes.js';
 import type { CliIo } from './io.js';
+import { packageVersion } from './version.js';
 import { cancelCommand, purgeCommand, reclaimCommand, releaseCommand, requeueCommand } from './commands/admin.js';
 import { enqueueCommand, getCommand, inspectCommand, listCommand, statsCommand } from './commands/jobs.js';
 import { registerSchedules } from './commands/schedules.js';
@@ -31,7 +32,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       return benign ? EXIT.ok : EXIT.usage;
     }
     const { exitCode: code, message } = describeError(err, {
-      endpoint: target.endpoint ?? (io.env.DYNAMODB_ENDPOINT || undefined),
+      endpoint: target.endpoint ?? (io.env.FENCEQ_DYNAMODB_ENDPOINT || undefined),
       region: target.region,
       tableName: target.table,
     });
@@ -48,12 +49,12 @@ type ContextFactory = (options: GlobalOptions) => CommandContext;
 function buildProgram(io: CliIo, context: ContextFactory, setExit: (code: number) => void): Command {
   const program = new Command('fenceq')
     .description('Operate a fenceq job queue: enqueue, inspect, list, release, requeue, cancel, reclaim, run workers, or start the local stack.')
-    .version('0.1.0')
+    .version(packageVersion())
     .exitOverride()
     .configureOutput(output(io))
     .showSuggestionAfterError(true)
-    .option('--table <name>', 'DynamoDB table (env FENCEQ_TABLE)')
-    .option('--endpoint <url>', 'DynamoDB endpoint, e.g. the local stack (env DYNAMODB_ENDPOINT)')
+    .option('--table <name>', 'DynamoDB table (env FENCEQ_TABLE_NAME)')
+    .option('--endpoint <url>', 'DynamoDB endpoint, e.g. the local stack (env FENCEQ_DYNAMODB_ENDPOINT)')
     .option('--region <region>', 'AWS region (env AWS_REGION)')
     .option('--outputs <file>', 'read the table and region from `cdk deploy --outputs-file` (env FENCEQ_OUTPUTS)')
     .option('--json', 'print JSON for scripts instead of tables')
@@ -144,6 +145,8 @@ function buildProgram(io: CliIo, context: ContextFactory, setExit: (code: number
       const { workCommand } = await import('./commands/work.js');
       setExit(await workCommand(ctx(cmd), o));
     });
+
+  sub('ui').description('serve the operators\' dashboard on 127.0.0.1 (URL printed); read-only unless --allow-actions').option('--port <n>', 'port on 127.0.0.1 (default a free one)').option('--allow-actions', 'show force-release, cancel, requeue and run-now buttons').option('--refresh <duration>', 'how often the index is read and pages refresh (default 2s)').action(async (o, cmd: Command) => setExit(await (await import('./commands/ui.js')).uiCommand(ctx(cmd), o)));
 
   sub('start')
     .description('start the local stack (DynamoDB and SQS emulators, Lambda endpoint, reclaim timer) and a demo workload')

@@ -81,7 +81,12 @@ function docClient(client: DynamoDBClient | DynamoDBDocumentClient): DynamoDBDoc
   return doc;
 }
 
-/** Writes the item unless a newer run of the same job already wrote it; see the header. */
+/**
+ * Writes the item unless a newer run of the same job already wrote it; see the header.
+ * @example
+ * const out = await fencedWrite({ client, tableName: 'reports', key: { pk: 'r1' }, set: { total }, token: ctx.fencingToken });
+ * if (out.outcome === 'fenced-out') return; // a newer run of this job already wrote r1
+ */
 export async function fencedWrite(input: FencedWriteInput): Promise<FencedWriteOutcome> {
   const i = checkObject('fencedWrite', input);
   if (typeof input.tableName !== 'string' || input.tableName.length < 3) throw new ValidationError('fencedWrite.tableName', input.tableName, 'must be a table name');

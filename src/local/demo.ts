@@ -81,7 +81,8 @@ export function planDemoJobs(n: number, durationMs: number): PlannedJob[] {
   });
 }
 
-const HANDLERS = fileURLToPath(new URL('./demo-handlers.ts', import.meta.url));
+// The TypeScript source in a clone run by vitest or tsx, the built .js in the package.
+const HANDLERS = fileURLToPath(new URL(import.meta.url.endsWith('.ts') ? './demo-handlers.ts' : './demo-handlers.js', import.meta.url));
 
 /** Runs the demo against a started stack; resolves with the summary once every job is finished (or on Ctrl-C). */
 export async function runDemo(stack: LocalStack, opts: DemoOptions, stackLog: { records: LogRecord[] }): Promise<DemoSummary> {
@@ -160,7 +161,7 @@ export async function runDemo(stack: LocalStack, opts: DemoOptions, stackLog: { 
   for (let i = 0; i < opts.workers; i++) pool.spawn(`worker-${nextName++}`);
   let stackLogSeen = 0;
   // The clock of the demo starts once the workers are up (each is a Node process loading the SDK).
-  opts.write(`starting ${opts.workers} worker processes (fenceq work --handlers src/local/demo-handlers.ts)…\n`);
+  opts.write(`starting ${opts.workers} worker processes (fenceq work --handlers ${HANDLERS})…\n`);
   const bootDeadline = Date.now() + 30_000;
   while (pool.workers.some((w) => w.status === 'starting') && Date.now() < bootDeadline && !opts.signal.aborted) await sleep(100, opts.signal);
   start = Date.now();

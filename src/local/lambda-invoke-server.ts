@@ -13,10 +13,10 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Context } from 'aws-lambda';
+import type { LambdaContext } from '../aws/lambda-types.js';
 
 /** A Lambda handler as the server calls it. */
-export type LocalHandler = (event: unknown, context: Context) => unknown;
+export type LocalHandler = (event: unknown, context: LambdaContext) => unknown;
 
 /** A function the server serves: its handler, and its timeout. */
 export interface LocalFunction {
@@ -151,7 +151,7 @@ function functionName(raw: string): string {
   return rest.split(':')[0]!;
 }
 
-function lambdaContext(name: string, region: string, deadline: number, timeoutMs: number): Context {
+function lambdaContext(name: string, region: string, deadline: number, timeoutMs: number): LambdaContext & Record<string, unknown> {
   const fail = () => {
     throw new Error('callback-style completion is not supported; return a promise');
   };

@@ -20,13 +20,13 @@ export interface QueueSettings {
   readonly wakeVisibilitySeconds: number;
 }
 
-/** Reads the queue settings from the CDK stack's defaults (loads aws-cdk-lib's Duration). */
+/** Reads the queue settings the CDK stack's defaults are built from (plain numbers: no aws-cdk-lib needed). */
 export async function cdkQueueSettings(): Promise<QueueSettings> {
-  const { DEFAULTS, VISIBILITY_TIMEOUT_FACTOR } = await import('../../infra/defaults.js');
+  const { QUEUE_DEFAULTS, VISIBILITY_TIMEOUT_FACTOR } = await import('../../infra/queue-defaults.js');
   return {
-    retentionSeconds: DEFAULTS.retentionPeriod.toSeconds(),
-    maxReceiveCount: DEFAULTS.maxReceiveCount,
-    wakeVisibilitySeconds: DEFAULTS.workerTimeout.toSeconds() * VISIBILITY_TIMEOUT_FACTOR,
+    retentionSeconds: QUEUE_DEFAULTS.retentionDays * 86_400,
+    maxReceiveCount: QUEUE_DEFAULTS.maxReceiveCount,
+    wakeVisibilitySeconds: QUEUE_DEFAULTS.workerTimeoutSeconds * VISIBILITY_TIMEOUT_FACTOR,
   };
 }
 

@@ -16,6 +16,7 @@ import { startDynalite, type EmulatorProcess } from './emulator.js';
 import { startLambdaInvokeServer, type LocalHandler } from './lambda-invoke-server.js';
 import { cdkQueueSettings, createLocalQueues, type LocalQueues } from './message-queues.js';
 import { startReclaimTimer, type ReclaimSummary, type ReclaimTimer } from './reclaim-timer.js';
+import { requirePackages } from './optional-packages.js';
 import { startFauxqs } from './sqs-emulator.js';
 
 /** Names under which the local Lambda endpoint serves fenceq's functions. */
@@ -58,6 +59,7 @@ export interface LocalStack {
 
 /** Starts the stack; on failure, whatever had started is stopped again. */
 export async function startLocalStack(opts: LocalStackOptions): Promise<LocalStack> {
+  requirePackages('fenceq start (the local stack)', ['dynalite', 'fauxqs']);
   const tableName = opts.tableName ?? 'fenceq-local';
   const reclaimPeriodMs = opts.reclaimPeriodMs ?? 60_000;
   const stops: (() => Promise<void> | void)[] = [];
@@ -70,11 +72,12 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
       return e;
     });
   try {
-    const [dynamo, sqsEmulator, settings] = await Promise.all([
-      track(startDynalite({ path: opts.dataDir, port: opts.port })),
-      track(startFauxqs()),
-      cdkQueueSettings(),
-    ]);
+    // allSettled, not all: when one step fails, the emulators that did start are tracked (and
+    // stopped below) before the error propagates, so no child outlives a failed start.
+    const settled = await Promise.allSettled([track(startDynalite({ path: opts.dataDir, port: opts.port })), track(startFauxqs()), cdkQueueSettings()] as const);
+    const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (failed) throw failed.reason;
+    const [dynamo, sqsEmulator, settings] = settled.map((s) => (s as PromiseFulfilledResult<unknown>).value) as [EmulatorProcess, EmulatorProcess, Awaited<ReturnType<typeof cdkQueueSettings>>];
     const client = dynamoClient({ endpoint: dynamo.endpoint });
     const sqs = sqsClient({ endpoint: sqsEmulator.endpoint });
     stops.push(() => client.destroy(), () => sqs.destroy());
@@ -101,8 +104,8 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     });
     stops.push(() => reclaim.stop());
     const env: Record<string, string> = {
-      FENCEQ_TABLE: tableName,
-      DYNAMODB_ENDPOINT: dynamo.endpoint,
+      [ENV.tableName]: tableName,
+      [ENV.dynamodbEndpoint]: dynamo.endpoint,
       FENCEQ_LAMBDA_ENDPOINT: lambda.endpoint,
       FENCEQ_API_FUNCTION: LOCAL_FUNCTIONS.api,
       FENCEQ_SQS_ENDPOINT: sqsEmulator.endpoint,

@@ -39,7 +39,8 @@ export interface WorkerPoolOptions {
   readonly onCrash: (worker: WorkerProcess, how: string) => void;
 }
 
-const BIN = fileURLToPath(new URL('../../bin/fenceq.js', import.meta.url));
+// bin/ is two levels above src/local/ in a clone (run from source) and three above dist/src/local/ once built.
+const BIN = fileURLToPath(new URL(import.meta.url.endsWith('.ts') ? '../../bin/fenceq.js' : '../../../bin/fenceq.js', import.meta.url));
 
 /** Starts, kills and stops worker processes. */
 export class WorkerPool {

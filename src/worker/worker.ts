@@ -20,7 +20,14 @@ type Outcome = { ok: true; result: unknown } | { ok: false; error: unknown; retr
 
 const ACK_RETRY_DELAYS_MS = [200, 800, 2_000];
 
-/** Runs handlers for leased jobs; see docs/worker.md. */
+/**
+ * Runs handlers for leased jobs; see docs/worker.md.
+ * @example
+ * import { JobQueue, Worker } from 'fenceq';
+ *
+ * const worker = new Worker({ queue: new JobQueue({ tableName: 'jobs' }), handlers: { email: async (job) => send(job.payload) } });
+ * worker.start(); // later: await worker.stop()
+ */
 export class Worker {
   /** The lease owner id of this worker. */
   readonly owner: string;

@@ -16,7 +16,7 @@ const past = () => Date.now() - 600_000;
 beforeAll(async () => {
   const t = await freshTable('fenceq-cli');
   tableName = t.tableName;
-  env = { FENCEQ_TABLE: t.tableName, DYNAMODB_ENDPOINT: endpoint() };
+  env = { FENCEQ_TABLE_NAME: t.tableName, FENCEQ_DYNAMODB_ENDPOINT: endpoint() };
   queue = new JobQueue({ tableName, client: t.client, logger: silentLogger });
 });
 
@@ -258,7 +258,7 @@ describe('configuration and errors', () => {
     const run = await cli(['--endpoint', `http://127.0.0.1:${port}`, 'stats'], { env });
     expect(run.code).toBe(EXIT.unavailable);
     expect(run.stderr).toBe(`fenceq: cannot reach http://127.0.0.1:${port} (ECONNREFUSED)\n`);
-    const get = await cli(['get', 'x'], { env: { ...env, DYNAMODB_ENDPOINT: `http://127.0.0.1:${port}` } });
+    const get = await cli(['get', 'x'], { env: { ...env, FENCEQ_DYNAMODB_ENDPOINT: `http://127.0.0.1:${port}` } });
     expect(get.code).toBe(EXIT.unavailable);
   });
 
@@ -286,7 +286,7 @@ describe('configuration and errors', () => {
     const file = join(dir, 'outputs.json');
     writeFileSync(file, JSON.stringify({ FenceqStack: { JobsTableName: tableName, JobsTableArn: `arn:aws:dynamodb:eu-west-1:123456789012:table/${tableName}` } }));
     await queue.enqueue({ queue: 'outq', id: 'out-1', payload: null });
-    const run = await cli(['--outputs', file, '--json', 'get', 'out-1'], { env: { DYNAMODB_ENDPOINT: endpoint() } });
+    const run = await cli(['--outputs', file, '--json', 'get', 'out-1'], { env: { FENCEQ_DYNAMODB_ENDPOINT: endpoint() } });
     expect(run.code).toBe(0);
     expect(json(run).id).toBe('out-1');
     expect((await cli(['--outputs', join(dir, 'missing.json'), 'stats'], { env: {} })).code).toBe(EXIT.usage);

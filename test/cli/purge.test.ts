@@ -21,7 +21,7 @@ beforeAll(async () => {
   const t = await freshTable('fenceq-purge');
   tableName = t.tableName;
   client = t.client;
-  env = { FENCEQ_TABLE: t.tableName, DYNAMODB_ENDPOINT: endpoint() };
+  env = { FENCEQ_TABLE_NAME: t.tableName, FENCEQ_DYNAMODB_ENDPOINT: endpoint() };
   queue = new JobQueue({ tableName, client, logger: silentLogger });
 });
 

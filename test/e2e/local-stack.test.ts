@@ -2,6 +2,7 @@ import { InvokeCommand } from '@aws-sdk/client-lambda';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lambdaClient, sqsClient } from '../../src/aws/clients.js';
+import { readConfig } from '../../src/aws/config.js';
 import { LambdaJobStore } from '../../src/aws/lambda-job-store.js';
 import { JobQueue } from '../../src/job-queue.js';
 import { silentLogger } from '../../src/log.js';
@@ -31,7 +32,9 @@ describe('fenceq start --no-demo', () => {
     const ready = await stack.next('stack.ready');
     expect(ready.tableName).toBe('fenceq-e2e');
     expect(ready.dynamodbEndpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-    expect(env).toMatchObject({ FENCEQ_TABLE: 'fenceq-e2e', DYNAMODB_ENDPOINT: ready.dynamodbEndpoint });
+    expect(env).toMatchObject({ FENCEQ_TABLE_NAME: 'fenceq-e2e', FENCEQ_DYNAMODB_ENDPOINT: ready.dynamodbEndpoint });
+    // One set of names: what the stack prints is what the functions' config and the CLI read.
+    expect(readConfig(env)).toMatchObject({ tableName: 'fenceq-e2e', dynamodbEndpoint: ready.dynamodbEndpoint });
     expect(alive(dynalitePid)).toBe(true);
     const stats = await spawnCli(['--json', 'stats'], env);
     expect(stats.code).toBe(0);

@@ -8,6 +8,7 @@ import { resolve } from 'node:path';
 import { memoryLogger, type Logger } from '../../log.js';
 import { renderSummary, runDemo } from '../../local/demo.js';
 import { startLocalStack, type LocalStack } from '../../local/stack.js';
+import { startDashboard, type Dashboard } from '../../ui/server.js';
 import { DEFAULT_RECLAIM_PERIOD_MS } from '../config.js';
 import type { CommandContext } from '../context.js';
 import { CliError, EXIT } from '../exit-codes.js';
@@ -63,10 +64,12 @@ export async function startCommand(ctx: CommandContext, o: StartOptions): Promis
   const demoLog = memoryLogger();
   const logger: Logger = demo ? demoLog : stackLogger(json ? (e, f) => emit(e, f) : (e, f) => out(`${describeStackEvent(e, f)}\n`));
   let stack: LocalStack | undefined;
+  let ui: Dashboard | undefined;
   try {
     stack = await startLocalStack({ tableName: o.tableName, dataDir, port, reclaimPeriodMs, logger });
-    if (json) emit('stack.ready', { ...describeStack(stack), dataDir: dataDir ?? null });
-    else out(readyText(stack, dataDir));
+    ui = await startDashboard({ queue: stack.queue, target: `local stack ${stack.dynamodbEndpoint}`, reclaimPeriodMs });
+    if (json) emit('stack.ready', { ...describeStack(stack), dataDir: dataDir ?? null, dashboardUrl: ui.url });
+    else out(readyText(stack, dataDir, ui.url));
     if (!demo) {
       await untilAborted(abort.signal);
       return EXIT.ok;
@@ -87,6 +90,7 @@ export async function startCommand(ctx: CommandContext, o: StartOptions): Promis
     }
     return summary.unexpected.length === 0 ? EXIT.ok : EXIT.failure;
   } finally {
+    await ui?.close();
     await stack?.stop();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
@@ -109,7 +113,7 @@ export function describeStack(stack: LocalStack): Record<string, unknown> {
   };
 }
 
-function readyText(stack: LocalStack, dataDir: string | undefined): string {
+function readyText(stack: LocalStack, dataDir: string | undefined, dashboardUrl: string): string {
   const exports = Object.entries(stack.env)
     .map(([k, v]) => `  export ${k}=${v}`)
     .join('\n');
@@ -120,11 +124,12 @@ function readyText(stack: LocalStack, dataDir: string | undefined): string {
     `                                 dead-job notifications ${stack.queues.deadQueueUrl}`,
     `  Lambda    ${stack.lambdaEndpoint}  functions ${Object.values(stack.functions).join(', ')} (Invoke API)`,
     `  reclaim   ${stack.functions.reclaim} invoked every ${formatDuration(stack.reclaimPeriodMs)}, in place of the EventBridge rule`,
+    `  dashboard ${dashboardUrl}  read-only (npx fenceq ui --allow-actions, with the env below, for actions)`,
     '',
     'Your own producer, worker and the CLI need:',
     exports,
     '',
-    'Then try:  npx fenceq stats   ·   npx fenceq work --handlers src/local/demo-handlers.ts   ·   npx fenceq inspect <id>',
+    'Then try:  npx fenceq stats   ·   npx fenceq work --handlers ./handlers.ts (yours: examples/worker/handlers.ts shows one)   ·   npx fenceq inspect <id>',
     '',
   ].join('\n');
 }

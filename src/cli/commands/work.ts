@@ -3,16 +3,14 @@
  * Ctrl-C) stops claiming, lets running handlers finish within --stop-timeout, then releases every
  * lease still held so other workers take those jobs at once; a second signal cuts the wait short.
  */
-import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { LambdaJobStore } from '../../aws/lambda-job-store.js';
 import { JobQueue } from '../../job-queue.js';
 import type { JobStore } from '../../job-store.js';
 import { defaultLogger, type Logger } from '../../log.js';
 import { runWorkerProcess } from '../../worker/process.js';
-import type { Handler, HandlerDefinition } from '../../worker/types.js';
 import { Worker } from '../../worker/worker.js';
 import type { CommandContext } from '../context.js';
+import { loadHandlers } from '../load-handlers.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { formatDuration } from '../format.js';
 import { duration, integer } from './jobs.js';
@@ -31,25 +29,7 @@ export interface WorkOptions {
   readonly lambdaEndpoint?: string;
 }
 
-/** The handlers a module exports: `export const handlers = { queue: fn | { handle, ... } }` or the same as default export. */
-export type HandlerMap = Record<string, Handler | HandlerDefinition>;
-
-/** Loads a handlers module (TypeScript works: the CLI runs under tsx). */
-export async function loadHandlers(file: string): Promise<HandlerMap> {
-  let mod: Record<string, unknown>;
-  try {
-    mod = (await import(pathToFileURL(resolve(file)).href)) as Record<string, unknown>;
-  } catch (err) {
-    const code = (err as { code?: string }).code;
-    const why = code === 'ERR_MODULE_NOT_FOUND' ? 'no such module' : err instanceof Error ? err.message.split('\n')[0] : String(err);
-    throw new CliError(EXIT.usage, `cannot load --handlers ${file}: ${why}`);
-  }
-  const candidate = (mod.handlers ?? mod.default) as unknown;
-  if (typeof candidate !== 'object' || candidate === null || Object.keys(candidate).length === 0) {
-    throw new CliError(EXIT.usage, `--handlers ${file} must export \`handlers\` (or a default export): an object of queue name -> handler`);
-  }
-  return candidate as HandlerMap;
-}
+export { loadHandlers, type HandlerMap } from '../load-handlers.js';
 
 /** Runs the worker until a signal stops it; resolves to the exit code (the worker process helper exits the process itself). */
 export async function workCommand(ctx: CommandContext, o: WorkOptions): Promise<number> {
@@ -117,3 +97,4 @@ function openStore(ctx: CommandContext, o: WorkOptions, logger: Logger): { store
   const check = () => store.renew({ id: 'fenceq-probe', generation: 1, secret: '0'.repeat(32), incarnation: '0000000000000000', owner: 'fenceq-probe', expiresAt: 0, attempt: 1, maxAttempts: 1, queue: 'probe', payload: null }, 1_000);
   return { store, check, where: ` through the Lambda API function ${functionName}${endpoint ? ` at ${endpoint}` : ''}` };
 }
+
