@@ -10,7 +10,7 @@ let queue: JobQueue;
 
 beforeAll(async () => {
   const t = await freshTable('fenceq-cli');
-  env = { FENCEQ_TABLE: t.tableName, DYNAMODB_ENDPOINT: endpoint() };
+  env = { FENCEQ_TABLE_NAME: t.tableName, FENCEQ_DYNAMODB_ENDPOINT: endpoint() };
   queue = new JobQueue({ tableName: t.tableName, client: t.client, logger: silentLogger });
 });
 
