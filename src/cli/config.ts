@@ -10,7 +10,7 @@ import { ConfigError } from '../aws/errors.js';
 import { JobQueue } from '../job-queue.js';
 import { defaultLogger, type Logger } from '../log.js';
 import { CliError, EXIT } from './exit-codes.js';
-import { parseDuration } from './format.js';
+import { parseDuration } from '../text/format.js';
 
 /** The options every command accepts. */
 export interface GlobalOptions {

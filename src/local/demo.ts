@@ -6,7 +6,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import type { EnqueueInput } from '../store/enqueue.js';
-import { formatDuration } from '../cli/format.js';
+import { formatDuration } from '../text/format.js';
 import type { LogRecord } from '../log.js';
 import type { LocalStack } from './stack.js';
 import { ViewPrinter, type QueueRow, type Totals, type ViewState } from './live-view.js';

@@ -2,7 +2,7 @@
  * The local stack's live terminal view. `renderView` is pure (state in, lines out); `ViewPrinter`
  * redraws in place on a terminal and prints plain periodic lines otherwise (a pipe, a CI log).
  */
-import { formatDuration, renderTable } from '../cli/format.js';
+import { formatDuration, renderTable } from '../text/format.js';
 
 /** One queue's row. */
 export interface QueueRow {

@@ -5,8 +5,8 @@
  */
 import type { Job } from '../job.js';
 import type { JobSummary } from '../store/browse.js';
-import { explainJob } from '../cli/explain.js';
-import { formatDuration, formatInstant } from '../cli/format.js';
+import { explainJob } from '../text/explain.js';
+import { formatDuration, formatInstant } from '../text/format.js';
 import { html, type SafeHtml } from './html.js';
 import type { QueueFigures, Reading } from './sampler.js';
 

@@ -1,6 +1,6 @@
 /**
  * The operators' dashboard: a small Hono app served on 127.0.0.1 only. It sits at the CLI's layer
- * (it reuses the CLI's `inspect` wording from src/cli/explain.ts) and reaches the table only
+ * (it reuses the CLI's `inspect` wording from src/text/explain.ts) and reaches the table only
  * through a {@link JobQueue}: reads from the work index (list, stats-like readings) and by id,
  * writes only through the queue's guarded operator transitions, and only with `allowActions`.
  *
@@ -21,7 +21,7 @@ import type { JobQueue } from '../job-queue.js';
 import type { Job } from '../job.js';
 import { LISTABLE_STATES, type JobSummary } from '../store/browse.js';
 import { checkId, checkQueue } from '../validate.js';
-import { formatInstant } from '../cli/format.js';
+import { formatInstant } from '../text/format.js';
 import { DASHBOARD_CSS, DASHBOARD_JS } from './assets.js';
 import { errorPage, jobLive, jobPage, jobsPage, layout, queueRows, queuesPage, type ActionOutcome } from './pages.js';
 import { QueueSampler } from './sampler.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { explainJob, IDLE_HINT_MS } from '../../src/cli/explain.js';
+import { explainJob, IDLE_HINT_MS } from '../../src/text/explain.js';
 import type { Job } from '../../src/job.js';
 
 // Every case runs on a fixed clock: 2030-01-01 00:00:00Z.

@@ -3,7 +3,7 @@
  * explanation, and a killed worker's job showing its lease expiry and then its takeover.
  */
 import { describe, expect, test } from 'vitest';
-import { explainJob } from '../../src/cli/explain.js';
+import { explainJob } from '../../src/text/explain.js';
 import { jobLive } from '../../src/ui/pages.js';
 import { Worker } from '../../src/worker/worker.js';
 import { silentLogger } from '../../src/log.js';

@@ -1,7 +1,7 @@
 /** The operator's interventions: force-release, requeue, cancel, one reclaim pass, purge. */
 import type { CommandContext } from '../context.js';
 import { CliError, EXIT } from '../exit-codes.js';
-import { formatDuration, formatInstant, renderTable } from '../format.js';
+import { formatDuration, formatInstant, renderTable } from '../../text/format.js';
 import { duration, integer } from './jobs.js';
 
 /** `fenceq release ID --force`: takes the job from whoever holds it (their later acks are refused). */

@@ -5,8 +5,8 @@ import { LISTABLE_STATES, type JobSummary } from '../../store/browse.js';
 import { reclaimPeriodMs } from '../config.js';
 import type { CommandContext } from '../context.js';
 import { CliError, EXIT } from '../exit-codes.js';
-import { explainJob } from '../explain.js';
-import { formatDuration, formatInstant, oneLine, parseDuration, renderFields, renderTable } from '../format.js';
+import { explainJob } from '../../text/explain.js';
+import { formatDuration, formatInstant, oneLine, parseDuration, renderFields, renderTable } from '../../text/format.js';
 import { readPayload } from '../io.js';
 import { JobNotFoundError } from '../../errors.js';
 

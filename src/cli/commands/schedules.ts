@@ -4,7 +4,7 @@ import type { Json } from '../../job.js';
 import type { CatchUp, ScheduleInput } from '../../schedules.js';
 import type { CommandContext } from '../context.js';
 import { CliError, EXIT } from '../exit-codes.js';
-import { formatDuration, formatInstant, renderTable } from '../format.js';
+import { formatDuration, formatInstant, renderTable } from '../../text/format.js';
 import { integer } from './jobs.js';
 
 /** A due backlog older than this on a schedule's queue is flagged: no worker seems to be taking its jobs. */

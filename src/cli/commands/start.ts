@@ -12,7 +12,7 @@ import { startDashboard, type Dashboard } from '../../ui/server.js';
 import { DEFAULT_RECLAIM_PERIOD_MS } from '../config.js';
 import type { CommandContext } from '../context.js';
 import { CliError, EXIT } from '../exit-codes.js';
-import { formatDuration } from '../format.js';
+import { formatDuration } from '../../text/format.js';
 import { duration, integer } from './jobs.js';
 
 /** Options of `start`. */

@@ -12,7 +12,7 @@ import { Worker } from '../../worker/worker.js';
 import type { CommandContext } from '../context.js';
 import { loadHandlers } from '../load-handlers.js';
 import { CliError, EXIT } from '../exit-codes.js';
-import { formatDuration } from '../format.js';
+import { formatDuration } from '../../text/format.js';
 import { duration, integer } from './jobs.js';
 
 /** Options of `work`. */

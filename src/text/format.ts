@@ -1,4 +1,4 @@
-/** Pure text helpers of the CLI: durations, instants and aligned tables. */
+/** Pure text helpers shared by the CLI, the dashboard and the local stack: durations, instants and aligned tables. */
 
 /** A duration in ms as a short human string: `850ms`, `12s`, `3m 05s`, `2h 10m`, `3d 4h`. */
 export function formatDuration(ms: number): string {
