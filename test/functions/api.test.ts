@@ -3,6 +3,7 @@ import type { InvokeReply } from '../../src/aws/errors.js';
 import type { Lease } from '../../src/job.js';
 import { bodies, coldStart, drain, freshSqsQueue, handlerEnv } from '../aws/support.js';
 import { freshTable, rawAccess } from '../support/harness.js';
+import { iamHarness, IAM_ENFORCED, type IamHarness } from '../support/iam.js';
 
 type Handler = (event: unknown) => Promise<InvokeReply>;
 
@@ -11,15 +12,18 @@ let api: Handler;
 let admin: Handler;
 let wakeUrl: string;
 let raw: ReturnType<typeof rawAccess>;
+let iam: IamHarness;
 
 beforeAll(async () => {
   const table = await freshTable();
   raw = rawAccess(table.doc, table.tableName);
   wakeUrl = await freshSqsQueue('wake');
-  const env = handlerEnv(table.tableName, { FENCEQ_WAKE_QUEUE_URL: wakeUrl });
-  enq = (await coldStart(() => import('../../functions/enqueue.js'), env)).handler;
-  api = (await coldStart(() => import('../../functions/api.js'), env)).handler;
-  admin = (await coldStart(() => import('../../functions/admin.js'), env)).handler;
+  // Each function runs under the policy its role has in the synthesized template (IAM proxy).
+  iam = await iamHarness({ tableName: table.tableName, queueUrls: { wake: wakeUrl } });
+  const env = (principal: string) => handlerEnv(table.tableName, { FENCEQ_WAKE_QUEUE_URL: wakeUrl, ...iam.env(principal) });
+  enq = (await coldStart(() => import('../../functions/enqueue.js'), env('enqueue'))).handler;
+  api = (await coldStart(() => import('../../functions/api.js'), env('api'))).handler;
+  admin = (await coldStart(() => import('../../functions/admin.js'), env('admin'))).handler;
 });
 
 /** Unwraps an ok reply, failing the test with the error otherwise. */
@@ -232,5 +236,11 @@ describe('functions/admin: schedule operations', () => {
     const bad = await admin({ op: 'schedulePut', schedule: { name: 'bad-zone', cron: '* * * * *', queue: 'q', timezone: 'Atlantis/Nowhere' } });
     expect(bad).toMatchObject({ ok: false, error: { name: 'ValidationError', field: 'schedule.timezone' } });
     expect(await admin({ op: 'scheduleGet', name: 'bad-zone' })).toMatchObject({ ok: true, value: null });
+  });
+});
+
+describe('under IAM', () => {
+  it.runIf(IAM_ENFORCED)('denied nothing any test of this file asked for', () => {
+    expect(iam.denials).toEqual([]);
   });
 });
