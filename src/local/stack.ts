@@ -13,6 +13,8 @@ import { JobQueue, dynamoClient } from '../job-queue.js';
 import type { Logger } from '../log.js';
 import { ensureTable } from '../store/ensure-table.js';
 import { startDynalite, type EmulatorProcess } from './emulator.js';
+import { startIamProxy, type IamProxy } from './iam-proxy.js';
+import { bindIamTemplate, FUNCTION_PRINCIPALS, synthIamTemplate } from './iam-template.js';
 import { startLambdaInvokeServer, type LocalHandler } from './lambda-invoke-server.js';
 import { cdkQueueSettings, createLocalQueues, type LocalQueues } from './message-queues.js';
 import { startReclaimTimer, type ReclaimSummary, type ReclaimTimer } from './reclaim-timer.js';
@@ -32,8 +34,15 @@ export interface LocalStackOptions {
   readonly port?: number;
   /** How often the reclaim run fires. @default 60000 (the CDK rule's rate) */
   readonly reclaimPeriodMs?: number;
-  /** Where the stack's own log lines go (`reclaim_timer.ran`, `reclaim_timer.failed`). */
+  /** Where the stack's own log lines go (`reclaim_timer.ran`, `reclaim_timer.failed`, `iam.denied`). */
   readonly logger: Logger;
+  /**
+   * Run every function under its role's policy from the synthesized template (iam-proxy.ts):
+   * each function's DynamoDB and SQS requests go through the IAM-enforcing proxy, and a request
+   * its role does not allow fails with AccessDeniedException as on AWS. Needs aws-cdk-lib and
+   * @cloud-copilot/iam-simulate. @default false
+   */
+  readonly enforceIam?: boolean;
 }
 
 /** A running local stack. */
@@ -49,6 +58,8 @@ export interface LocalStack {
   readonly queue: JobQueue;
   /** Environment variables a producer, a worker or the CLI of your own needs to use this stack. */
   readonly env: Readonly<Record<string, string>>;
+  /** With `enforceIam`: the IAM proxy endpoint (DynamoDB and SQS) of each principal (enqueue, api, admin, reclaim, worker). */
+  readonly iamEndpoints: Readonly<Record<string, string>> | undefined;
   /** Child processes of the stack itself (emulators), by name. */
   readonly pids: Readonly<Record<string, number>>;
   /** The reclaim timer (runOnce() invokes the reclaim function now). */
@@ -83,13 +94,18 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     stops.push(() => client.destroy(), () => sqs.destroy());
     const [, queues] = await Promise.all([ensureTable(client, tableName), createLocalQueues(sqs, tableName, settings)]);
 
-    const functions = await loadFunctions({
-      [ENV.tableName]: tableName,
-      [ENV.dynamodbEndpoint]: dynamo.endpoint,
-      [ENV.sqsEndpoint]: sqsEmulator.endpoint,
-      [ENV.wakeQueueUrl]: queues.wakeQueueUrl,
-      [ENV.deadQueueUrl]: queues.deadQueueUrl,
-    });
+    const iam = opts.enforceIam ? await startIam(tableName, queues, dynamo.endpoint, sqsEmulator.endpoint, opts.logger) : undefined;
+    if (iam) stops.push(() => iam.stop());
+    const functions = await loadFunctions(
+      {
+        [ENV.tableName]: tableName,
+        [ENV.dynamodbEndpoint]: dynamo.endpoint,
+        [ENV.sqsEndpoint]: sqsEmulator.endpoint,
+        [ENV.wakeQueueUrl]: queues.wakeQueueUrl,
+        [ENV.deadQueueUrl]: queues.deadQueueUrl,
+      },
+      iam ? (fn) => ({ [ENV.dynamodbEndpoint]: iam.endpoint(fn), [ENV.sqsEndpoint]: iam.endpoint(fn) }) : () => ({}),
+    );
     const lambda = await startLambdaInvokeServer({ functions });
     stops.push(() => lambda.stop());
     const invoker = lambdaClient({ endpoint: lambda.endpoint });
@@ -126,6 +142,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
       reclaimPeriodMs,
       queue,
       env,
+      iamEndpoints: iam ? Object.fromEntries(FUNCTION_PRINCIPALS.map((p) => [p, iam.endpoint(p)])) : undefined,
       pids: { dynalite: dynamo.pid, fauxqs: sqsEmulator.pid },
       reclaim,
       stop: stopAll,
@@ -136,22 +153,37 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
   }
 }
 
+/** The IAM-enforcing proxy bound to this stack's table, queues and functions, with the policies of the synthesized FenceqStack. */
+async function startIam(tableName: string, queues: LocalQueues, dynamodbEndpoint: string, sqsEndpoint: string, logger: Logger): Promise<IamProxy> {
+  const template = await synthIamTemplate();
+  const bound = bindIamTemplate(template, {
+    tableName,
+    queueUrls: { wake: queues.wakeQueueUrl, wakeRedrive: queues.wakeRedriveQueueUrl, dead: queues.deadQueueUrl, deadRedrive: queues.deadRedriveQueueUrl },
+    functionNames: LOCAL_FUNCTIONS,
+  });
+  return startIamProxy({ dynamodbEndpoint, sqsEndpoint, ...bound, logger });
+}
+
 /**
  * Imports fenceq's handlers with the environment a deployed function would have. They read it
- * once, at import, as on a cold start; their Powertools logs and metrics are silenced so they do
- * not mix with the stack's own output.
+ * once, at import, as on a cold start (one at a time, so each reads its own endpoints: its
+ * role's, under the IAM proxy); their Powertools logs and metrics are silenced so they do not mix
+ * with the stack's own output.
  */
-async function loadFunctions(env: Record<string, string>): Promise<Record<string, LocalHandler>> {
+async function loadFunctions(env: Record<string, string>, endpointsOf: (fn: keyof typeof LOCAL_FUNCTIONS) => Record<string, string>): Promise<Record<string, LocalHandler>> {
   Object.assign(process.env, env, { POWERTOOLS_METRICS_DISABLED: 'true' });
   const saved = process.env.FENCEQ_LOG;
   process.env.FENCEQ_LOG = 'silent';
+  const load = async <M>(fn: keyof typeof LOCAL_FUNCTIONS, importer: () => Promise<M>): Promise<M> => {
+    Object.assign(process.env, env, endpointsOf(fn));
+    return importer();
+  };
   try {
-    const [enqueue, api, admin, reclaim] = await Promise.all([
-      import('../../functions/enqueue.js'),
-      import('../../functions/api.js'),
-      import('../../functions/admin.js'),
-      import('../../functions/reclaim.js'),
-    ]);
+    const enqueue = await load('enqueue', () => import('../../functions/enqueue.js'));
+    const api = await load('api', () => import('../../functions/api.js'));
+    const admin = await load('admin', () => import('../../functions/admin.js'));
+    const reclaim = await load('reclaim', () => import('../../functions/reclaim.js'));
+    Object.assign(process.env, env);
     return {
       [LOCAL_FUNCTIONS.enqueue]: enqueue.handler as LocalHandler,
       [LOCAL_FUNCTIONS.api]: api.handler as LocalHandler,

@@ -15,6 +15,7 @@ import { alive, startStack, startWorker, until, type StackProcess } from './supp
 describe('fenceq start --no-demo', () => {
   let stack: StackProcess;
   let env: Record<string, string>;
+  let workerEnv: Record<string, string>;
   let queue: JobQueue;
   let dynalitePid: number;
 
@@ -22,11 +23,18 @@ describe('fenceq start --no-demo', () => {
     stack = startStack(['--no-demo', '--table-name', 'fenceq-e2e', '--reclaim-period', '2s']);
     const ready = await stack.next('stack.ready');
     env = ready.env;
+    // Under --enforce-iam the `fenceq work` processes (direct transport) use the worker role's endpoint.
+    workerEnv = ready.iamEndpoints ? { ...env, FENCEQ_DYNAMODB_ENDPOINT: ready.iamEndpoints.worker } : env;
     dynalitePid = ready.pids.dynalite;
     queue = new JobQueue({ tableName: ready.tableName, endpoint: ready.dynamodbEndpoint, logger: silentLogger });
   });
 
   afterAll(() => queue?.client.destroy());
+
+  it.runIf(process.env.FENCEQ_TEST_IAM !== 'off')('runs with the IAM proxy on: every function and worker behind its role endpoint', async () => {
+    const ready = await stack.next('stack.ready');
+    expect(Object.keys(ready.iamEndpoints).sort()).toEqual(['admin', 'api', 'enqueue', 'reclaim', 'worker']);
+  });
 
   it('prints the endpoints and the env vars a producer and a worker need', async () => {
     const ready = await stack.next('stack.ready');
@@ -43,7 +51,7 @@ describe('fenceq start --no-demo', () => {
 
   it('a killed worker: inspect explains the expired lease, another worker takes the job over; every job ends where it should', async () => {
     await queue.enqueue({ queue: 'render', id: 'e2e-slow', payload: { ms: 6_000 } });
-    const w1 = startWorker(env, 'e2e-w1', ['--lease-ttl', '5s', '--poll', '200ms']);
+    const w1 = startWorker(workerEnv, 'e2e-w1', ['--lease-ttl', '5s', '--poll', '200ms']);
     await until('w1 to hold e2e-slow', async () => (await queue.get('e2e-slow'))?.leaseOwner === 'e2e-w1');
     // In-process (the same runCli as bin/fenceq.js) so the check lands while the handler still runs.
     const running = await cli(['inspect', 'e2e-slow'], { env });
@@ -67,7 +75,7 @@ describe('fenceq start --no-demo', () => {
       { queue: 'charge', id: 'e2e-charge', payload: { ms: 50, failUntilAttempt: 1 }, maxAttempts: 3 },
       { queue: 'report', id: 'e2e-report', payload: { ms: 50, alwaysFail: true }, maxAttempts: 2 },
     ]);
-    const w2 = startWorker(env, 'e2e-w2', ['--lease-ttl', '2s', '--poll', '200ms']);
+    const w2 = startWorker(workerEnv, 'e2e-w2', ['--lease-ttl', '2s', '--poll', '200ms']);
     const expected: Record<string, string> = { 'e2e-slow': 'done', 'e2e-mail-1': 'done', 'e2e-mail-2': 'done', 'e2e-charge': 'done', 'e2e-report': 'dead' };
     await until(
       'every job to finish',
@@ -104,7 +112,7 @@ describe('fenceq start --no-demo', () => {
     });
     expect(wake).toBe(true);
     sqs.destroy();
-    const w = startWorker(env, 'e2e-lambda-worker', ['--transport', 'lambda', '--poll', '200ms', '--queues', 'email']);
+    const w = startWorker(workerEnv, 'e2e-lambda-worker', ['--transport', 'lambda', '--poll', '200ms', '--queues', 'email']);
     await until('the Lambda-transport worker to finish the job', async () => (await queue.get('e2e-lambda'))?.state === 'done', 30_000);
     expect((await queue.get('e2e-lambda'))!.result).toMatchObject({ by: 'e2e-lambda-worker' });
     w.child.kill('SIGTERM');
@@ -134,6 +142,8 @@ describe('fenceq start --no-demo', () => {
     expect(stack.events.at(-1)?.event).toBe('stack.stopped');
     const ready = await stack.next('stack.ready');
     await until('the emulators to exit', () => !alive(dynalitePid) && !alive(ready.pids.fauxqs), 10_000);
+    // Every function and worker did all of the above under its role: the proxy denied nothing.
+    expect(stack.events.filter((e) => e.event === 'iam.denied')).toEqual([]);
   });
 });
 

@@ -23,9 +23,13 @@ afterAll(() => {
   for (const c of started) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
 });
 
-/** Spawns `fenceq --json start ARGS` and collects its JSON lines. */
+/**
+ * Spawns `fenceq --json start ARGS` and collects its JSON lines. With `--enforce-iam` unless
+ * FENCEQ_TEST_IAM=off: every function runs under its synthesized role (test/support/iam.ts).
+ */
 export function startStack(args: readonly string[]): StackProcess {
-  const child = spawn(process.execPath, [BIN, '--json', 'start', ...args], {
+  const iam = process.env.FENCEQ_TEST_IAM === 'off' ? [] : ['--enforce-iam'];
+  const child = spawn(process.execPath, [BIN, '--json', 'start', ...iam, ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
     stdio: ['ignore', 'pipe', 'pipe'],

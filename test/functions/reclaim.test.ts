@@ -4,6 +4,7 @@ import type { ReclaimRunResult } from '../../src/aws/reclaim-run.js';
 import type { Lease } from '../../src/job.js';
 import { bodies, coldStart, createSqsQueue, drain, freshSqsQueue, handlerEnv, queueName, queueUrlFor, scheduledEvent } from '../aws/support.js';
 import { freshTable, rawAccess } from '../support/harness.js';
+import { iamHarness, IAM_ENFORCED, type IamHarness } from '../support/iam.js';
 
 type Api = (event: unknown) => Promise<InvokeReply>;
 type Reclaim = (event: unknown) => Promise<ReclaimRunResult>;
@@ -11,12 +12,15 @@ type Reclaim = (event: unknown) => Promise<ReclaimRunResult>;
 let tableName: string;
 let raw: ReturnType<typeof rawAccess>;
 let wakeUrl: string;
+let iam: IamHarness;
 
 beforeAll(async () => {
   const table = await freshTable();
   tableName = table.tableName;
   raw = rawAccess(table.doc, table.tableName);
   wakeUrl = await freshSqsQueue('wake');
+  // Each function runs under the policy its role has in the synthesized template (IAM proxy).
+  iam = await iamHarness({ tableName, queueUrls: { wake: wakeUrl } });
 });
 
 afterEach(() => vi.restoreAllMocks());
@@ -57,14 +61,15 @@ describe('dead-job notifications', () => {
     // The notifications queue does not exist yet: the API function's send fails for real.
     const deadName = queueName('dead');
     const deadUrl = await queueUrlFor(deadName);
+    iam.rebind({ dead: deadUrl });
     const env = handlerEnv(tableName, { FENCEQ_WAKE_QUEUE_URL: wakeUrl, FENCEQ_DEAD_QUEUE_URL: deadUrl });
-    const enq: Api = (await coldStart(() => import('../../functions/enqueue.js'), env)).handler;
-    const api: Api = (await coldStart(() => import('../../functions/api.js'), env)).handler;
+    const enq: Api = (await coldStart(() => import('../../functions/enqueue.js'), { ...env, ...iam.env('enqueue') })).handler;
+    const api: Api = (await coldStart(() => import('../../functions/api.js'), { ...env, ...iam.env('api') })).handler;
     const lease = await killJob(enq, api, 'dead-1', 'billing');
     expect(await raw.get('dead-1')).toMatchObject({ state: 'dead', deadNotified: false });
 
     expect(await createSqsQueue(deadName)).toBe(deadUrl);
-    const reclaim: Reclaim = (await coldStart(() => import('../../functions/reclaim.js'), env)).handler;
+    const reclaim: Reclaim = (await coldStart(() => import('../../functions/reclaim.js'), { ...env, ...iam.env('reclaim') })).handler;
     // Just dead: the reclaim run leaves it to the process that made it dead for a while.
     const early = await reclaim(scheduledEvent());
     expect(early.notices).toMatchObject({ found: 1, sent: 0, deferred: 1 });
@@ -86,13 +91,14 @@ describe('dead-job notifications', () => {
 
   it('sends at once when the notifications queue is reachable, and the reclaim run sends nothing more', async () => {
     const deadUrl = await freshSqsQueue('dead');
+    iam.rebind({ dead: deadUrl });
     const env = handlerEnv(tableName, { FENCEQ_WAKE_QUEUE_URL: wakeUrl, FENCEQ_DEAD_QUEUE_URL: deadUrl });
-    const enq: Api = (await coldStart(() => import('../../functions/enqueue.js'), env)).handler;
-    const api: Api = (await coldStart(() => import('../../functions/api.js'), env)).handler;
+    const enq: Api = (await coldStart(() => import('../../functions/enqueue.js'), { ...env, ...iam.env('enqueue') })).handler;
+    const api: Api = (await coldStart(() => import('../../functions/api.js'), { ...env, ...iam.env('api') })).handler;
     await killJob(enq, api, 'dead-2', 'billing');
     expect(await raw.get('dead-2')).toMatchObject({ deadNotified: true });
     await raw.set('dead-2', { updatedAt: Date.now() - 60_000 });
-    const reclaim: Reclaim = (await coldStart(() => import('../../functions/reclaim.js'), env)).handler;
+    const reclaim: Reclaim = (await coldStart(() => import('../../functions/reclaim.js'), { ...env, ...iam.env('reclaim') })).handler;
     expect((await reclaim(scheduledEvent())).notices.sent).toBe(0);
     expect(bodies(await drain(deadUrl, 1))).toEqual([{ id: 'dead-2', queue: 'billing', attempts: 1, lastError: 'disk full' }]);
   });
@@ -101,9 +107,10 @@ describe('dead-job notifications', () => {
 describe('functions/reclaim', () => {
   it('reclaims an orphaned lease, wakes its queue and emits the health figures as EMF', async () => {
     const deadUrl = await freshSqsQueue('dead');
+    iam.rebind({ dead: deadUrl });
     const env = handlerEnv(tableName, { FENCEQ_WAKE_QUEUE_URL: wakeUrl, FENCEQ_DEAD_QUEUE_URL: deadUrl, POWERTOOLS_METRICS_NAMESPACE: 'fenceq-test', POWERTOOLS_METRICS_DISABLED: 'false' });
-    const enq: Api = (await coldStart(() => import('../../functions/enqueue.js'), env)).handler;
-    const api: Api = (await coldStart(() => import('../../functions/api.js'), env)).handler;
+    const enq: Api = (await coldStart(() => import('../../functions/enqueue.js'), { ...env, ...iam.env('enqueue') })).handler;
+    const api: Api = (await coldStart(() => import('../../functions/api.js'), { ...env, ...iam.env('api') })).handler;
     value(await enq({ op: 'enqueue', job: { queue: 'orphans', payload: 1, id: 'orphan-1' } }));
     value(await enq({ op: 'enqueue', job: { queue: 'orphans', payload: 2, id: 'waiting-1' } }));
     const [lease] = value<Lease[]>(await api({ op: 'lease', lease: { owner: 'dead-worker', queues: ['orphans'], ttlMs: 60_000, max: 1 } }));
@@ -111,7 +118,7 @@ describe('functions/reclaim', () => {
     await raw.set(lease!.id, { leaseExpiresAt: Date.now() - 5_000 });
     await drain(wakeUrl, 2);
 
-    const reclaim: Reclaim = (await coldStart(() => import('../../functions/reclaim.js'), env)).handler;
+    const reclaim: Reclaim = (await coldStart(() => import('../../functions/reclaim.js'), { ...env, ...iam.env('reclaim') })).handler;
     const { result, emf } = await captureEmf(() => reclaim(scheduledEvent()));
     expect(result.reclaim).toMatchObject({ expired: 1, reclaimed: 1, dead: 0 });
     expect(await raw.get(lease!.id)).toMatchObject({ state: 'pending', attempts: 1 });
@@ -132,13 +139,14 @@ describe('functions/reclaim', () => {
 
   it('refuses an event that is not a scheduled event, before touching anything', async () => {
     const deadUrl = await freshSqsQueue('dead');
+    iam.rebind({ dead: deadUrl });
     const env = handlerEnv(tableName, { FENCEQ_WAKE_QUEUE_URL: wakeUrl, FENCEQ_DEAD_QUEUE_URL: deadUrl });
-    const enq: Api = (await coldStart(() => import('../../functions/enqueue.js'), env)).handler;
-    const api: Api = (await coldStart(() => import('../../functions/api.js'), env)).handler;
+    const enq: Api = (await coldStart(() => import('../../functions/enqueue.js'), { ...env, ...iam.env('enqueue') })).handler;
+    const api: Api = (await coldStart(() => import('../../functions/api.js'), { ...env, ...iam.env('api') })).handler;
     value(await enq({ op: 'enqueue', job: { queue: 'untouched', payload: 1, id: 'untouched-1' } }));
     const [lease] = value<Lease[]>(await api({ op: 'lease', lease: { owner: 'gone', queues: ['untouched'], ttlMs: 60_000 } }));
     await raw.set(lease!.id, { leaseExpiresAt: Date.now() - 5_000 });
-    const reclaim: Reclaim = (await coldStart(() => import('../../functions/reclaim.js'), env)).handler;
+    const reclaim: Reclaim = (await coldStart(() => import('../../functions/reclaim.js'), { ...env, ...iam.env('reclaim') })).handler;
     for (const [event, field] of [
       [{ op: 'reclaim' }, 'source'],
       [{ ...scheduledEvent(), 'detail-type': 'Object Created' }, 'detail-type'],
@@ -163,8 +171,9 @@ describe('functions/reclaim', () => {
 describe('recurring schedules in the reclaim run', () => {
   it('fires every tick before its next run ahead, as jobs due at their tick, and a second run adds none twice', async () => {
     const deadUrl = await freshSqsQueue('dead');
+    iam.rebind({ dead: deadUrl });
     const env = handlerEnv(tableName, { FENCEQ_WAKE_QUEUE_URL: wakeUrl, FENCEQ_DEAD_QUEUE_URL: deadUrl });
-    const reclaim: Reclaim = (await coldStart(() => import('../../functions/reclaim.js'), env)).handler;
+    const reclaim: Reclaim = (await coldStart(() => import('../../functions/reclaim.js'), { ...env, ...iam.env('reclaim') })).handler;
     const { JobQueue } = await import('../../src/job-queue.js');
     const { silentLogger } = await import('../../src/log.js');
     const table = await freshTable();
@@ -181,5 +190,11 @@ describe('recurring schedules in the reclaim run', () => {
     expect(new Set(ids).size).toBe(ids.length);
     for (const j of page.jobs) expect(j.runAt).toBeGreaterThan(before - 1);
     expect((await queue.schedules.get('reclaim-run-minutely'))!.nextTick).toBeGreaterThan(before + 60_000);
+  });
+});
+
+describe('under IAM', () => {
+  it.runIf(IAM_ENFORCED)('denied nothing any test of this file asked for', () => {
+    expect(iam.denials).toEqual([]);
   });
 });

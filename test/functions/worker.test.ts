@@ -9,6 +9,7 @@ import { silentLogger } from '../../src/log.js';
 import type { JobContextJob } from '../../src/worker/types.js';
 import { bodies, coldStart, drain, fakeContext, freshSqsQueue, handlerEnv, scheduledEvent, sqsEndpoint, sqsEvent } from '../aws/support.js';
 import { endpoint, freshTable, rawAccess } from '../support/harness.js';
+import { iamHarness, IAM_ENFORCED, type IamHarness } from '../support/iam.js';
 
 /** Records every store call with its time and arguments; the real table decides everything. */
 class RecordingStore implements JobStore {
@@ -48,12 +49,15 @@ let tableName: string;
 let raw: ReturnType<typeof rawAccess>;
 let wakeUrl: string;
 let aws: AwsQueue;
+let iam: IamHarness;
 
 beforeAll(async () => {
   const table = await freshTable();
   tableName = table.tableName;
   raw = rawAccess(table.doc, table.tableName);
   wakeUrl = await freshSqsQueue('wake');
+  // functions/worker (and the enqueue function feeding it) run under their synthesized roles.
+  iam = await iamHarness({ tableName, queueUrls: { wake: wakeUrl } });
   aws = awsQueue(
     { tableName, wakeQueueUrl: wakeUrl, deadQueueUrl: undefined, dynamodbEndpoint: endpoint(), sqsEndpoint: sqsEndpoint() },
     { logger: silentLogger },
@@ -177,13 +181,13 @@ describe('lambdaWorker configuration', () => {
 
 describe('functions/worker', () => {
   async function workerHandler(queues: string) {
-    const env = handlerEnv(tableName, { FENCEQ_WAKE_QUEUE_URL: wakeUrl, FENCEQ_QUEUES: queues });
+    const env = handlerEnv(tableName, { FENCEQ_WAKE_QUEUE_URL: wakeUrl, FENCEQ_QUEUES: queues, ...iam.env('worker') });
     return (await coldStart(() => import('../../functions/worker.js'), env)).handler as (e: unknown, c: unknown) => Promise<unknown>;
   }
 
   it('runs the jobs the wake-up messages announce and stops once idle', async () => {
     await drain(wakeUrl, 0);
-    const enq = (await coldStart(() => import('../../functions/enqueue.js'), handlerEnv(tableName, { FENCEQ_WAKE_QUEUE_URL: wakeUrl }))).handler;
+    const enq = (await coldStart(() => import('../../functions/enqueue.js'), handlerEnv(tableName, { FENCEQ_WAKE_QUEUE_URL: wakeUrl, ...iam.env('enqueue') }))).handler;
     await enq({ op: 'enqueueMany', jobs: Array.from({ length: 6 }, (_, i) => ({ queue: 'echo', payload: { n: i }, id: `echo-${i}` })) });
     const messages = await drain(wakeUrl, 1);
     expect(bodies(messages)).toEqual([{ queue: 'echo' }]);
@@ -218,5 +222,11 @@ describe('functions/worker', () => {
   it('throws on an event that is neither an SQS batch nor a scheduled event', async () => {
     const handler = await workerHandler('echo');
     await expect(handler({ op: 'lease' }, fakeContext(30_000))).rejects.toMatchObject({ name: 'ValidationError', field: 'event' });
+  });
+});
+
+describe('under IAM', () => {
+  it.runIf(IAM_ENFORCED)('denied nothing any test of this file asked for', () => {
+    expect(iam.denials).toEqual([]);
   });
 });

@@ -25,6 +25,7 @@ export interface StartOptions {
   readonly keepAlive?: boolean;
   readonly tableName?: string;
   readonly port?: string;
+  readonly enforceIam?: boolean;
 }
 
 /** Runs the local stack until Ctrl-C (or the end of the demo); resolves to the exit code. */
@@ -66,7 +67,7 @@ export async function startCommand(ctx: CommandContext, o: StartOptions): Promis
   let stack: LocalStack | undefined;
   let ui: Dashboard | undefined;
   try {
-    stack = await startLocalStack({ tableName: o.tableName, dataDir, port, reclaimPeriodMs, logger });
+    stack = await startLocalStack({ tableName: o.tableName, dataDir, port, reclaimPeriodMs, logger, enforceIam: o.enforceIam === true });
     ui = await startDashboard({ queue: stack.queue, target: `local stack ${stack.dynamodbEndpoint}`, reclaimPeriodMs });
     if (json) emit('stack.ready', { ...describeStack(stack), dataDir: dataDir ?? null, dashboardUrl: ui.url });
     else out(readyText(stack, dataDir, ui.url));
@@ -109,6 +110,7 @@ export function describeStack(stack: LocalStack): Record<string, unknown> {
     queues: stack.queues,
     reclaimPeriodMs: stack.reclaimPeriodMs,
     env: stack.env,
+    iamEndpoints: stack.iamEndpoints ?? null,
     pids: stack.pids,
   };
 }
@@ -125,6 +127,12 @@ function readyText(stack: LocalStack, dataDir: string | undefined, dashboardUrl:
     `  Lambda    ${stack.lambdaEndpoint}  functions ${Object.values(stack.functions).join(', ')} (Invoke API)`,
     `  reclaim   ${stack.functions.reclaim} invoked every ${formatDuration(stack.reclaimPeriodMs)}, in place of the EventBridge rule`,
     `  dashboard ${dashboardUrl}  read-only (npx fenceq ui --allow-actions, with the env below, for actions)`,
+    ...(stack.iamEndpoints
+      ? [
+          `  IAM       enforced: each function's DynamoDB and SQS requests are checked against its role in the synthesized template`,
+          ...Object.entries(stack.iamEndpoints).map(([p, url]) => `            ${p.padEnd(8)} ${url}  (the ${p} role's endpoint: FENCEQ_DYNAMODB_ENDPOINT / FENCEQ_SQS_ENDPOINT)`),
+        ]
+      : []),
     '',
     'Your own producer, worker and the CLI need:',
     exports,
@@ -137,7 +145,7 @@ function readyText(stack: LocalStack, dataDir: string | undefined, dashboardUrl:
 /** A logger that shows what the stack's reclaim run did, one line per event that matters. */
 function stackLogger(print: (event: string, fields: Record<string, unknown>) => void): Logger {
   const log = (event: string, fields: Record<string, unknown> = {}) => {
-    if (event === 'reclaim_timer.failed' || (event === 'reclaim_timer.ran' && Number(fields.expired) > 0)) print(event, fields);
+    if (event === 'reclaim_timer.failed' || event === 'iam.denied' || (event === 'reclaim_timer.ran' && Number(fields.expired) > 0)) print(event, fields);
   };
   return { info: log, warn: log, error: log };
 }
@@ -149,6 +157,8 @@ function describeStackEvent(event: string, f: Record<string, unknown>): string {
       return `${at} reclaim: ${String(f.expired)} expired lease(s): ${String(f.reclaimed)} back to pending, ${String(f.dead)} dead (last attempt)`;
     case 'reclaim_timer.failed':
       return `${at} reclaim failed: ${f.error instanceof Error ? f.error.message : String(f.error)}`;
+    case 'iam.denied':
+      return `${at} IAM denied: the ${String(f.principal)} role may not ${String(f.action)} on ${String(f.resource)}`;
     default:
       return `${at} ${event}: ${JSON.stringify(f)}`;
   }
