@@ -1,11 +1,14 @@
 import { Grant, type IGrantable } from 'aws-cdk-lib/aws-iam';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import { QUEUE_REGISTRY_ID_PREFIX } from '../src/keys.js';
 import { TABLE_SCHEMA } from '../src/schema.js';
 
 /** What one principal may do: actions on the table, on its work index, and which queues it sends to. */
 export interface AccessProfile {
   readonly table: readonly string[];
+  /** Table actions allowed on the queue registry's items only (`dynamodb:LeadingKeys` like `~queue|*`). */
+  readonly registry?: readonly string[];
   readonly index: readonly string[];
   readonly sendTo: readonly ('wake' | 'dead')[];
 }
@@ -21,8 +24,12 @@ export interface AccessProfile {
  *   (wake-up), so every role that acks sends to both queues.
  */
 export const ACCESS = {
-  /** Producers: enqueue one (conditional PutItem) or many (BatchWriteItem for store-made ids), register the queue name, read their jobs, wait for them; wake the worker. */
-  producer: { table: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:BatchWriteItem', 'dynamodb:UpdateItem'], index: [], sendTo: ['wake'] },
+  /**
+   * Producers: enqueue one (conditional PutItem) or many (BatchWriteItem for store-made ids), read
+   * their jobs, wait for them; wake the worker. UpdateItem (registering a new queue name) only on
+   * registry items, so a producer's credentials cannot ack, release or cancel a job.
+   */
+  producer: { table: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:BatchWriteItem'], registry: ['dynamodb:UpdateItem'], index: [], sendTo: ['wake'] },
   /** Workers (the API function, the Lambda worker, a Fargate worker): lease, renew, progress, ack-done, ack-failed, release. */
   worker: { table: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], index: ['dynamodb:Query'], sendTo: ['wake', 'dead'] },
   /** Operators: force-release, cancel, requeue, run-now, inspect, list, stats, purge dead jobs, schedules. */
@@ -52,9 +59,17 @@ export function workIndexArn(table: ITable): string {
   return `${table.tableArn}/index/${TABLE_SCHEMA.workIndex.name}`;
 }
 
-/** Grants exactly the profile's actions: table actions on the table ARN, Query on the index ARN, SendMessage per queue. */
+/** Grants exactly the profile's actions: table actions on the table ARN (registry ones with their key condition), Query on the index ARN, SendMessage per queue. */
 export function grantAccess(grantee: IGrantable, profile: AccessProfile, targets: AccessTargets): void {
   if (profile.table.length > 0) Grant.addToPrincipal({ grantee, actions: [...profile.table], resourceArns: [targets.table.tableArn] });
+  if (profile.registry && profile.registry.length > 0) {
+    Grant.addToPrincipal({
+      grantee,
+      actions: [...profile.registry],
+      resourceArns: [targets.table.tableArn],
+      conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${QUEUE_REGISTRY_ID_PREFIX}*`] } },
+    });
+  }
   if (profile.index.length > 0) Grant.addToPrincipal({ grantee, actions: [...profile.index], resourceArns: [workIndexArn(targets.table)] });
   for (const q of profile.sendTo) Grant.addToPrincipal({ grantee, actions: ['sqs:SendMessage'], resourceArns: [targets[q].queueArn] });
 }

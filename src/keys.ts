@@ -70,9 +70,12 @@ export function leaseKeys(id: string, queue: string): IndexKeys {
 /** The work index partition that lists every queue name, one small item per queue, by name. */
 export const QUEUE_REGISTRY_PARTITION = 'registry';
 
+/** The id prefix of the queue registry's items: a producer's UpdateItem is limited to it (infra/access.ts). */
+export const QUEUE_REGISTRY_ID_PREFIX = '~queue|';
+
 /** The item that registers one queue name: id `~queue|<name>`, in the registry partition sorted by name. */
 export function queueRegistryKeys(queue: string): { id: string } & IndexKeys {
-  return { id: `~queue|${queue}`, gpk: QUEUE_REGISTRY_PARTITION, gsk: queue };
+  return { id: `${QUEUE_REGISTRY_ID_PREFIX}${queue}`, gpk: QUEUE_REGISTRY_PARTITION, gsk: queue };
 }
 
 /** Index keys of a dead job. */

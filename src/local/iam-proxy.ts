@@ -7,6 +7,9 @@
  * answers it (DynamoDB: HTTP 400 `AccessDeniedException`; SQS: HTTP 403 `AccessDenied`), so the
  * SDK throws what it would throw on AWS; an allowed one is forwarded unchanged.
  *
+ * Lambda Invoke requests (to the local invoke server) are checked for `lambda:InvokeFunction` the
+ * same way, so the Lambda transport's grants (grantEnqueue, grantWork, grantAdmin) are proven too.
+ *
  * The principal is the endpoint: each principal gets its own loopback listener, and a function
  * (or test client) is given the endpoint of the role it runs as, the way a deployed function is
  * given its role's credentials. Requests are signed with placeholder keys the emulators ignore.
@@ -25,7 +28,7 @@ export interface ProxyPrincipal {
 }
 
 /** Decides one authorization: true when allowed. */
-export type Evaluator = (req: { principal: string; action: string; resource: string; identityPolicies: ProxyPrincipal['policies']; resourcePolicy?: PolicyDocument }) => Promise<boolean>;
+export type Evaluator = (req: { principal: string; action: string; resource: string; context?: Readonly<Record<string, string[]>>; identityPolicies: ProxyPrincipal['policies']; resourcePolicy?: PolicyDocument }) => Promise<boolean>;
 
 /** One decision of the proxy. */
 export interface IamDecision {
@@ -40,6 +43,8 @@ export interface IamDecision {
 export interface IamProxyOptions {
   readonly dynamodbEndpoint: string;
   readonly sqsEndpoint: string;
+  /** The Lambda endpoint (the local invoke server) for `lambda:InvokeFunction` checks; Invoke requests are refused without it. */
+  readonly lambdaEndpoint?: string | (() => string | undefined);
   /** The principals, by name (a listener each). */
   readonly principals: Readonly<Record<string, ProxyPrincipal>>;
   /** Resource policies by resource ARN (a queue's QueuePolicy). */
@@ -72,7 +77,7 @@ export class UnknownPrincipalError extends FenceqError {
 export async function iamSimulateEvaluator(): Promise<Evaluator> {
   requirePackages('the IAM-enforcing proxy (--enforce-iam)', ['@cloud-copilot/iam-simulate']);
   const { runSimulation } = await import('@cloud-copilot/iam-simulate');
-  return async ({ principal, action, resource, identityPolicies, resourcePolicy }) => {
+  return async ({ principal, action, resource, context, identityPolicies, resourcePolicy }) => {
     const out = await runSimulation(
       {
         identityPolicies: identityPolicies.map((p) => ({ name: p.name, policy: p.policy })),
@@ -80,7 +85,7 @@ export async function iamSimulateEvaluator(): Promise<Evaluator> {
         resourceControlPolicies: [],
         ...(resourcePolicy ? { resourcePolicy } : {}),
         // The SDK talks TLS to AWS; the queues' policies deny anything else.
-        request: { principal: roleArn(principal), action, resource: { resource, accountId: LOCAL_ACCOUNT }, contextVariables: { 'aws:SecureTransport': 'true' } },
+        request: { principal: roleArn(principal), action, resource: { resource, accountId: LOCAL_ACCOUNT }, contextVariables: { ...context, 'aws:SecureTransport': 'true' } },
       },
       {},
     );
@@ -96,15 +101,20 @@ export async function startIamProxy(opts: IamProxyOptions): Promise<IamProxy> {
   let resourcePolicies = opts.resourcePolicies ?? {};
   let cache = new Map<string, Promise<boolean>>();
   const denials: IamDecision[] = [];
-  const upstream = { dynamodb: new URL(opts.dynamodbEndpoint), sqs: new URL(opts.sqsEndpoint) };
+  const lambda = () => {
+    const url = typeof opts.lambdaEndpoint === 'function' ? opts.lambdaEndpoint() : opts.lambdaEndpoint;
+    return url ? new URL(url) : undefined;
+  };
+  const upstream = { dynamodb: () => new URL(opts.dynamodbEndpoint), sqs: () => new URL(opts.sqsEndpoint), lambda };
 
   const decide = (principal: string, a: Authorization): Promise<boolean> => {
-    const key = `${principal}\n${a.action}\n${a.resource}`;
+    const key = `${principal}\n${a.action}\n${a.resource}\n${JSON.stringify(a.context ?? {})}`;
     let d = cache.get(key);
     if (!d) {
       const p = principals[principal];
       d = p ? evaluate({ principal, ...a, identityPolicies: p.policies, resourcePolicy: resourcePolicies[a.resource] }) : Promise.resolve(false);
-      cache.set(key, d);
+      // Item keys vary per request: only decisions without them are worth keeping.
+      if (a.context === undefined) cache.set(key, d);
     }
     return d;
   };
@@ -123,7 +133,9 @@ export async function startIamProxy(opts: IamProxyOptions): Promise<IamProxy> {
         return deny(res, parsed, principal, a);
       }
     }
-    forward(upstream[parsed.service], req, body, res);
+    const target = upstream[parsed.service]();
+    if (!target) return reply(res, 400, { 'content-type': 'text/plain' }, 'this IAM proxy has no Lambda endpoint');
+    forward(target, req, body, res);
   };
 
   const servers = new Map<string, { server: Server; url: string }>();
@@ -184,6 +196,10 @@ function deny(res: ServerResponse, parsed: ParsedRequest, principal: string, a: 
   const requestId = crypto.randomUUID();
   if (parsed.service === 'dynamodb') {
     reply(res, 400, { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-requestid': requestId }, JSON.stringify({ __type: 'com.amazonaws.dynamodb.v20120810#AccessDeniedException', message }));
+    return;
+  }
+  if (parsed.service === 'lambda') {
+    reply(res, 403, { 'content-type': 'application/json', 'x-amzn-requestid': requestId, 'x-amzn-errortype': 'AccessDeniedException' }, JSON.stringify({ Type: 'User', message }));
     return;
   }
   if (parsed.protocol === 'query') {

@@ -1,21 +1,24 @@
 /**
  * What an AWS API request asks IAM for: the action and the resource ARN(s), read from the request
  * as AWS reads it (DynamoDB: `X-Amz-Target` and the JSON body; SQS: `X-Amz-Target` with the JSON
- * protocol or `Action` with the query protocol, and the queue URL). A batch or transaction asks
+ * protocol or `Action` with the query protocol, and the queue URL; Lambda: the Invoke path). A batch or transaction asks
  * for one authorization per table or item, as AWS authorizes it; SQS's batch calls are authorized
  * by their single-message action (`SendMessageBatch` by `sqs:SendMessage`).
  */
-import { queueArn, queueNameOfUrl, tableArn } from './template-policies.js';
+import { TABLE_SCHEMA } from '../schema.js';
+import { functionArn, queueArn, queueNameOfUrl, tableArn } from './template-policies.js';
 
 /** One authorization a request needs. */
 export interface Authorization {
   readonly action: string;
   readonly resource: string;
+  /** Request context keys (`dynamodb:LeadingKeys`: the partition key values an item operation touches). */
+  readonly context?: Readonly<Record<string, string[]>>;
 }
 
 /** A request as the proxy parsed it. */
 export interface ParsedRequest {
-  readonly service: 'dynamodb' | 'sqs';
+  readonly service: 'dynamodb' | 'sqs' | 'lambda';
   /** JSON (`X-Amz-Target`) or the SQS query protocol (`Action=`): a denial is answered in the same. */
   readonly protocol: 'json' | 'query';
   /** The operation as named on the wire (`BatchWriteItem`, `SendMessageBatch`). */
@@ -33,6 +36,11 @@ const TRANSACT_ACTION: Readonly<Record<string, string>> = { Put: 'PutItem', Upda
 
 /** Parses a request; undefined when it is neither DynamoDB's nor SQS's. */
 export function parseAwsRequest(headers: Readonly<Record<string, string | string[] | undefined>>, path: string, body: string): ParsedRequest | undefined {
+  const invoke = /^\/2015-03-31\/functions\/([^/?]+)\/invocations/.exec(path);
+  if (invoke) {
+    const name = decodeURIComponent(invoke[1]!);
+    return { service: 'lambda', protocol: 'json', operation: 'Invoke', authorizations: [{ action: 'lambda:InvokeFunction', resource: name.startsWith('arn:') ? name : functionArn(name) }] };
+  }
   const target = String(headers['x-amz-target'] ?? '');
   if (target.startsWith('DynamoDB_20120810.')) return dynamodbRequest(target.slice('DynamoDB_20120810.'.length), parseJson(body));
   if (target.startsWith('AmazonSQS.')) {
@@ -48,20 +56,37 @@ export function parseAwsRequest(headers: Readonly<Record<string, string | string
   return undefined;
 }
 
+type Av = Record<string, { S?: string; N?: string; B?: string }> | undefined;
+
+/** The partition key value of a wire-format key or item. */
+function leadingKey(keyOrItem: Av): string[] {
+  const v = keyOrItem?.[TABLE_SCHEMA.partitionKey];
+  const s = v?.S ?? v?.N ?? v?.B;
+  return s === undefined ? [] : [s];
+}
+
 function dynamodbRequest(operation: string, b: Record<string, unknown>): ParsedRequest {
-  const auth = (action: string, table: unknown, index?: unknown): Authorization => ({
+  const auth = (action: string, table: unknown, index?: unknown, keys?: string[]): Authorization => ({
     action: `dynamodb:${action}`,
     resource: typeof table === 'string' ? `${tableArn(table)}${typeof index === 'string' ? `/index/${index}` : ''}` : '*',
+    ...(keys && keys.length > 0 ? { context: { 'dynamodb:LeadingKeys': keys } } : {}),
   });
   let authorizations: Authorization[];
   if (operation === 'BatchWriteItem' || operation === 'BatchGetItem') {
-    authorizations = Object.keys((b.RequestItems as object) ?? {}).map((t) => auth(operation, t));
+    const items = (b.RequestItems as Record<string, unknown>) ?? {};
+    authorizations = Object.entries(items).map(([t, reqs]) => {
+      const keys =
+        operation === 'BatchGetItem'
+          ? ((reqs as { Keys?: Av[] }).Keys ?? []).flatMap(leadingKey)
+          : ((reqs as { PutRequest?: { Item: Av }; DeleteRequest?: { Key: Av } }[]) ?? []).flatMap((r) => leadingKey(r.PutRequest?.Item ?? r.DeleteRequest?.Key));
+      return auth(operation, t, undefined, keys);
+    });
   } else if (operation === 'TransactWriteItems' || operation === 'TransactGetItems') {
-    authorizations = ((b.TransactItems as Record<string, { TableName?: string }>[]) ?? []).flatMap((item) =>
-      Object.entries(item).map(([kind, v]) => auth(TRANSACT_ACTION[kind] ?? kind, v?.TableName)),
+    authorizations = ((b.TransactItems as Record<string, { TableName?: string; Key?: Av; Item?: Av }>[]) ?? []).flatMap((item) =>
+      Object.entries(item).map(([kind, v]) => auth(TRANSACT_ACTION[kind] ?? kind, v?.TableName, undefined, leadingKey(v?.Key ?? v?.Item))),
     );
   } else {
-    authorizations = [auth(operation, b.TableName, b.IndexName)];
+    authorizations = [auth(operation, b.TableName, b.IndexName, leadingKey((b.Key ?? b.Item) as Av))];
   }
   return { service: 'dynamodb', protocol: 'json', operation, authorizations };
 }

@@ -34,13 +34,16 @@ afterAll(async () => {
  * Starts the proxy for `tableName` and the queues; `extra` adds principals granted through the
  * construct. `force` enforces even when FENCEQ_TEST_IAM=off (the IAM tests themselves).
  */
-export async function iamHarness(local: LocalTargets, opts: { extra?: ExtraPrincipals; force?: boolean; onDecision?: (d: IamDecision) => void } = {}): Promise<IamHarness> {
+export async function iamHarness(
+  local: LocalTargets,
+  opts: { extra?: ExtraPrincipals; force?: boolean; onDecision?: (d: IamDecision) => void; lambdaEndpoint?: () => string | undefined } = {},
+): Promise<IamHarness> {
   const raw = { FENCEQ_DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'), FENCEQ_SQS_ENDPOINT: inject('sqsEndpoint') };
   if (!IAM_ENFORCED && !opts.force) return { env: () => raw, rebind: () => undefined, denials: [], proxy: undefined, template: undefined };
   const template = await synthIamTemplate(opts.extra);
   let targets = local;
   const bound = bindIamTemplate(template, targets);
-  const proxy = await startIamProxy({ dynamodbEndpoint: raw.FENCEQ_DYNAMODB_ENDPOINT, sqsEndpoint: raw.FENCEQ_SQS_ENDPOINT, ...bound, onDecision: opts.onDecision });
+  const proxy = await startIamProxy({ dynamodbEndpoint: raw.FENCEQ_DYNAMODB_ENDPOINT, sqsEndpoint: raw.FENCEQ_SQS_ENDPOINT, ...bound, onDecision: opts.onDecision, lambdaEndpoint: opts.lambdaEndpoint });
   proxies.push(proxy);
   return {
     env: (principal) => {
