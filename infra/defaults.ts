@@ -40,4 +40,10 @@ export const DEFAULTS = {
   functionThrottlesThreshold: 1,
   /** CloudWatch namespace of the health figures the reclaim function emits. */
   metricsNamespace: 'fenceq',
+  /** How long done and cancelled jobs are kept (whole days; every function gets it as FENCEQ_RETENTION_DAYS). Dead jobs are kept until purged. */
+  finishedJobRetention: Duration.days(7),
+  /** Reserved concurrency of the reclaim function: a busy account cannot starve it, and runs cannot pile up. */
+  reclaimConcurrency: 2,
+  /** Delivery attempts of the schedule's event to each target before it goes to the schedule's dead-letter queue. */
+  scheduleRetryAttempts: 2,
 } as const;

@@ -2,6 +2,7 @@ import { Duration, Names } from 'aws-cdk-lib';
 import type { Alarm, Dashboard, IAlarmAction } from 'aws-cdk-lib/aws-cloudwatch';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import type { Rule } from 'aws-cdk-lib/aws-events';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { Grant, ManagedPolicy, PolicyStatement, type IGrantable } from 'aws-cdk-lib/aws-iam';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -9,6 +10,7 @@ import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { ValidationError } from '../src/errors.js';
 import { checkInt, checkQueue } from '../src/validate.js';
+import { RETENTION_DAYS } from '../src/aws/config.js';
 import { ACCESS, grantAccess, type AccessRole } from './access.js';
 import { DEFAULTS, VISIBILITY_TIMEOUT_FACTOR } from './defaults.js';
 import { JobFunctions } from './job-functions.js';
@@ -65,6 +67,12 @@ export interface FencedJobQueueProps {
   readonly alarmActions?: readonly IAlarmAction[];
   /** Name of the dashboard. @default a name CloudFormation generates */
   readonly dashboardName?: string;
+  /** How long done and cancelled jobs are kept before TTL deletes them; whole days, 1 to 3650. Every function gets it (FENCEQ_RETENTION_DAYS). Dead jobs are never expired: they stay until requeued or purged. @default Duration.days(7) */
+  readonly finishedJobRetention?: Duration;
+  /** A customer managed KMS key for the table; every table grant then includes the key. @default an AWS owned key */
+  readonly encryptionKey?: IKey;
+  /** Reserved concurrency of the reclaim function (1-100), so a busy account cannot starve it. @default 2 */
+  readonly reclaimConcurrency?: number;
 }
 
 /**
@@ -98,6 +106,8 @@ export class FencedJobQueue extends Construct {
   readonly queues: MessageQueues;
   /** The reclaim schedule. */
   readonly schedule: Rule;
+  /** Schedule events EventBridge could not deliver to reclaim or the worker. */
+  readonly scheduleDeadLetters: Queue;
   /** Every alarm, by id. */
   readonly alarms: Readonly<Record<string, Alarm>>;
   /** The dashboard. */
@@ -118,7 +128,10 @@ export class FencedJobQueue extends Construct {
     if (workerQueues.length === 0) throw new ValidationError('props.workerQueues', workerQueues, 'name at least one queue');
     workerQueues.forEach((q, i) => checkQueue(`props.workerQueues[${i}]`, q));
 
-    this.table = new JobTable(this, 'Table', { tableName: props.tableName }).table;
+    const retention = props.finishedJobRetention ?? DEFAULTS.finishedJobRetention;
+    const retentionDays = checkInt('props.finishedJobRetention (days)', retention.toDays({ integral: false }), RETENTION_DAYS.min, RETENTION_DAYS.max);
+    const reclaimConcurrency = checkInt('props.reclaimConcurrency', props.reclaimConcurrency ?? DEFAULTS.reclaimConcurrency, 1, 100);
+    this.table = new JobTable(this, 'Table', { tableName: props.tableName, encryptionKey: props.encryptionKey }).table;
     this.queues = new MessageQueues(this, 'Queues', { wakeVisibilityTimeout: Duration.seconds(workerTimeout.toSeconds() * VISIBILITY_TIMEOUT_FACTOR) });
     this.wakeQueue = this.queues.wake;
     this.deadJobQueue = this.queues.dead;
@@ -135,9 +148,12 @@ export class FencedJobQueue extends Construct {
       logRetention: props.logRetention ?? DEFAULTS.logRetention,
       metricsNamespace: props.metricsNamespace ?? DEFAULTS.metricsNamespace,
       serviceName,
+      retentionDays,
+      reclaimConcurrency,
     });
     [this.enqueueFunction, this.apiFunction, this.adminFunction, this.reclaimFunction, this.workerFunction] = [fns.enqueue, fns.api, fns.admin, fns.reclaim, fns.worker];
-    this.schedule = new ReclaimSchedule(this, 'Schedule', { rate: reclaimRate, reclaim: fns.reclaim, worker: fns.worker }).rule;
+    const schedule = new ReclaimSchedule(this, 'Schedule', { rate: reclaimRate, reclaim: fns.reclaim, worker: fns.worker });
+    [this.schedule, this.scheduleDeadLetters] = [schedule.rule, schedule.deadLetters];
 
     const health = { namespace: props.metricsNamespace ?? DEFAULTS.metricsNamespace, serviceName, period: reclaimRate };
     const functions = { Enqueue: fns.enqueue, Api: fns.api, Admin: fns.admin, Reclaim: fns.reclaim, Worker: fns.worker };

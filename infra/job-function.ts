@@ -33,6 +33,8 @@ export interface JobFunctionProps {
   readonly memorySize: number;
   readonly logRetention: RetentionDays;
   readonly environment: Record<string, string>;
+  /** Reserved concurrency. @default none (the account's unreserved pool) */
+  readonly reservedConcurrentExecutions?: number;
 }
 
 // ESM output so handlers may use top-level await; the banner gives bundled CommonJS code a `require`.
@@ -61,6 +63,7 @@ export function jobFunction(scope: Construct, id: string, props: JobFunctionProp
     logGroup,
     role,
     loggingFormat: LoggingFormat.JSON,
+    reservedConcurrentExecutions: props.reservedConcurrentExecutions,
   };
   const fn =
     props.bundle !== undefined

@@ -24,6 +24,10 @@ export interface JobFunctionsProps {
   readonly logRetention: RetentionDays;
   readonly metricsNamespace: string;
   readonly serviceName: string;
+  /** Whole days done and cancelled jobs are kept (FENCEQ_RETENTION_DAYS of every function). */
+  readonly retentionDays: number;
+  /** Reserved concurrency of the reclaim function. */
+  readonly reclaimConcurrency: number;
 }
 
 /** The functions whose shape is fixed (the worker's is the user's to tune), with the access profile each one's role gets. */
@@ -66,11 +70,20 @@ export class JobFunctions extends Construct {
       ...Object.fromEntries(ACCESS[role].sendTo.map((q) => [QUEUE_URL_ENV[q], targets[q].queueUrl])),
       POWERTOOLS_SERVICE_NAME: props.serviceName,
       POWERTOOLS_METRICS_NAMESPACE: props.metricsNamespace,
+      [ENV.retentionDays]: String(props.retentionDays),
       ...extra,
     });
     const fixed = (fn: keyof typeof FIXED, name: string) => {
       const { description, timeout, access } = FIXED[fn];
-      return jobFunction(this, name, { description, timeout, bundle: fn, memorySize: DEFAULTS.functionMemorySize, logRetention: props.logRetention, environment: environment(access) });
+      return jobFunction(this, name, {
+        description,
+        timeout,
+        bundle: fn,
+        memorySize: DEFAULTS.functionMemorySize,
+        logRetention: props.logRetention,
+        environment: environment(access),
+        ...(fn === 'reclaim' ? { reservedConcurrentExecutions: props.reclaimConcurrency } : {}),
+      });
     };
     this.enqueue = fixed('enqueue', 'Enqueue');
     this.api = fixed('api', 'Api');

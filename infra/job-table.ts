@@ -1,5 +1,6 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
-import { AttributeType, BillingMode, ProjectionType, Table, type Attribute } from 'aws-cdk-lib/aws-dynamodb';
+import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption, type Attribute } from 'aws-cdk-lib/aws-dynamodb';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { AttributeDefinition, KeySchemaElement } from '@aws-sdk/client-dynamodb';
 import { Construct } from 'constructs';
 import { TABLE_SCHEMA } from '../src/schema.js';
@@ -9,12 +10,15 @@ import { createTableInput } from '../src/store/ensure-table.js';
 export interface JobTableProps {
   /** Physical table name. @default a name CloudFormation generates */
   readonly tableName?: string;
+  /** A customer managed KMS key to encrypt the table with. @default an AWS owned key */
+  readonly encryptionKey?: IKey;
 }
 
 /**
  * The jobs table, built from the very CreateTable input `ensureTable()` and the tests use
  * (src/store/ensure-table.ts, from TABLE_SCHEMA): keys, the work index, its projection and the
- * TTL attribute cannot drift. On-demand, point-in-time recovery, retained, deletion-protected.
+ * TTL attribute cannot drift. On-demand, point-in-time recovery, retained, deletion-protected,
+ * optionally under a customer managed KMS key.
  */
 export class JobTable extends Construct {
   /** The table. */
@@ -32,6 +36,7 @@ export class JobTable extends Construct {
       timeToLiveAttribute: TABLE_SCHEMA.ttlAttribute,
       removalPolicy: RemovalPolicy.RETAIN,
       deletionProtection: true,
+      ...(props.encryptionKey ? { encryption: TableEncryption.CUSTOMER_MANAGED, encryptionKey: props.encryptionKey } : {}),
     });
     for (const gsi of input.GlobalSecondaryIndexes ?? []) {
       this.table.addGlobalSecondaryIndex({

@@ -1,4 +1,4 @@
-import type { Duration } from 'aws-cdk-lib';
+import { RemovalPolicy, type Duration } from 'aws-cdk-lib';
 import { Queue, QueueEncryption, type QueueProps } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { DEFAULTS } from './defaults.js';
@@ -12,7 +12,8 @@ export interface MessageQueuesProps {
 /**
  * The SQS side: the wake-up queue (hints that jobs are due; the Lambda worker consumes it) and
  * the dead-job notifications queue (one message per job that died; yours to consume), each with
- * its own redrive queue. All SQS-managed encrypted, TLS-only.
+ * its own redrive queue. All SQS-managed encrypted, TLS-only; the two dead-job queues are retained
+ * when the stack is deleted.
  */
 export class MessageQueues extends Construct {
   /** Wake-up hints: a message names a queue with due jobs. */
@@ -31,15 +32,17 @@ export class MessageQueues extends Construct {
       visibilityTimeout: props.wakeVisibilityTimeout,
       deadLetterQueue: { queue: this.wakeRedrive, maxReceiveCount: DEFAULTS.maxReceiveCount },
     });
-    this.deadRedrive = secureQueue(this, 'DeadJobsRedrive');
+    // Dead-job notices may be an operator's only record of a failure: kept when the stack goes.
+    this.deadRedrive = secureQueue(this, 'DeadJobsRedrive', { removalPolicy: RemovalPolicy.RETAIN });
     this.dead = secureQueue(this, 'DeadJobs', {
       deadLetterQueue: { queue: this.deadRedrive, maxReceiveCount: DEFAULTS.maxReceiveCount },
+      removalPolicy: RemovalPolicy.RETAIN,
     });
   }
 }
 
 /** A queue with the settings every fenceq queue shares. */
-function secureQueue(scope: Construct, id: string, extra: QueueProps = {}): Queue {
+export function secureQueue(scope: Construct, id: string, extra: QueueProps = {}): Queue {
   return new Queue(scope, id, {
     encryption: QueueEncryption.SQS_MANAGED,
     enforceSSL: true,

@@ -1,0 +1,102 @@
+/**
+ * Necessity proof of infra/access.ts, run on demand (not part of `npm test`):
+ *
+ *   npx tsx test/iam/necessity.ts   # ~15 min (each run takes /tmp/fenceq-tests.lock); writes test/iam/necessity.json
+ *
+ * For every action of every access profile (table, registry, index actions and each queue it
+ * sends to), it removes that one action from infra/access.ts, runs the IAM tests (test/iam/*.test.ts,
+ * which run every function and every granted principal under the policies of the synthesized
+ * template through the IAM-enforcing proxy), records which tests went red, and restores the file.
+ * An action whose removal turns nothing red is not proven necessary, and the run exits non-zero.
+ * (test/infra/stack.test.ts also pins the grant list; it does not count: a pinned list proves nothing.)
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ACCESS, type AccessProfile } from '../../infra/access.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const accessFile = join(root, 'infra', 'access.ts');
+const original = readFileSync(accessFile, 'utf8');
+const TESTS = ['test/iam/functions.test.ts', 'test/iam/grants.test.ts'];
+
+type Field = 'table' | 'registry' | 'index' | 'sendTo';
+interface Removal {
+  readonly profile: string;
+  readonly field: Field;
+  readonly action: string;
+}
+interface Result extends Removal {
+  readonly red: string[];
+}
+
+/** Every granted action, by profile and field. */
+function removals(): Removal[] {
+  return Object.entries(ACCESS as Record<string, AccessProfile>).flatMap(([profile, p]) =>
+    (['table', 'registry', 'index', 'sendTo'] as const).flatMap((field) => ((p[field] ?? []) as readonly string[]).map((action) => ({ profile, field, action }))),
+  );
+}
+
+/** infra/access.ts with one literal removed from one array of one profile (the source, not a copy of the data). */
+export function withoutAction(source: string, r: Removal): string {
+  const start = source.indexOf(`\n  ${r.profile}: {`);
+  if (start < 0) throw new Error(`profile ${r.profile} not found in infra/access.ts`);
+  let depth = 0;
+  let end = start;
+  for (let i = source.indexOf('{', start); i < source.length; i++) {
+    if (source[i] === '{') depth++;
+    if (source[i] === '}' && --depth === 0) {
+      end = i;
+      break;
+    }
+  }
+  const body = source.slice(start, end);
+  const array = new RegExp(`(\\b${r.field}: \\[)([^\\]]*)(\\])`);
+  const m = array.exec(body);
+  if (!m) throw new Error(`${r.profile}.${r.field} not found`);
+  const items = m[2]!.split(',').map((s) => s.trim()).filter(Boolean);
+  const kept = items.filter((s) => s !== `'${r.action}'`);
+  if (kept.length !== items.length - 1) throw new Error(`${r.profile}.${r.field} has no single '${r.action}'`);
+  return source.slice(0, start) + body.replace(array, `$1${kept.join(', ')}$3`) + source.slice(end);
+}
+
+function runTests(): string[] {
+  const out = join(mkdtempSync(join(tmpdir(), 'fenceq-necessity-')), 'report.json');
+  try {
+    // The shared test lock per run, so other work on the machine interleaves.
+    execFileSync('flock', ['/tmp/fenceq-tests.lock', 'npx', 'vitest', 'run', ...TESTS, '--reporter=json', `--outputFile=${out}`], { cwd: root, stdio: 'ignore', env: { ...process.env, FENCEQ_LOG: 'silent' } });
+  } catch {
+    // Red tests exit non-zero: the report says which.
+  }
+  const report = JSON.parse(readFileSync(out, 'utf8')) as { testResults: { name: string; assertionResults: { fullName: string; status: string }[] }[] };
+  return report.testResults.flatMap((f) => f.assertionResults.filter((a) => a.status === 'failed').map((a) => `${f.name.replace(root, '')} > ${a.fullName}`));
+}
+
+async function main(): Promise<void> {
+  const baseline = runTests();
+  if (baseline.length > 0) throw new Error(`the IAM tests are red before anything is removed:\n${baseline.join('\n')}`);
+  const results: Result[] = [];
+  try {
+    for (const r of removals()) {
+      writeFileSync(accessFile, withoutAction(original, r));
+      const red = runTests();
+      results.push({ ...r, red });
+      process.stdout.write(`${red.length > 0 ? 'red  ' : 'GREEN'} ${r.profile}.${r.field} ${r.action}: ${red.length} test(s)${red[0] ? `, e.g. ${red[0]}` : ''}\n`);
+    }
+  } finally {
+    writeFileSync(accessFile, original);
+  }
+  const unproven = results.filter((r) => r.red.length === 0);
+  writeFileSync(
+    join(root, 'test', 'iam', 'necessity.json'),
+    `${JSON.stringify({ command: 'npx tsx test/iam/necessity.ts', tests: TESTS, at: new Date().toISOString(), unproven: unproven.length, results }, null, 2)}\n`,
+  );
+  if (unproven.length > 0) {
+    process.stderr.write(`not proven necessary: ${unproven.map((r) => `${r.profile}.${r.field} ${r.action}`).join(', ')}\n`);
+    process.exitCode = 1;
+  }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) await main();
