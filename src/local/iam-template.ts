@@ -8,7 +8,6 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { IConstruct } from 'constructs';
 import type { FencedJobQueue } from '../../infra/fenced-job-queue.js';
 import { requirePackages } from './optional-packages.js';
 import type { ProxyPrincipal } from './iam-proxy.js';
@@ -31,8 +30,11 @@ export interface IamTemplate {
   readonly roles: Readonly<Record<string, string>>;
 }
 
+/** A construct (the CDK's type, named through FencedJobQueue so these declarations need no CDK import). */
+type Scope = ConstructorParameters<typeof FencedJobQueue>[0];
+
 /** Extra principals to grant in the synthesized stack: name -> a role granted through the queue's methods. */
-export type ExtraPrincipals = (queue: FencedJobQueue, scope: IConstruct) => Record<string, IConstruct>;
+export type ExtraPrincipals = (queue: FencedJobQueue, scope: Scope) => Record<string, Scope>;
 
 /**
  * Synthesizes FenceqStack (as `npm run synth` does, with cdk.json's context, without schema
@@ -41,7 +43,10 @@ export type ExtraPrincipals = (queue: FencedJobQueue, scope: IConstruct) => Reco
  */
 export async function synthIamTemplate(extra?: ExtraPrincipals): Promise<IamTemplate> {
   requirePackages('the IAM-enforcing proxy (--enforce-iam)', ['aws-cdk-lib', 'constructs']);
-  const [{ App }, { FenceqStack }] = await Promise.all([import('aws-cdk-lib'), import('../../infra/fenceq-stack.js')]);
+  // The stack module by a computed specifier: the CLI's module graph (test/package) keeps the CDK
+  // out of every path but this one, which loads it on demand.
+  const stackModule = '../../infra/fenceq-stack.js';
+  const [{ App }, { FenceqStack }] = await Promise.all([import('aws-cdk-lib'), import(stackModule) as Promise<typeof import('../../infra/fenceq-stack.js')>]);
   const outdir = mkdtempSync(join(tmpdir(), 'fenceq-iam-'));
   try {
     const app = new App({ outdir, context: cdkContext() });
@@ -49,7 +54,7 @@ export async function synthIamTemplate(extra?: ExtraPrincipals): Promise<IamTemp
     const q = stack.queue;
     const extras = extra?.(q, stack) ?? {};
     const template = app.synth().getStackByName(stack.stackName).template as IamTemplate['template'];
-    const id = (c: IConstruct) => stack.getLogicalId((c.node.defaultChild ?? c) as never);
+    const id = (c: Scope) => stack.getLogicalId((c.node.defaultChild ?? c) as never);
     const fns = { enqueue: q.enqueueFunction, api: q.apiFunction, admin: q.adminFunction, reclaim: q.reclaimFunction, worker: q.workerFunction };
     const functions = Object.fromEntries(Object.entries(fns).map(([k, f]) => [k, id(f)])) as Record<FunctionPrincipal, string>;
     const roles = {
