@@ -72,4 +72,9 @@ export function grantAccess(grantee: IGrantable, profile: AccessProfile, targets
   }
   if (profile.index.length > 0) Grant.addToPrincipal({ grantee, actions: [...profile.index], resourceArns: [workIndexArn(targets.table)] });
   for (const q of profile.sendTo) Grant.addToPrincipal({ grantee, actions: ['sqs:SendMessage'], resourceArns: [targets[q].queueArn] });
+  // A table under a customer managed key: DynamoDB uses the key on the caller's behalf.
+  targets.table.encryptionKey?.grant(grantee, ...TABLE_KEY_ACTIONS);
 }
+
+/** What a principal that reads and writes the table needs on its customer managed key. */
+export const TABLE_KEY_ACTIONS = ['kms:Decrypt', 'kms:DescribeKey', 'kms:Encrypt', 'kms:GenerateDataKey'] as const;

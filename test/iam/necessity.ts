@@ -9,6 +9,7 @@
  * template through the IAM-enforcing proxy), records which tests went red, and restores the file.
  * An action whose removal turns nothing red is not proven necessary, and the run exits non-zero.
  * (test/infra/stack.test.ts also pins the grant list; it does not count: a pinned list proves nothing.)
+ * `--only worker.sendTo:dead` re-runs the matching removals and updates their entries in the JSON.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -75,11 +76,15 @@ function runTests(): string[] {
 }
 
 async function main(): Promise<void> {
+  const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
+  const jsonFile = join(root, 'test', 'iam', 'necessity.json');
+  const key = (r: Removal) => `${r.profile}.${r.field}:${r.action}`;
   const baseline = runTests();
   if (baseline.length > 0) throw new Error(`the IAM tests are red before anything is removed:\n${baseline.join('\n')}`);
+  const earlier = only ? (JSON.parse(readFileSync(jsonFile, 'utf8')) as { results: Result[] }).results.filter((r) => key(r) !== only) : [];
   const results: Result[] = [];
   try {
-    for (const r of removals()) {
+    for (const r of removals().filter((x) => only === undefined || key(x) === only)) {
       writeFileSync(accessFile, withoutAction(original, r));
       const red = runTests();
       results.push({ ...r, red });
@@ -88,9 +93,11 @@ async function main(): Promise<void> {
   } finally {
     writeFileSync(accessFile, original);
   }
+  results.push(...earlier);
+  results.sort((a, b) => removals().findIndex((x) => key(x) === key(a)) - removals().findIndex((x) => key(x) === key(b)));
   const unproven = results.filter((r) => r.red.length === 0);
   writeFileSync(
-    join(root, 'test', 'iam', 'necessity.json'),
+    jsonFile,
     `${JSON.stringify({ command: 'npx tsx test/iam/necessity.ts', tests: TESTS, at: new Date().toISOString(), unproven: unproven.length, results }, null, 2)}\n`,
   );
   if (unproven.length > 0) {

@@ -7,6 +7,7 @@
 import { Duration, Stack } from 'aws-cdk-lib';
 import type { Template } from 'aws-cdk-lib/assertions';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Key } from 'aws-cdk-lib/aws-kms';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ENV } from '../../src/aws/config.js';
@@ -51,6 +52,9 @@ beforeAll(() => {
     functionErrorsThreshold: 5,
     functionThrottlesThreshold: 2,
     dashboardName: 'billing-jobs',
+    finishedJobRetention: Duration.days(30),
+    encryptionKey: new Key(stack, 'TableKey', { enableKeyRotation: true }),
+    reclaimConcurrency: 5,
   });
   new FencedJobQueue(stack, 'Other');
   const role = (id: string, service: string) => new Role(stack, id, { assumedBy: new ServicePrincipal(service) });
@@ -116,6 +120,36 @@ describe('props reach the template', () => {
       expect(alarm(custom, `JobsAlarms${name}Throttles`).Threshold).toBe(2);
     }
     for (const a of Object.values(custom.findResources('AWS::CloudWatch::Alarm') as Record<string, CfnResource>)) expect(a.Properties.AlarmActions).toBeUndefined();
+  });
+});
+
+describe('data safety props', () => {
+  it('finishedJobRetention reaches every function as FENCEQ_RETENTION_DAYS; the other queue keeps the default', () => {
+    for (const name of ['Enqueue', 'Api', 'Admin', 'Reclaim', 'Worker']) {
+      expect(env(custom, `JobsFunctions${name}`)[ENV.retentionDays], name).toBe('30');
+      expect(env(custom, `OtherFunctions${name}`)[ENV.retentionDays], name).toBe('7');
+    }
+  });
+
+  it('encryptionKey: the table uses the customer managed key, and every role that uses the table may use the key', () => {
+    const key = only(custom, 'AWS::KMS::Key', 'TableKey')[0];
+    expect(only(custom, 'AWS::DynamoDB::Table', 'JobsTable')[1].Properties.SSESpecification).toEqual({
+      SSEEnabled: true,
+      SSEType: 'KMS',
+      KMSMasterKeyId: { 'Fn::GetAtt': [key, 'Arn'] },
+    });
+    const roles = [
+      ...['Enqueue', 'Api', 'Admin', 'Reclaim', 'Worker'].map((n) => fn(custom, `JobsFunctions${n}`)[1].Properties.Role['Fn::GetAtt'][0] as string),
+      only(custom, 'AWS::IAM::Role', 'DirectWorkerRole')[0],
+    ];
+    for (const role of roles) expect(grantsOfRole(custom, role), role).toEqual(expect.arrayContaining([`Allow kms:Decrypt -> ${key}.Arn`, `Allow kms:GenerateDataKey -> ${key}.Arn`]));
+    // A Lambda-transport grant holds no table credentials, so no key either.
+    expect(grantsOfRole(custom, only(custom, 'AWS::IAM::Role', 'FargateTaskRole')[0]).some((g) => g.includes('kms:'))).toBe(false);
+  });
+
+  it('reclaimConcurrency: the reclaim function\'s reserved concurrency', () => {
+    expect(fn(custom, 'JobsFunctionsReclaim')[1].Properties.ReservedConcurrentExecutions).toBe(5);
+    expect(fn(custom, 'OtherFunctionsReclaim')[1].Properties.ReservedConcurrentExecutions).toBe(2);
   });
 });
 
@@ -234,6 +268,13 @@ describe('bad props', () => {
     refused({ workerMemorySize: 64 }, 'props.workerMemorySize');
     refused({ workerBatchSize: 11 }, 'props.workerBatchSize');
     refused({ workerMaxConcurrency: 1 }, 'props.workerMaxConcurrency');
+  });
+
+  it('a finished-job retention that is not whole days from 1 to 3650, a reclaim concurrency out of 1-100', () => {
+    refused({ finishedJobRetention: Duration.hours(36) }, 'props.finishedJobRetention (days)');
+    refused({ finishedJobRetention: Duration.days(3651) }, 'props.finishedJobRetention (days)');
+    refused({ reclaimConcurrency: 0 }, 'props.reclaimConcurrency');
+    refused({ reclaimConcurrency: 1.5 }, 'props.reclaimConcurrency');
   });
 
   it('no worker queue, or a malformed queue name', () => {
