@@ -11,6 +11,7 @@ import { ValidationError } from '../src/errors.js';
 import { checkInt, checkQueue } from '../src/validate.js';
 import { ACCESS, grantAccess } from './access.js';
 import { DEFAULTS, VISIBILITY_TIMEOUT_FACTOR } from './defaults.js';
+import type { HealthMetricSource } from './health-metrics.js';
 import { JobFunctions } from './job-functions.js';
 import { JobTable } from './job-table.js';
 import { MessageQueues } from './message-queues.js';
@@ -91,6 +92,8 @@ export class FencedJobQueue extends Construct {
   readonly dashboard: Dashboard;
   /** A managed policy allowing lambda:InvokeFunction on the API function: attach it to a Fargate task role or a worker's role. */
   readonly apiInvokePolicy: ManagedPolicy;
+  /** Where the reclaim run publishes the health figures (namespace, service dimension, period): alarms and FargateWorkers' scaling read them. */
+  readonly healthMetrics: HealthMetricSource;
 
   constructor(scope: Construct, id: string, props: FencedJobQueueProps = {}) {
     super(scope, id);
@@ -127,6 +130,7 @@ export class FencedJobQueue extends Construct {
     this.schedule = new ReclaimSchedule(this, 'Schedule', { rate: reclaimRate, reclaim: fns.reclaim, worker: fns.worker }).rule;
 
     const health = { namespace: props.metricsNamespace ?? DEFAULTS.metricsNamespace, serviceName, period: reclaimRate };
+    this.healthMetrics = health;
     const functions = { Api: fns.api, Admin: fns.admin, Reclaim: fns.reclaim, Worker: fns.worker };
     this.alarms = new QueueAlarms(this, 'Alarms', {
       health,
