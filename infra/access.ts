@@ -10,24 +10,35 @@ export interface AccessProfile {
   readonly sendTo: readonly ('wake' | 'dead')[];
 }
 
-// Every transition is a conditional UpdateItem; reads are consistent GetItems; enqueue is a
-// conditional PutItem; lease, reclaim, list and stats Query the work index. Nothing scans.
-const READ_WRITE = ['dynamodb:GetItem', 'dynamodb:UpdateItem'] as const;
-
 /**
- * Least privilege per function, as data. An ack-failed can kill a job (dead-job notice) and a
- * release or retry makes one due (wake-up), so every role that acks sends to both queues.
+ * Least privilege per principal, as data (docs/security.md explains each line). Every action
+ * here is proven needed: test/iam/necessity.ts removes each one in turn and a test under the
+ * IAM-enforcing proxy goes red (test/iam/necessity.json). Nothing Scans.
+ *
+ * - Every transition is a conditional UpdateItem; reads are consistent GetItems; lease, list and
+ *   stats Query the work index; the queue registry is one UpdateItem per new queue name.
+ * - An ack-failed can kill a job (dead-job notice) and a release or retry makes one due
+ *   (wake-up), so every role that acks sends to both queues.
  */
 export const ACCESS = {
-  /** The worker-facing API: enqueue, lease, renew, ack-done, ack-failed, release. */
-  api: { table: [...READ_WRITE, 'dynamodb:PutItem'], index: ['dynamodb:Query'], sendTo: ['wake', 'dead'] },
-  /** Operators: force-release, requeue dead, cancel, inspect, list, stats. */
-  admin: { table: READ_WRITE, index: ['dynamodb:Query'], sendTo: ['wake'] },
-  /** The scheduled reclaim: reclaim lapsed leases, re-send undelivered dead-job notices, figures. */
-  reclaim: { table: READ_WRITE, index: ['dynamodb:Query'], sendTo: ['wake', 'dead'] },
-  /** The Lambda worker: lease, renew, ack-done, ack-failed, release. */
-  worker: { table: READ_WRITE, index: ['dynamodb:Query'], sendTo: ['wake', 'dead'] },
+  /** Producers: enqueue one (conditional PutItem) or many (BatchWriteItem for store-made ids), register the queue name, read their jobs, wait for them; wake the worker. */
+  producer: { table: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:BatchWriteItem', 'dynamodb:UpdateItem'], index: [], sendTo: ['wake'] },
+  /** Workers (the API function, the Lambda worker, a Fargate worker): lease, renew, progress, ack-done, ack-failed, release. */
+  worker: { table: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], index: ['dynamodb:Query'], sendTo: ['wake', 'dead'] },
+  /** Operators: force-release, cancel, requeue, run-now, inspect, list, stats, purge dead jobs, schedules. */
+  admin: { table: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem'], index: ['dynamodb:Query'], sendTo: ['wake'] },
+  /** The scheduled reclaim: schedules fired ahead (conditional PutItem), lapsed leases, undelivered dead-job notices, figures. */
+  reclaim: { table: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'], index: ['dynamodb:Query'], sendTo: ['wake', 'dead'] },
+  /** Full trust (grantDirectAccess): everything the other profiles may do, together. */
+  direct: {
+    table: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:BatchWriteItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
+    index: ['dynamodb:Query'],
+    sendTo: ['wake', 'dead'],
+  },
 } as const satisfies Record<string, AccessProfile>;
+
+/** The name of a profile of {@link ACCESS}. */
+export type AccessRole = keyof typeof ACCESS;
 
 /** The resources an {@link AccessProfile} refers to. */
 export interface AccessTargets {
@@ -43,7 +54,7 @@ export function workIndexArn(table: ITable): string {
 
 /** Grants exactly the profile's actions: table actions on the table ARN, Query on the index ARN, SendMessage per queue. */
 export function grantAccess(grantee: IGrantable, profile: AccessProfile, targets: AccessTargets): void {
-  Grant.addToPrincipal({ grantee, actions: [...profile.table], resourceArns: [targets.table.tableArn] });
-  Grant.addToPrincipal({ grantee, actions: [...profile.index], resourceArns: [workIndexArn(targets.table)] });
+  if (profile.table.length > 0) Grant.addToPrincipal({ grantee, actions: [...profile.table], resourceArns: [targets.table.tableArn] });
+  if (profile.index.length > 0) Grant.addToPrincipal({ grantee, actions: [...profile.index], resourceArns: [workIndexArn(targets.table)] });
   for (const q of profile.sendTo) Grant.addToPrincipal({ grantee, actions: ['sqs:SendMessage'], resourceArns: [targets[q].queueArn] });
 }

@@ -9,7 +9,7 @@ import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { ValidationError } from '../src/errors.js';
 import { checkInt, checkQueue } from '../src/validate.js';
-import { ACCESS, grantAccess } from './access.js';
+import { ACCESS, grantAccess, type AccessRole } from './access.js';
 import { DEFAULTS, VISIBILITY_TIMEOUT_FACTOR } from './defaults.js';
 import type { HealthMetricSource } from './health-metrics.js';
 import { JobFunctions } from './job-functions.js';
@@ -18,6 +18,17 @@ import { MessageQueues } from './message-queues.js';
 import { QueueAlarms } from './queue-alarms.js';
 import { QueueDashboard } from './queue-dashboard.js';
 import { ReclaimSchedule } from './reclaim-schedule.js';
+
+/** How a granted principal reaches the queue. */
+export interface GrantOptions {
+  /**
+   * `'lambda'`: invoke the function that serves the role (no table credentials; the function's
+   * own role holds them). `'direct'`: the role's profile on the table and queues, for a JobQueue
+   * on the table (docs/security.md: table write access is trusted).
+   * @default 'lambda'
+   */
+  readonly transport?: 'lambda' | 'direct';
+}
 
 /** Props of {@link FencedJobQueue}; every one is optional. */
 export interface FencedJobQueueProps {
@@ -70,9 +81,11 @@ export interface FencedJobQueueProps {
 export class FencedJobQueue extends Construct {
   /** The jobs table. */
   readonly table: Table;
-  /** The worker-facing API function (enqueue, lease, renew, ack, release), invoked with IAM auth. */
+  /** The producer-facing enqueue function (enqueue, enqueueMany, get), invoked with IAM auth. */
+  readonly enqueueFunction: LambdaFunction;
+  /** The worker-facing API function (lease, renew, ack, release), invoked with IAM auth. */
   readonly apiFunction: LambdaFunction;
-  /** The admin function (force-release, requeue, cancel, inspect). */
+  /** The admin function (force-release, requeue, cancel, run-now, inspect, list, stats, purge, schedules). */
   readonly adminFunction: LambdaFunction;
   /** The scheduled reclaim function. */
   readonly reclaimFunction: LambdaFunction;
@@ -90,7 +103,7 @@ export class FencedJobQueue extends Construct {
   readonly alarms: Readonly<Record<string, Alarm>>;
   /** The dashboard. */
   readonly dashboard: Dashboard;
-  /** A managed policy allowing lambda:InvokeFunction on the API function: attach it to a Fargate task role or a worker's role. */
+  /** A managed policy allowing lambda:InvokeFunction on the API function (the worker's operations): attach it to a Fargate task role or a worker's role. */
   readonly apiInvokePolicy: ManagedPolicy;
   /** Where the reclaim run publishes the health figures (namespace, service dimension, period): alarms and FargateWorkers' scaling read them. */
   readonly healthMetrics: HealthMetricSource;
@@ -126,12 +139,12 @@ export class FencedJobQueue extends Construct {
       metricsNamespace: props.metricsNamespace ?? DEFAULTS.metricsNamespace,
       serviceName,
     });
-    [this.apiFunction, this.adminFunction, this.reclaimFunction, this.workerFunction] = [fns.api, fns.admin, fns.reclaim, fns.worker];
+    [this.enqueueFunction, this.apiFunction, this.adminFunction, this.reclaimFunction, this.workerFunction] = [fns.enqueue, fns.api, fns.admin, fns.reclaim, fns.worker];
     this.schedule = new ReclaimSchedule(this, 'Schedule', { rate: reclaimRate, reclaim: fns.reclaim, worker: fns.worker }).rule;
 
     const health = { namespace: props.metricsNamespace ?? DEFAULTS.metricsNamespace, serviceName, period: reclaimRate };
     this.healthMetrics = health;
-    const functions = { Api: fns.api, Admin: fns.admin, Reclaim: fns.reclaim, Worker: fns.worker };
+    const functions = { Enqueue: fns.enqueue, Api: fns.api, Admin: fns.admin, Reclaim: fns.reclaim, Worker: fns.worker };
     this.alarms = new QueueAlarms(this, 'Alarms', {
       health,
       functions,
@@ -146,31 +159,71 @@ export class FencedJobQueue extends Construct {
     this.dashboard = new QueueDashboard(this, 'Dashboard', { dashboardName: props.dashboardName, health, functions, queues }).dashboard;
 
     this.apiInvokePolicy = new ManagedPolicy(this, 'ApiInvokePolicy', {
-      description: 'Invoke the fenceq API function (the Lambda API transport for workers and producers)',
+      description: 'Invoke the fenceq API function (the Lambda API transport for workers)',
       statements: [new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [fns.api.functionArn] })],
     });
   }
 
-  /** Lets `grantee` (a Fargate task role, another function) call the API function: the Lambda API transport. */
+  /**
+   * Lets `grantee` enqueue (one or many) and read and wait for jobs: nothing else (docs/security.md).
+   * `lambda`: invoke the enqueue function (use `LambdaProducer`); `direct`: the producer profile
+   * on the table (a `JobQueue`).
+   */
+  grantEnqueue(grantee: IGrantable, options: GrantOptions = {}): void {
+    this.grantRole(grantee, 'producer', this.enqueueFunction, options);
+  }
+
+  /**
+   * Lets `grantee` work jobs: lease, renew (with progress), ack-done, ack-failed, release; never
+   * force-release, cancel or requeue. `lambda`: invoke the API function (use `LambdaJobStore`);
+   * `direct`: the worker profile on the table and both queues.
+   */
+  grantWork(grantee: IGrantable, options: GrantOptions = {}): void {
+    this.grantRole(grantee, 'worker', this.apiFunction, options);
+  }
+
+  /**
+   * Lets `grantee` operate the queue: force-release, cancel, requeue, run-now, inspect, list,
+   * stats, purge dead jobs, schedules. `lambda`: invoke the admin function; `direct`: the admin
+   * profile on the table and the wake-up queue.
+   */
+  grantAdmin(grantee: IGrantable, options: GrantOptions = {}): void {
+    this.grantRole(grantee, 'admin', this.adminFunction, options);
+  }
+
+  /** Lets `grantee` (a Fargate task role, another function) call the API function: the Lambda API transport of a worker (as `grantWork`). */
   grantInvokeApi(grantee: IGrantable): Grant {
     return Grant.addToPrincipal({ grantee, actions: ['lambda:InvokeFunction'], resourceArns: [this.apiFunction.functionArn] });
   }
 
-  /** Lets `grantee` call the admin function (operators, runbooks). */
+  /** Lets `grantee` call the admin function (operators, runbooks; as `grantAdmin`). */
   grantInvokeAdmin(grantee: IGrantable): Grant {
     return Grant.addToPrincipal({ grantee, actions: ['lambda:InvokeFunction'], resourceArns: [this.adminFunction.functionArn] });
   }
 
   /**
-   * Lets `grantee` use the table directly (the direct DynamoDB transport): exactly what the API
-   * function itself may do (Get/Put/UpdateItem, Query on the work index, SendMessage to both queues).
+   * FULL TRUST: lets `grantee` use the table directly for everything any role may do (the union
+   * of the producer, worker, admin and reclaim profiles: Get/Put/Update/DeleteItem, BatchWriteItem,
+   * Query on the work index, SendMessage to both queues). Prefer grantEnqueue / grantWork /
+   * grantAdmin; docs/security.md says what table write access can do.
    */
   grantDirectAccess(grantee: IGrantable): void {
-    grantAccess(grantee, ACCESS.api, { table: this.table, wake: this.queues.wake, dead: this.queues.dead });
+    grantAccess(grantee, ACCESS.direct, this.accessTargets());
   }
 
   /** Lets `grantee` receive and delete dead-job notifications. */
   grantConsumeDeadJobNotices(grantee: IGrantable): Grant {
     return this.queues.dead.grantConsumeMessages(grantee);
+  }
+
+  private grantRole(grantee: IGrantable, role: AccessRole, fn: LambdaFunction, options: GrantOptions): void {
+    const transport = options.transport ?? 'lambda';
+    if (transport === 'lambda') Grant.addToPrincipal({ grantee, actions: ['lambda:InvokeFunction'], resourceArns: [fn.functionArn] });
+    else if (transport === 'direct') grantAccess(grantee, ACCESS[role], this.accessTargets());
+    else throw new ValidationError('options.transport', transport, "must be 'lambda' or 'direct'");
+  }
+
+  private accessTargets() {
+    return { table: this.table, wake: this.queues.wake, dead: this.queues.dead };
   }
 }

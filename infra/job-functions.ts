@@ -5,7 +5,7 @@ import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { ENV } from '../src/aws/config.js';
-import { ACCESS, grantAccess } from './access.js';
+import { ACCESS, grantAccess, type AccessRole } from './access.js';
 import { DEFAULTS } from './defaults.js';
 import { jobFunction } from './job-function.js';
 import type { MessageQueues } from './message-queues.js';
@@ -26,21 +26,29 @@ export interface JobFunctionsProps {
   readonly serviceName: string;
 }
 
-/** The three functions whose shape is fixed (the worker's is the user's to tune). */
+/** The functions whose shape is fixed (the worker's is the user's to tune), with the access profile each one's role gets. */
 const FIXED = {
-  api: { description: 'fenceq API: enqueue, lease, renew, ack, release', timeout: Duration.seconds(30) },
-  admin: { description: 'fenceq admin: force-release, requeue, cancel, inspect', timeout: Duration.seconds(30) },
-  reclaim: { description: 'fenceq reclaim: lapsed leases, dead-job notices, health figures', timeout: Duration.seconds(60) },
-} as const;
+  enqueue: { description: 'fenceq enqueue (producers): enqueue, enqueueMany, get', timeout: Duration.seconds(30), access: 'producer' },
+  api: { description: 'fenceq API (workers): lease, renew, ack, release', timeout: Duration.seconds(30), access: 'worker' },
+  admin: { description: 'fenceq admin: force-release, requeue, cancel, run-now, inspect, list, stats, purge, schedules', timeout: Duration.seconds(30), access: 'admin' },
+  reclaim: { description: 'fenceq reclaim: schedules, lapsed leases, dead-job notices, health figures', timeout: Duration.seconds(60), access: 'reclaim' },
+} as const satisfies Record<string, { description: string; timeout: Duration; access: AccessRole }>;
+
+/** The access profile of each function's role (the Lambda worker's too). */
+export const FUNCTION_ACCESS = { ...Object.fromEntries(Object.entries(FIXED).map(([k, v]) => [k, v.access])), worker: 'worker' } as Readonly<
+  Record<keyof typeof FIXED | 'worker', AccessRole>
+>;
 
 /** The environment variable that carries each queue's URL (src/aws/config.ts reads them). */
 const QUEUE_URL_ENV = { wake: ENV.wakeQueueUrl, dead: ENV.deadQueueUrl } as const;
 
 /**
- * The four fenceq functions (docs/functions.md is their contract). Each gets exactly the access
+ * The five fenceq functions (docs/functions.md is their contract). Each gets exactly the access
  * its profile in ACCESS names, and the URL of exactly the queues that profile sends to.
  */
 export class JobFunctions extends Construct {
+  /** The producer-facing enqueue function (invoke with IAM auth). */
+  readonly enqueue: LambdaFunction;
   /** The worker-facing API (invoke with IAM auth). */
   readonly api: LambdaFunction;
   /** Operator actions: force-release, requeue, cancel, inspect. */
@@ -53,15 +61,18 @@ export class JobFunctions extends Construct {
   constructor(scope: Construct, id: string, props: JobFunctionsProps) {
     super(scope, id);
     const targets = { table: props.table, wake: props.queues.wake, dead: props.queues.dead };
-    const environment = (role: keyof typeof ACCESS, extra: Record<string, string> = {}) => ({
+    const environment = (role: AccessRole, extra: Record<string, string> = {}) => ({
       [ENV.tableName]: props.table.tableName,
       ...Object.fromEntries(ACCESS[role].sendTo.map((q) => [QUEUE_URL_ENV[q], targets[q].queueUrl])),
       POWERTOOLS_SERVICE_NAME: props.serviceName,
       POWERTOOLS_METRICS_NAMESPACE: props.metricsNamespace,
       ...extra,
     });
-    const fixed = (role: keyof typeof FIXED, name: string) =>
-      jobFunction(this, name, { ...FIXED[role], bundle: role, memorySize: DEFAULTS.functionMemorySize, logRetention: props.logRetention, environment: environment(role) });
+    const fixed = (fn: keyof typeof FIXED, name: string) => {
+      const { description, timeout, access } = FIXED[fn];
+      return jobFunction(this, name, { description, timeout, bundle: fn, memorySize: DEFAULTS.functionMemorySize, logRetention: props.logRetention, environment: environment(access) });
+    };
+    this.enqueue = fixed('enqueue', 'Enqueue');
     this.api = fixed('api', 'Api');
     this.admin = fixed('admin', 'Admin');
     this.reclaim = fixed('reclaim', 'Reclaim');
@@ -73,7 +84,7 @@ export class JobFunctions extends Construct {
       logRetention: props.logRetention,
       environment: environment('worker', { [ENV.queues]: props.workerQueues.join(',') }),
     });
-    for (const role of ['api', 'admin', 'reclaim', 'worker'] as const) grantAccess(this[role], ACCESS[role], targets);
+    for (const fn of ['enqueue', 'api', 'admin', 'reclaim', 'worker'] as const) grantAccess(this[fn], ACCESS[FUNCTION_ACCESS[fn]], targets);
     this.worker.addEventSource(
       new SqsEventSource(props.queues.wake, { batchSize: props.workerBatchSize, maxConcurrency: props.workerMaxConcurrency, reportBatchItemFailures: true }),
     );

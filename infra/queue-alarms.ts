@@ -8,7 +8,7 @@ import { FUNCTION_ALARM_PERIOD, healthMetric, type HealthMetricSource } from './
 /** Props of {@link QueueAlarms} (resolved by FencedJobQueue). */
 export interface QueueAlarmsProps {
   readonly health: HealthMetricSource;
-  readonly functions: Readonly<Record<'Api' | 'Admin' | 'Reclaim' | 'Worker', IFunction>>;
+  readonly functions: Readonly<Record<'Enqueue' | 'Api' | 'Admin' | 'Reclaim' | 'Worker', IFunction>>;
   readonly wakeRedrive: IQueue;
   readonly deadJobsThreshold: number;
   readonly oldestPendingAgeThreshold: Duration;

@@ -6,7 +6,7 @@ import { powertoolsLogging } from './powertools.js';
 import { awsQueue } from './runtime.js';
 
 /**
- * Builds the operator's handler (force-release, requeue, cancel, inspect, list, stats;
+ * Builds the operator's handler (force-release, requeue, cancel, run-now, inspect, list, stats, purge, schedules;
  * docs/functions.md), reading its settings from the environment once.
  * @example
  * export const handler = adminHandler();

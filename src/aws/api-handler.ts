@@ -10,7 +10,7 @@ import { awsQueue } from './runtime.js';
 export type InvokeHandler = (event: unknown, context?: LambdaContext) => Promise<InvokeReply>;
 
 /**
- * Builds the worker-facing API handler (enqueue, lease, renew, ack, release; docs/functions.md),
+ * Builds the worker-facing API handler (lease, renew, ack, release; docs/functions.md),
  * reading its settings from the environment once (FENCEQ_TABLE_NAME, queue URLs). Call it at
  * module scope, as fenceq's own `functions/api.ts` does.
  * @example

@@ -11,11 +11,11 @@ import { checkId, checkNesting, checkProgress, errorText } from '../validate.js'
 import { waitForJob, type WaitOptions, type WaitOutcome } from '../wait-for.js';
 import { lambdaClient } from './lambda-client.js';
 import { errorFromPayload, RemoteInvocationError, type InvokeReply } from './errors.js';
-import { checkEventNesting, type AdminEvent, type ApiEvent } from './operations.js';
+import { checkEventNesting, type AdminEvent, type ApiEvent, type EnqueueEvent } from './operations.js';
 
-/** Options of {@link LambdaJobStore}. */
+/** Options of {@link LambdaJobStore} and {@link LambdaProducer}. */
 export interface LambdaJobStoreOptions {
-  /** The API function (functions/api.ts): its name or ARN, as the stack outputs it. */
+  /** The function (functions/api.ts for LambdaJobStore, functions/enqueue.ts for LambdaProducer): its name or ARN, as the stack outputs it. */
   readonly functionName: string;
   /** A version or alias to invoke. */
   readonly qualifier?: string;
@@ -28,8 +28,8 @@ export interface LambdaJobStoreOptions {
 }
 
 /**
- * The JobStore over the Lambda Invoke API: each call invokes the API function, which runs it on
- * the table. A worker built on it needs `lambda:InvokeFunction` on that one function and no table
+ * The JobStore over the Lambda Invoke API (the worker's side): each call invokes the API function,
+ * which runs it on the table. Producers use {@link LambdaProducer} (the enqueue function). A worker built on it needs `lambda:InvokeFunction` on that one function and no table
  * credentials. Typed errors come back as the same classes JobQueue throws (ValidationError with
  * its field and value, JobNotFoundError, ...); anything else the function failed with is a
  * RemoteInvocationError. A transport failure after the call landed is safe to retry for acks and
@@ -43,24 +43,9 @@ export class LambdaJobStore implements JobStore {
   private readonly qualifier: string | undefined;
 
   constructor(options: LambdaJobStoreOptions) {
-    if (typeof options?.functionName !== 'string' || !/^[A-Za-z0-9:_.-]{1,170}$/.test(options.functionName)) {
-      throw new ValidationError('options.functionName', options?.functionName, 'must be a Lambda function name or ARN');
-    }
-    this.functionName = options.functionName;
+    this.functionName = checkFunctionName(options);
     this.qualifier = options.qualifier;
     this.client = options.client ?? lambdaClient(options);
-  }
-
-  /** Enqueues one job (see JobQueue.enqueue). */
-  enqueue(input: EnqueueInput): Promise<EnqueueOutcome> {
-    return this.call({ op: 'enqueue', job: wireInput(input) });
-  }
-
-  /** Enqueues many jobs, all validated before any is written (see JobQueue.enqueueMany); outcomes keyed by id. */
-  async enqueueMany(inputs: readonly EnqueueInput[]): Promise<Map<string, EnqueueOutcome>> {
-    if (!Array.isArray(inputs)) throw new ValidationError('jobs', inputs, 'must be an array');
-    const outcomes = await this.call<EnqueueOutcome[]>({ op: 'enqueueMany', jobs: inputs.map(wireInput) });
-    return new Map(outcomes.map((o) => [o.id, o]));
   }
 
   /** Claims up to `max` due jobs. */
@@ -90,27 +75,75 @@ export class LambdaJobStore implements JobStore {
     return this.call({ op: 'release', lease, ...(opts === undefined ? {} : { options: opts }) });
   }
 
-  /** Reads a job through the API function (consistently); null when there is none. */
-  get(id: string): Promise<Job | null> {
-    return this.call({ op: 'get', id: checkId('id', id) });
-  }
-
-  /** As `JobQueue.waitFor`, through the API function: one invocation per poll (at most 0.5/s per waiter after the first 4 s). */
-  waitFor(id: string, opts: WaitOptions = {}): Promise<WaitOutcome> {
-    return waitForJob((i) => this.get(i), id, opts);
-  }
-
   private call<T>(event: ApiEvent): Promise<T> {
     return invokeFenceq<T>(this.client, this.functionName, event, this.qualifier);
   }
 }
 
 /**
- * Invokes one of fenceq's direct-invoke functions (api or admin) and unwraps its reply: the value,
+ * The producer's client over the Lambda Invoke API: each call invokes the enqueue function
+ * (functions/enqueue.ts), which may enqueue and read jobs and nothing else. A producer built on it
+ * needs `lambda:InvokeFunction` on that one function (`grantEnqueue(role, { transport: 'lambda' })`)
+ * and no table credentials. Errors come back as LambdaJobStore's do.
+ * @example
+ * import { LambdaProducer } from 'fenceq/aws';
+ *
+ * const producer = new LambdaProducer({ functionName: process.env.FENCEQ_ENQUEUE_FUNCTION! });
+ * const { id } = await producer.enqueue({ queue: 'email', payload: { to: 'ada@example.com' } });
+ * await producer.waitFor(id, { timeoutMs: 60_000 });
+ */
+export class LambdaProducer {
+  /** The function invoked. */
+  readonly functionName: string;
+  private readonly client: LambdaClient;
+  private readonly qualifier: string | undefined;
+
+  constructor(options: LambdaJobStoreOptions) {
+    this.functionName = checkFunctionName(options);
+    this.qualifier = options.qualifier;
+    this.client = options.client ?? lambdaClient(options);
+  }
+
+  /** Enqueues one job (see JobQueue.enqueue). */
+  enqueue(input: EnqueueInput): Promise<EnqueueOutcome> {
+    return this.call({ op: 'enqueue', job: wireInput(input) });
+  }
+
+  /** Enqueues many jobs, all validated before any is written (see JobQueue.enqueueMany); outcomes keyed by id. */
+  async enqueueMany(inputs: readonly EnqueueInput[]): Promise<Map<string, EnqueueOutcome>> {
+    if (!Array.isArray(inputs)) throw new ValidationError('jobs', inputs, 'must be an array');
+    const outcomes = await this.call<EnqueueOutcome[]>({ op: 'enqueueMany', jobs: inputs.map(wireInput) });
+    return new Map(outcomes.map((o) => [o.id, o]));
+  }
+
+  /** Reads a job through the enqueue function (consistently); null when there is none. */
+  get(id: string): Promise<Job | null> {
+    return this.call({ op: 'get', id: checkId('id', id) });
+  }
+
+  /** As `JobQueue.waitFor`, through the enqueue function: one invocation per poll (at most 0.5/s per waiter after the first 4 s). */
+  waitFor(id: string, opts: WaitOptions = {}): Promise<WaitOutcome> {
+    return waitForJob((i) => this.get(i), id, opts);
+  }
+
+  private call<T>(event: EnqueueEvent): Promise<T> {
+    return invokeFenceq<T>(this.client, this.functionName, event, this.qualifier);
+  }
+}
+
+function checkFunctionName(options: LambdaJobStoreOptions): string {
+  if (typeof options?.functionName !== 'string' || !/^[A-Za-z0-9:_.-]{1,170}$/.test(options.functionName)) {
+    throw new ValidationError('options.functionName', options?.functionName, 'must be a Lambda function name or ARN');
+  }
+  return options.functionName;
+}
+
+/**
+ * Invokes one of fenceq's direct-invoke functions (enqueue, api or admin) and unwraps its reply: the value,
  * or the typed error it carries rethrown as its own class; a function failure, a timeout or a reply
  * that is not fenceq's envelope is a RemoteInvocationError.
  */
-export async function invokeFenceq<T>(client: LambdaClient, functionName: string, event: ApiEvent | AdminEvent, qualifier?: string): Promise<T> {
+export async function invokeFenceq<T>(client: LambdaClient, functionName: string, event: EnqueueEvent | ApiEvent | AdminEvent, qualifier?: string): Promise<T> {
   // Refused here as the function would refuse it: JSON.stringify of a too-deep value overflows.
   checkEventNesting(event);
   const out = await client.send(new InvokeCommand({ FunctionName: functionName, Qualifier: qualifier, Payload: Buffer.from(JSON.stringify(event)) }));

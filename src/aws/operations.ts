@@ -1,5 +1,6 @@
 /**
- * The operations of the API and admin functions, as direct-invoke events. Each event is
+ * The operations of the enqueue, API and admin functions, as direct-invoke events (one function
+ * per principal: producers, workers, operators; docs/security.md). Each event is
  * `{ op, ...arguments }`, with the arguments named as the JobQueue method names them, so a
  * ValidationError's `field` is a path into the event (`job.payload`, `lease.ttlMs`, `jobs[3].id`).
  * Parsing refuses unknown operations, unknown keys, missing arguments and an event nested
@@ -26,20 +27,23 @@ export function checkEventNesting(event: unknown): void {
   checkNesting('', event, MAX_EVENT_DEPTH, 3);
 }
 
-/** Events of the worker-facing API function. */
-export type ApiEvent =
+/** Events of the producer-facing enqueue function: enqueue, and read the jobs it enqueued. */
+export type EnqueueEvent =
   | { readonly op: 'enqueue'; readonly job: EnqueueInput }
   | { readonly op: 'enqueueMany'; readonly jobs: readonly EnqueueInput[] }
+  | { readonly op: 'get'; readonly id: string };
+
+/** Events of the worker-facing API function: the lease-held operations, nothing else. */
+export type ApiEvent =
   | { readonly op: 'lease'; readonly lease: LeaseRequest }
   | { readonly op: 'ackDone'; readonly lease: Lease; readonly result?: Json }
   | { readonly op: 'ackFailed'; readonly lease: Lease; readonly error: Json; readonly options?: { readonly retryable?: boolean } }
   | { readonly op: 'renew'; readonly lease: Lease; readonly ttlMs: number; readonly progress?: Json }
-  | { readonly op: 'release'; readonly lease: Lease; readonly options?: { readonly reason?: string } }
-  | { readonly op: 'get'; readonly id: string };
+  | { readonly op: 'release'; readonly lease: Lease; readonly options?: { readonly reason?: string } };
 
 /** Events of the admin function. */
 export type AdminEvent =
-  | { readonly op: 'releaseUnowned' | 'requeueDead' | 'cancel' | 'get' | 'inspect'; readonly id: string }
+  | { readonly op: 'releaseUnowned' | 'requeueDead' | 'cancel' | 'runNow' | 'get' | 'inspect'; readonly id: string }
   | { readonly op: 'list'; readonly list: { readonly queue: string; readonly state: string; readonly limit?: number; readonly cursor?: string } }
   | { readonly op: 'stats'; readonly queues?: readonly string[] }
   | { readonly op: 'queues'; readonly queues?: { readonly limit?: number; readonly cursor?: string } }
@@ -51,22 +55,27 @@ export type AdminEvent =
 /** One enqueueMany outcome per input, in input order. */
 export type EnqueueManyReply = EnqueueOutcome[];
 
-/** Arguments of each API operation: required ones, then optional ones. */
-const API_ARGS = {
+/** Arguments of each enqueue operation: required ones, then optional ones. */
+const ENQUEUE_ARGS = {
   enqueue: [['job'], []],
   enqueueMany: [['jobs'], []],
+  get: [['id'], []],
+} as const satisfies Record<EnqueueEvent['op'], readonly [readonly string[], readonly string[]]>;
+
+/** Arguments of each API operation: required ones, then optional ones. */
+const API_ARGS = {
   lease: [['lease'], []],
   ackDone: [['lease'], ['result']],
   ackFailed: [['lease', 'error'], ['options']],
   renew: [['lease', 'ttlMs'], ['progress']],
   release: [['lease'], ['options']],
-  get: [['id'], []],
 } as const satisfies Record<ApiEvent['op'], readonly [readonly string[], readonly string[]]>;
 
 const ADMIN_ARGS = {
   releaseUnowned: [['id'], []],
   requeueDead: [['id'], []],
   cancel: [['id'], []],
+  runNow: [['id'], []],
   get: [['id'], []],
   inspect: [['id'], []],
   list: [['list'], []],
@@ -81,10 +90,17 @@ const ADMIN_ARGS = {
   scheduleResume: [['name'], []],
 } as const satisfies Record<AdminEvent['op'], readonly [readonly string[], readonly string[]]>;
 
+/** The enqueue function's operations. */
+export const ENQUEUE_OPS = Object.keys(ENQUEUE_ARGS) as EnqueueEvent['op'][];
 /** The API function's operations. */
 export const API_OPS = Object.keys(API_ARGS) as ApiEvent['op'][];
 /** The admin function's operations. */
 export const ADMIN_OPS = Object.keys(ADMIN_ARGS) as AdminEvent['op'][];
+
+/** Checks an enqueue event's shape (operation, keys, required arguments); values are checked by the JobQueue. */
+export function parseEnqueueEvent(event: unknown): EnqueueEvent {
+  return parseEvent(event, ENQUEUE_ARGS) as unknown as EnqueueEvent;
+}
 
 /** Checks an API event's shape (operation, keys, required arguments); values are checked by the JobQueue. */
 export function parseApiEvent(event: unknown): ApiEvent {
@@ -114,8 +130,8 @@ function parseEvent(event: unknown, table: Record<string, readonly [readonly str
   return e;
 }
 
-/** Runs one API operation against the queue; the value is what the direct invoke returns. */
-export async function runApiOp(queue: JobQueue, e: ApiEvent): Promise<unknown> {
+/** Runs one enqueue operation against the queue; the value is what the direct invoke returns. */
+export async function runEnqueueOp(queue: JobQueue, e: EnqueueEvent): Promise<unknown> {
   switch (e.op) {
     case 'enqueue':
       return queue.enqueue(e.job);
@@ -123,6 +139,14 @@ export async function runApiOp(queue: JobQueue, e: ApiEvent): Promise<unknown> {
       const outcomes = await queue.enqueueMany(e.jobs);
       return [...outcomes.values()] satisfies EnqueueManyReply;
     }
+    case 'get':
+      return queue.get(e.id) satisfies Promise<Job | null>;
+  }
+}
+
+/** Runs one API operation against the queue; the value is what the direct invoke returns. */
+export async function runApiOp(queue: JobQueue, e: ApiEvent): Promise<unknown> {
+  switch (e.op) {
     case 'lease':
       return queue.lease(e.lease);
     case 'ackDone':
@@ -133,8 +157,6 @@ export async function runApiOp(queue: JobQueue, e: ApiEvent): Promise<unknown> {
       return queue.renew(e.lease, e.ttlMs, e.progress);
     case 'release':
       return queue.release(e.lease, e.options);
-    case 'get':
-      return queue.get(e.id) satisfies Promise<Job | null>;
   }
 }
 
@@ -147,6 +169,8 @@ export async function runAdminOp(queue: JobQueue, e: AdminEvent): Promise<unknow
       return queue.requeueDead(e.id);
     case 'cancel':
       return queue.cancel(e.id);
+    case 'runNow':
+      return queue.runNow(e.id);
     case 'get':
     case 'inspect':
       return queue.get(e.id) satisfies Promise<Job | null>;

@@ -2,7 +2,7 @@
  * The local stack: the whole queue on one machine, no AWS account. DynamoDB (dynalite) and SQS
  * (fauxqs) emulators on loopback; the table and queues created from the definitions the CDK
  * stack uses (TABLE_SCHEMA via createTableInput, infra/defaults.ts); fenceq's Lambda handlers
- * (functions/api.ts, admin.ts, reclaim.ts) behind a loopback endpoint that speaks the Lambda
+ * (functions/enqueue.ts, api.ts, admin.ts, reclaim.ts) behind a loopback endpoint that speaks the Lambda
  * Invoke API; and the reclaim function invoked on a timer with a scheduled event, in place of
  * the EventBridge rule. Every child process exits with this one.
  */
@@ -20,7 +20,7 @@ import { requirePackages } from './optional-packages.js';
 import { startFauxqs } from './sqs-emulator.js';
 
 /** Names under which the local Lambda endpoint serves fenceq's functions. */
-export const LOCAL_FUNCTIONS = { api: 'fenceq-api', admin: 'fenceq-admin', reclaim: 'fenceq-reclaim' } as const;
+export const LOCAL_FUNCTIONS = { enqueue: 'fenceq-enqueue', api: 'fenceq-api', admin: 'fenceq-admin', reclaim: 'fenceq-reclaim' } as const;
 
 /** Options of {@link startLocalStack}. */
 export interface LocalStackOptions {
@@ -107,6 +107,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
       [ENV.tableName]: tableName,
       [ENV.dynamodbEndpoint]: dynamo.endpoint,
       FENCEQ_LAMBDA_ENDPOINT: lambda.endpoint,
+      FENCEQ_ENQUEUE_FUNCTION: LOCAL_FUNCTIONS.enqueue,
       FENCEQ_API_FUNCTION: LOCAL_FUNCTIONS.api,
       FENCEQ_SQS_ENDPOINT: sqsEmulator.endpoint,
       FENCEQ_WAKE_QUEUE_URL: queues.wakeQueueUrl,
@@ -145,12 +146,14 @@ async function loadFunctions(env: Record<string, string>): Promise<Record<string
   const saved = process.env.FENCEQ_LOG;
   process.env.FENCEQ_LOG = 'silent';
   try {
-    const [api, admin, reclaim] = await Promise.all([
+    const [enqueue, api, admin, reclaim] = await Promise.all([
+      import('../../functions/enqueue.js'),
       import('../../functions/api.js'),
       import('../../functions/admin.js'),
       import('../../functions/reclaim.js'),
     ]);
     return {
+      [LOCAL_FUNCTIONS.enqueue]: enqueue.handler as LocalHandler,
       [LOCAL_FUNCTIONS.api]: api.handler as LocalHandler,
       [LOCAL_FUNCTIONS.admin]: admin.handler as LocalHandler,
       [LOCAL_FUNCTIONS.reclaim]: reclaim.handler as LocalHandler,

@@ -2,7 +2,7 @@ import { ResourceNotFoundException } from '@aws-sdk/client-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lambdaClient } from '../../src/aws/clients.js';
 import { RemoteInvocationError } from '../../src/aws/errors.js';
-import { invokeFenceq, LambdaJobStore } from '../../src/aws/lambda-job-store.js';
+import { invokeFenceq, LambdaJobStore, LambdaProducer } from '../../src/aws/lambda-job-store.js';
 import type { AdminEvent } from '../../src/aws/operations.js';
 import { InvalidStateError, JobNotFoundError, ValidationError, WaitTimeoutError } from '../../src/errors.js';
 import { startLambdaInvokeServer, type LambdaInvokeServer } from '../../src/local/lambda-invoke-server.js';
@@ -13,16 +13,19 @@ import { freshTable, rawAccess } from '../support/harness.js';
 
 let server: LambdaInvokeServer;
 let store: LambdaJobStore;
+let producer: LambdaProducer;
 let raw: ReturnType<typeof rawAccess>;
 
 beforeAll(async () => {
   const table = await freshTable();
   raw = rawAccess(table.doc, table.tableName);
   const env = handlerEnv(table.tableName);
+  const enq = (await coldStart(() => import('../../functions/enqueue.js'), env)).handler;
   const api = (await coldStart(() => import('../../functions/api.js'), env)).handler;
   const admin = (await coldStart(() => import('../../functions/admin.js'), env)).handler;
   server = await startLambdaInvokeServer({
     functions: {
+      'fenceq-enqueue': enq,
       'fenceq-api': api,
       'fenceq-admin': admin,
       broken: () => {
@@ -33,6 +36,7 @@ beforeAll(async () => {
     },
   });
   store = new LambdaJobStore({ functionName: 'fenceq-api', endpoint: server.endpoint });
+  producer = new LambdaProducer({ functionName: 'fenceq-enqueue', endpoint: server.endpoint });
 });
 
 afterAll(async () => {
@@ -41,9 +45,9 @@ afterAll(async () => {
 
 describe('LambdaJobStore over the Lambda Invoke API', () => {
   it('enqueues, leases, renews and acks through the API function', async () => {
-    const e = await store.enqueue({ queue: 'lj', payload: { a: 1 }, id: 'lj-1', runAt: new Date(Date.now() - 1000) });
+    const e = await producer.enqueue({ queue: 'lj', payload: { a: 1 }, id: 'lj-1', runAt: new Date(Date.now() - 1000) });
     expect(e).toMatchObject({ outcome: 'created', id: 'lj-1' });
-    const again = await store.enqueue({ queue: 'lj', payload: { a: 2 }, id: 'lj-1' });
+    const again = await producer.enqueue({ queue: 'lj', payload: { a: 2 }, id: 'lj-1' });
     expect(again).toEqual({ outcome: 'exists', id: 'lj-1', state: 'pending' });
 
     const [lease] = await store.lease({ owner: 'remote-1', queues: ['lj'], ttlMs: 5000 });
@@ -55,11 +59,12 @@ describe('LambdaJobStore over the Lambda Invoke API', () => {
     // The answer of a repeated ack (a retry after a lost reply) is success, not stale.
     expect(await store.ackDone(lease!, { ok: true })).toMatchObject({ outcome: 'done', repeated: true });
     expect(await raw.get('lj-1')).toMatchObject({ state: 'done', result: '{"ok":true}' });
-    expect(server.invocations.get('fenceq-api')).toBeGreaterThanOrEqual(6);
+    expect(server.invocations.get('fenceq-api')).toBeGreaterThanOrEqual(4);
+    expect(server.invocations.get('fenceq-enqueue')).toBeGreaterThanOrEqual(2);
   });
 
   it('enqueues a batch, fails with an error object, and releases', async () => {
-    const out = await store.enqueueMany([
+    const out = await producer.enqueueMany([
       { queue: 'lj2', payload: 1, id: 'lj2-a', maxAttempts: 1 },
       { queue: 'lj2', payload: 2, id: 'lj2-b' },
     ]);
@@ -74,7 +79,7 @@ describe('LambdaJobStore over the Lambda Invoke API', () => {
   });
 
   it('maps error replies back to the same classes, with field and value', async () => {
-    const err = await store.enqueue({ queue: 'lj', payload: { x: 'y'.repeat(70_000) } }).catch((e: unknown) => e);
+    const err = await producer.enqueue({ queue: 'lj', payload: { x: 'y'.repeat(70_000) } }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ValidationError);
     expect(err).toMatchObject({ field: 'job.payload' });
     expect((err as Error).message).toContain('the limit is 65536');
@@ -105,7 +110,7 @@ describe('LambdaJobStore over the Lambda Invoke API', () => {
   });
 
   it('runs the worker runtime unchanged over the Lambda transport', async () => {
-    await store.enqueueMany(Array.from({ length: 5 }, (_, i) => ({ queue: 'remote', payload: i, id: `remote-${i}` })));
+    await producer.enqueueMany(Array.from({ length: 5 }, (_, i) => ({ queue: 'remote', payload: i, id: `remote-${i}` })));
     const worker = new Worker({
       queue: store,
       handlers: { remote: (job) => ({ doubled: (job.payload as number) * 2 }) },
@@ -125,33 +130,33 @@ describe('LambdaJobStore over the Lambda Invoke API', () => {
 
 describe('waitFor through the Lambda API transport', () => {
   it('resolves with the result a worker acked, and times out with a typed error', async () => {
-    await store.enqueue({ queue: 'lt-wait', payload: 2, id: 'lt-wait-1' });
-    const waiting = store.waitFor('lt-wait-1', { timeoutMs: 10_000 });
+    await producer.enqueue({ queue: 'lt-wait', payload: 2, id: 'lt-wait-1' });
+    const waiting = producer.waitFor('lt-wait-1', { timeoutMs: 10_000 });
     const [lease] = await store.lease({ owner: 'w-wait', queues: ['lt-wait'], ttlMs: 10_000 });
     await store.ackDone(lease!, 'four');
     expect(await waiting).toMatchObject({ outcome: 'done', result: 'four' });
-    await store.enqueue({ queue: 'lt-wait', payload: 2, id: 'lt-wait-2', runAt: Date.now() + 3_600_000 });
-    expect(await store.waitFor('lt-wait-2', { timeoutMs: 100 }).catch((e: unknown) => e)).toBeInstanceOf(WaitTimeoutError);
-    expect(await store.get('lt-wait-2')).toMatchObject({ state: 'pending' });
-    expect(await store.get('lt-nope')).toBeNull();
+    await producer.enqueue({ queue: 'lt-wait', payload: 2, id: 'lt-wait-2', runAt: Date.now() + 3_600_000 });
+    expect(await producer.waitFor('lt-wait-2', { timeoutMs: 100 }).catch((e: unknown) => e)).toBeInstanceOf(WaitTimeoutError);
+    expect(await producer.get('lt-wait-2')).toMatchObject({ state: 'pending' });
+    expect(await producer.get('lt-nope')).toBeNull();
   });
 });
 
 describe('progress through the Lambda API transport', () => {
   it('a worker over the API stores its progress with the renewal; a stale lease cannot overwrite it; over the limit is refused', async () => {
-    await store.enqueue({ queue: 'lt-progress', payload: null, id: 'lt-progress-1' });
+    await producer.enqueue({ queue: 'lt-progress', payload: null, id: 'lt-progress-1' });
     const [lease] = await store.lease({ owner: 'w-progress', queues: ['lt-progress'], ttlMs: 10_000 });
     expect((await store.renew(lease!, 10_000, { pct: 40 })).outcome).toBe('renewed');
-    expect(await store.get('lt-progress-1')).toMatchObject({ state: 'running', progress: { pct: 40 } });
+    expect(await producer.get('lt-progress-1')).toMatchObject({ state: 'running', progress: { pct: 40 } });
     expect((await store.renew({ ...lease!, secret: 'f'.repeat(32) }, 10_000, { pct: 99 })).outcome).toBe('stale');
     const big = await store.renew(lease!, 10_000, 'z'.repeat(5_000)).catch((e: unknown) => e);
     expect(big).toBeInstanceOf(ValidationError);
     expect(big).toMatchObject({ field: 'progress' });
-    expect(await store.get('lt-progress-1')).toMatchObject({ progress: { pct: 40 } });
+    expect(await producer.get('lt-progress-1')).toMatchObject({ progress: { pct: 40 } });
   });
 
   it('a Worker over the API reports progress that get shows', async () => {
-    await store.enqueue({ queue: 'lt-progress-w', payload: null, id: 'lt-progress-2' });
+    await producer.enqueue({ queue: 'lt-progress-w', payload: null, id: 'lt-progress-2' });
     const worker = new Worker({
       queue: store,
       logger: silentLogger,
@@ -166,8 +171,8 @@ describe('progress through the Lambda API transport', () => {
       },
     });
     worker.start();
-    for (let i = 0; i < 200 && (await store.get('lt-progress-2'))?.state !== 'done'; i++) await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; i < 200 && (await producer.get('lt-progress-2'))?.state !== 'done'; i++) await new Promise((r) => setTimeout(r, 50));
     await worker.stop({ graceMs: 0 });
-    expect(await store.get('lt-progress-2')).toMatchObject({ state: 'done', progress: { step: 2 } });
+    expect(await producer.get('lt-progress-2')).toMatchObject({ state: 'done', progress: { step: 2 } });
   });
 });

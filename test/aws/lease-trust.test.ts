@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readConfig } from '../../src/aws/config.js';
 import { ConfigError, type InvokeReply } from '../../src/aws/errors.js';
 import { lambdaClient } from '../../src/aws/clients.js';
-import { invokeFenceq, LambdaJobStore } from '../../src/aws/lambda-job-store.js';
+import { invokeFenceq, LambdaJobStore, LambdaProducer } from '../../src/aws/lambda-job-store.js';
 import { HEALTH_QUEUES_PER_RUN, reclaimRun } from '../../src/aws/reclaim-run.js';
 import { awsQueue } from '../../src/aws/runtime.js';
 import { ValidationError } from '../../src/errors.js';
@@ -25,6 +25,7 @@ type Handler = (event: unknown) => Promise<InvokeReply>;
 let server: LambdaInvokeServer;
 let lambda: ReturnType<typeof lambdaClient>;
 let store: LambdaJobStore;
+let producer: LambdaProducer;
 let admin: Handler;
 let raw: ReturnType<typeof rawAccess>;
 let tableName: string;
@@ -36,6 +37,7 @@ beforeAll(async () => {
   tableName = table.tableName;
   raw = rawAccess(table.doc, table.tableName);
   const env = handlerEnv(table.tableName, { FENCEQ_RETENTION_DAYS: '2' });
+  const enq = (await coldStart(() => import('../../functions/enqueue.js'), env)).handler as Handler;
   const api = (await coldStart(() => import('../../functions/api.js'), env)).handler as Handler;
   admin = (await coldStart(() => import('../../functions/admin.js'), env)).handler as Handler;
   // Every reply the functions send, as text, to check where the secret appears.
@@ -44,8 +46,9 @@ beforeAll(async () => {
     into.push(JSON.stringify(reply));
     return reply;
   };
-  server = await startLambdaInvokeServer({ functions: { 'fenceq-api': recording(api, apiReplies), 'fenceq-admin': recording(admin, adminReplies) } });
+  server = await startLambdaInvokeServer({ functions: { 'fenceq-enqueue': recording(enq, apiReplies), 'fenceq-api': recording(api, apiReplies), 'fenceq-admin': recording(admin, adminReplies) } });
   store = new LambdaJobStore({ functionName: 'fenceq-api', endpoint: server.endpoint });
+  producer = new LambdaProducer({ functionName: 'fenceq-enqueue', endpoint: server.endpoint });
   lambda = lambdaClient({ endpoint: server.endpoint });
 });
 
@@ -56,7 +59,7 @@ afterAll(async () => {
 
 describe('the lease secret over the Lambda API', () => {
   it('reaches the claimer in its lease, is required by every lease call, and appears in no other reply', async () => {
-    await store.enqueue({ queue: 'lt', payload: { n: 1 }, id: 'lt-1' });
+    await producer.enqueue({ queue: 'lt', payload: { n: 1 }, id: 'lt-1' });
     const [lease] = await store.lease({ owner: 'remote', queues: ['lt'], ttlMs: 10_000 });
     expect(lease!.secret).toMatch(/^[0-9a-f]{32}$/);
     expect(await raw.get('lt-1')).toMatchObject({ leaseSecretHash: leaseSecretHash(lease!.secret) });
@@ -87,14 +90,14 @@ describe('the lease secret over the Lambda API', () => {
   it('refuses a 100,000-deep payload or error as a ValidationError, before sending and in the function', async () => {
     let deep: unknown = 0;
     for (let i = 0; i < 100_000; i++) deep = [deep];
-    const sent = server.invocations.get('fenceq-api') ?? 0;
-    await expect(store.enqueue({ queue: 'lt', payload: deep as never, id: 'deep' })).rejects.toMatchObject({ name: 'ValidationError', field: 'job.payload' });
-    await store.enqueue({ queue: 'lt', payload: null, id: 'lt-2' });
+    const sent = (server.invocations.get('fenceq-api') ?? 0) + (server.invocations.get('fenceq-enqueue') ?? 0);
+    await expect(producer.enqueue({ queue: 'lt', payload: deep as never, id: 'deep' })).rejects.toMatchObject({ name: 'ValidationError', field: 'job.payload' });
+    await producer.enqueue({ queue: 'lt', payload: null, id: 'lt-2' });
     const [lease] = await store.lease({ owner: 'remote', queues: ['lt'], ttlMs: 10_000 });
     const err = await store.ackFailed(lease!, deep).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ValidationError);
     expect((err as ValidationError).field).toBe('error');
-    expect(server.invocations.get('fenceq-api')).toBe(sent + 2); // the enqueue and the lease only
+    expect((server.invocations.get('fenceq-api') ?? 0) + (server.invocations.get('fenceq-enqueue') ?? 0)).toBe(sent + 2); // the enqueue and the lease only
     expect(await raw.get('deep')).toBeUndefined();
     expect(await raw.get('lt-2')).toMatchObject({ state: 'running' });
   });

@@ -3,7 +3,7 @@ import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lambdaClient, sqsClient } from '../../src/aws/clients.js';
 import { readConfig } from '../../src/aws/config.js';
-import { LambdaJobStore } from '../../src/aws/lambda-job-store.js';
+import { LambdaProducer } from '../../src/aws/lambda-job-store.js';
 import { JobQueue } from '../../src/job-queue.js';
 import { silentLogger } from '../../src/log.js';
 import { cli, spawnCli } from '../cli/support.js';
@@ -93,10 +93,10 @@ describe('fenceq start --no-demo', () => {
     expect(released.leaseOwner).toBeUndefined();
   }, 90_000);
 
-  it('serves the API over the Lambda Invoke API (LambdaJobStore, a worker with --transport lambda) and sends wake-ups to SQS', async () => {
+  it('serves the enqueue function and the API over the Lambda Invoke API (LambdaProducer, a worker with --transport lambda) and sends wake-ups to SQS', async () => {
     const ready = await stack.next('stack.ready');
-    const store = new LambdaJobStore({ functionName: ready.functions.api, endpoint: ready.lambdaEndpoint });
-    expect(await store.enqueue({ queue: 'email', id: 'e2e-lambda', payload: { ms: 20 } })).toMatchObject({ outcome: 'created' });
+    const producer = new LambdaProducer({ functionName: ready.functions.enqueue, endpoint: ready.lambdaEndpoint });
+    expect(await producer.enqueue({ queue: 'email', id: 'e2e-lambda', payload: { ms: 20 } })).toMatchObject({ outcome: 'created' });
     const sqs = sqsClient({ endpoint: ready.sqsEndpoint });
     const wake = await until('a wake-up message on the wake queue', async () => {
       const out = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: ready.queues.wakeQueueUrl, AttributeNames: ['ApproximateNumberOfMessages'] }));

@@ -6,6 +6,7 @@ import { freshTable, rawAccess } from '../support/harness.js';
 
 type Handler = (event: unknown) => Promise<InvokeReply>;
 
+let enq: Handler;
 let api: Handler;
 let admin: Handler;
 let wakeUrl: string;
@@ -16,6 +17,7 @@ beforeAll(async () => {
   raw = rawAccess(table.doc, table.tableName);
   wakeUrl = await freshSqsQueue('wake');
   const env = handlerEnv(table.tableName, { FENCEQ_WAKE_QUEUE_URL: wakeUrl });
+  enq = (await coldStart(() => import('../../functions/enqueue.js'), env)).handler;
   api = (await coldStart(() => import('../../functions/api.js'), env)).handler;
   admin = (await coldStart(() => import('../../functions/admin.js'), env)).handler;
 });
@@ -28,7 +30,7 @@ function value<T>(reply: InvokeReply): T {
 
 describe('functions/api: direct invokes', () => {
   it('enqueues, leases and acks a job through the API', async () => {
-    const created = value<{ outcome: string; id: string }>(await api({ op: 'enqueue', job: { queue: 'mail', payload: { to: 'a@b' }, id: 'api-1' } }));
+    const created = value<{ outcome: string; id: string }>(await enq({ op: 'enqueue', job: { queue: 'mail', payload: { to: 'a@b' }, id: 'api-1' } }));
     expect(created).toMatchObject({ outcome: 'created', id: 'api-1' });
 
     const leases = value<Lease[]>(await api({ op: 'lease', lease: { owner: 'w1', queues: ['mail'], ttlMs: 10_000 } }));
@@ -48,7 +50,7 @@ describe('functions/api: direct invokes', () => {
   });
 
   it('answers a stale ack through the API as a no-op that leaves the new holder alone', async () => {
-    value(await api({ op: 'enqueue', job: { queue: 'mail', payload: 1, id: 'api-stale' } }));
+    value(await enq({ op: 'enqueue', job: { queue: 'mail', payload: 1, id: 'api-stale' } }));
     const [a] = value<Lease[]>(await api({ op: 'lease', lease: { owner: 'worker-a', queues: ['mail'], ttlMs: 10_000 } }));
     // An operator force-releases A's lease; B leases the job again.
     expect(value<{ outcome: string }>(await admin({ op: 'releaseUnowned', id: 'api-stale' })).outcome).toBe('released');
@@ -72,7 +74,7 @@ describe('functions/api: direct invokes', () => {
     await drain(wakeUrl, 2);
     const t0 = Date.now();
     const jobs = Array.from({ length: 60 }, (_, i) => ({ queue: i % 3 === 0 ? 'sms' : 'mail', payload: i }));
-    const outcomes = value<{ outcome: string }[]>(await api({ op: 'enqueueMany', jobs }));
+    const outcomes = value<{ outcome: string }[]>(await enq({ op: 'enqueueMany', jobs }));
     expect(outcomes).toHaveLength(60);
     expect(outcomes.every((o) => o.outcome === 'created')).toBe(true);
     // The handler flushed before it returned: both queues' wake-ups are on the queue already.
@@ -80,7 +82,7 @@ describe('functions/api: direct invokes', () => {
     expect(new Set(first.map((b) => b.queue))).toEqual(new Set(['mail', 'sms']));
 
     // A burst of single enqueues, one invocation each.
-    for (let i = 0; i < 20; i++) value(await api({ op: 'enqueue', job: { queue: 'mail', payload: `burst-${i}` } }));
+    for (let i = 0; i < 20; i++) value(await enq({ op: 'enqueue', job: { queue: 'mail', payload: `burst-${i}` } }));
     const elapsed = Date.now() - t0;
     const all = [...first, ...bodies(await drain(wakeUrl, 3))];
     const count = (q: string) => all.filter((b) => b.queue === q).length;
@@ -94,7 +96,7 @@ describe('functions/api: direct invokes', () => {
   });
 
   it('wakes the queue when a job is released back to pending', async () => {
-    value(await api({ op: 'enqueue', job: { queue: 'reports', payload: null, id: 'api-rel' } }));
+    value(await enq({ op: 'enqueue', job: { queue: 'reports', payload: null, id: 'api-rel' } }));
     const [l] = value<Lease[]>(await api({ op: 'lease', lease: { owner: 'w1', queues: ['reports'], ttlMs: 10_000 } }));
     await drain(wakeUrl, 2); // the enqueue's (and any delayed) wake-up
     const out = value<{ outcome: string }>(await api({ op: 'release', lease: l, options: { reason: 'shutting down' } }));
@@ -118,6 +120,7 @@ describe('functions/api: bad events are refused with a typed error and nothing w
     ['unknown operation', { op: 'dropTable' }, 'op', 'dropTable'],
     ['missing operation', { job: {} }, 'op', undefined],
     ['operation of the admin function', { op: 'cancel', id: 'x' }, 'op', 'cancel'],
+    ['operation of the enqueue function', { op: 'get', id: 'x' }, 'op', 'get'],
     ['missing job', { op: 'enqueue' }, 'job', undefined],
     ['unknown argument', { op: 'enqueue', job: { queue: 'bad', payload: 1 }, priority: 3 }, 'priority', 3],
     ['unknown job field', { op: 'enqueue', job: { queue: 'bad', payload: 1, delay: 5 } }, 'job.delay', 5],
@@ -139,7 +142,9 @@ describe('functions/api: bad events are refused with a typed error and nothing w
   ];
 
   it.each(cases)('%s', async (_what, event, field, badValue) => {
-    const reply = await api(event);
+    // Enqueue events go to the enqueue function (the API function refuses them: see below).
+    const op = (event as { op?: unknown } | null)?.op;
+    const reply = await (op === 'enqueue' || op === 'enqueueMany' ? enq : api)(event);
     expect(reply.ok).toBe(false);
     if (reply.ok) return;
     expect(reply.error.name).toBe('ValidationError');
@@ -150,7 +155,7 @@ describe('functions/api: bad events are refused with a typed error and nothing w
 
   it('refuses an oversize payload and an oversize result', async () => {
     const big = 'x'.repeat(70 * 1024);
-    const reply = await api({ op: 'enqueue', job: { queue: 'bad', payload: { big }, id: 'too-big' } });
+    const reply = await enq({ op: 'enqueue', job: { queue: 'bad', payload: { big }, id: 'too-big' } });
     expect(reply).toMatchObject({ ok: false, error: { name: 'ValidationError', field: 'job.payload' } });
     // The reply echoes the refused value cut short, not 70 KiB of it.
     expect(JSON.stringify(reply).length).toBeLessThan(3000);
@@ -177,6 +182,17 @@ describe('functions/api: failures that are not the caller\'s', () => {
   });
 });
 
+describe('functions/enqueue and functions/api serve their own principal only', () => {
+  it('the enqueue function refuses every lease-held and operator operation; the API refuses enqueue', async () => {
+    for (const op of ['lease', 'ackDone', 'ackFailed', 'renew', 'release', 'cancel', 'releaseUnowned', 'requeueDead', 'runNow', 'list', 'stats', 'purgeDead']) {
+      expect(await enq({ op }), op).toMatchObject({ ok: false, error: { name: 'ValidationError', field: 'op', value: op } });
+    }
+    for (const op of ['enqueue', 'enqueueMany', 'get', 'cancel', 'releaseUnowned', 'requeueDead', 'runNow']) {
+      expect(await api({ op }), op).toMatchObject({ ok: false, error: { name: 'ValidationError', field: 'op', value: op } });
+    }
+  });
+});
+
 describe('functions/admin', () => {
   it('refuses unknown operations and bad ids, and reports a missing job by class', async () => {
     expect(await admin({ op: 'lease', lease: {} })).toMatchObject({ ok: false, error: { name: 'ValidationError', field: 'op', value: 'lease' } });
@@ -187,7 +203,7 @@ describe('functions/admin', () => {
   });
 
   it('cancels, requeues only dead jobs, lists and inspects', async () => {
-    value(await api({ op: 'enqueue', job: { queue: 'ops', payload: 1, id: 'adm-1' } }));
+    value(await enq({ op: 'enqueue', job: { queue: 'ops', payload: 1, id: 'adm-1' } }));
     expect(await admin({ op: 'requeueDead', id: 'adm-1' })).toMatchObject({ ok: false, error: { name: 'InvalidStateError', jobId: 'adm-1', state: 'pending' } });
     const page = value<{ jobs: { id: string }[] }>(await admin({ op: 'list', list: { queue: 'ops', state: 'pending' } }));
     expect(page.jobs.map((j) => j.id)).toEqual(['adm-1']);
@@ -195,7 +211,7 @@ describe('functions/admin', () => {
     expect(value<{ state: string }>(await admin({ op: 'inspect', id: 'adm-1' })).state).toBe('cancelled');
     expect(value(await admin({ op: 'get', id: 'nothing-here' }))).toBeNull();
 
-    value(await api({ op: 'enqueue', job: { queue: 'ops', payload: 1, id: 'adm-2', maxAttempts: 1 } }));
+    value(await enq({ op: 'enqueue', job: { queue: 'ops', payload: 1, id: 'adm-2', maxAttempts: 1 } }));
     const [l] = value<Lease[]>(await api({ op: 'lease', lease: { owner: 'w', queues: ['ops'], ttlMs: 5000 } }));
     expect(value<{ outcome: string }>(await api({ op: 'ackFailed', lease: l, error: 'boom' })).outcome).toBe('dead');
     await drain(wakeUrl, 2);

@@ -27,8 +27,8 @@ function value<T>(reply: InvokeReply): T {
 }
 
 /** Makes a job dead through the API: one attempt, failed non-retryably. */
-async function killJob(api: Api, id: string, queue: string): Promise<Lease> {
-  value(await api({ op: 'enqueue', job: { queue, payload: { n: 1 }, id, maxAttempts: 3 } }));
+async function killJob(enq: Api, api: Api, id: string, queue: string): Promise<Lease> {
+  value(await enq({ op: 'enqueue', job: { queue, payload: { n: 1 }, id, maxAttempts: 3 } }));
   const [lease] = value<Lease[]>(await api({ op: 'lease', lease: { owner: 'w-dead', queues: [queue], ttlMs: 5000 } }));
   const out = value<{ outcome: string }>(await api({ op: 'ackFailed', lease, error: 'disk full', options: { retryable: false } }));
   expect(out.outcome).toBe('dead');
@@ -58,8 +58,9 @@ describe('dead-job notifications', () => {
     const deadName = queueName('dead');
     const deadUrl = await queueUrlFor(deadName);
     const env = handlerEnv(tableName, { FENCEQ_WAKE_QUEUE_URL: wakeUrl, FENCEQ_DEAD_QUEUE_URL: deadUrl });
+    const enq: Api = (await coldStart(() => import('../../functions/enqueue.js'), env)).handler;
     const api: Api = (await coldStart(() => import('../../functions/api.js'), env)).handler;
-    const lease = await killJob(api, 'dead-1', 'billing');
+    const lease = await killJob(enq, api, 'dead-1', 'billing');
     expect(await raw.get('dead-1')).toMatchObject({ state: 'dead', deadNotified: false });
 
     expect(await createSqsQueue(deadName)).toBe(deadUrl);
@@ -86,8 +87,9 @@ describe('dead-job notifications', () => {
   it('sends at once when the notifications queue is reachable, and the reclaim run sends nothing more', async () => {
     const deadUrl = await freshSqsQueue('dead');
     const env = handlerEnv(tableName, { FENCEQ_WAKE_QUEUE_URL: wakeUrl, FENCEQ_DEAD_QUEUE_URL: deadUrl });
+    const enq: Api = (await coldStart(() => import('../../functions/enqueue.js'), env)).handler;
     const api: Api = (await coldStart(() => import('../../functions/api.js'), env)).handler;
-    await killJob(api, 'dead-2', 'billing');
+    await killJob(enq, api, 'dead-2', 'billing');
     expect(await raw.get('dead-2')).toMatchObject({ deadNotified: true });
     await raw.set('dead-2', { updatedAt: Date.now() - 60_000 });
     const reclaim: Reclaim = (await coldStart(() => import('../../functions/reclaim.js'), env)).handler;
@@ -100,9 +102,10 @@ describe('functions/reclaim', () => {
   it('reclaims an orphaned lease, wakes its queue and emits the health figures as EMF', async () => {
     const deadUrl = await freshSqsQueue('dead');
     const env = handlerEnv(tableName, { FENCEQ_WAKE_QUEUE_URL: wakeUrl, FENCEQ_DEAD_QUEUE_URL: deadUrl, POWERTOOLS_METRICS_NAMESPACE: 'fenceq-test', POWERTOOLS_METRICS_DISABLED: 'false' });
+    const enq: Api = (await coldStart(() => import('../../functions/enqueue.js'), env)).handler;
     const api: Api = (await coldStart(() => import('../../functions/api.js'), env)).handler;
-    value(await api({ op: 'enqueue', job: { queue: 'orphans', payload: 1, id: 'orphan-1' } }));
-    value(await api({ op: 'enqueue', job: { queue: 'orphans', payload: 2, id: 'waiting-1' } }));
+    value(await enq({ op: 'enqueue', job: { queue: 'orphans', payload: 1, id: 'orphan-1' } }));
+    value(await enq({ op: 'enqueue', job: { queue: 'orphans', payload: 2, id: 'waiting-1' } }));
     const [lease] = value<Lease[]>(await api({ op: 'lease', lease: { owner: 'dead-worker', queues: ['orphans'], ttlMs: 60_000, max: 1 } }));
     // The worker died; its lease ran out a while ago.
     await raw.set(lease!.id, { leaseExpiresAt: Date.now() - 5_000 });
@@ -130,8 +133,9 @@ describe('functions/reclaim', () => {
   it('refuses an event that is not a scheduled event, before touching anything', async () => {
     const deadUrl = await freshSqsQueue('dead');
     const env = handlerEnv(tableName, { FENCEQ_WAKE_QUEUE_URL: wakeUrl, FENCEQ_DEAD_QUEUE_URL: deadUrl });
+    const enq: Api = (await coldStart(() => import('../../functions/enqueue.js'), env)).handler;
     const api: Api = (await coldStart(() => import('../../functions/api.js'), env)).handler;
-    value(await api({ op: 'enqueue', job: { queue: 'untouched', payload: 1, id: 'untouched-1' } }));
+    value(await enq({ op: 'enqueue', job: { queue: 'untouched', payload: 1, id: 'untouched-1' } }));
     const [lease] = value<Lease[]>(await api({ op: 'lease', lease: { owner: 'gone', queues: ['untouched'], ttlMs: 60_000 } }));
     await raw.set(lease!.id, { leaseExpiresAt: Date.now() - 5_000 });
     const reclaim: Reclaim = (await coldStart(() => import('../../functions/reclaim.js'), env)).handler;

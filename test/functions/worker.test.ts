@@ -183,8 +183,8 @@ describe('functions/worker', () => {
 
   it('runs the jobs the wake-up messages announce and stops once idle', async () => {
     await drain(wakeUrl, 0);
-    const api = (await coldStart(() => import('../../functions/api.js'), handlerEnv(tableName, { FENCEQ_WAKE_QUEUE_URL: wakeUrl }))).handler;
-    await api({ op: 'enqueueMany', jobs: Array.from({ length: 6 }, (_, i) => ({ queue: 'echo', payload: { n: i }, id: `echo-${i}` })) });
+    const enq = (await coldStart(() => import('../../functions/enqueue.js'), handlerEnv(tableName, { FENCEQ_WAKE_QUEUE_URL: wakeUrl }))).handler;
+    await enq({ op: 'enqueueMany', jobs: Array.from({ length: 6 }, (_, i) => ({ queue: 'echo', payload: { n: i }, id: `echo-${i}` })) });
     const messages = await drain(wakeUrl, 1);
     expect(bodies(messages)).toEqual([{ queue: 'echo' }]);
 

@@ -58,6 +58,12 @@ beforeAll(() => {
   jobs.grantDirectAccess(role('DirectWorkerRole', 'ecs-tasks.amazonaws.com'));
   jobs.grantInvokeAdmin(role('OpsRole', 'lambda.amazonaws.com'));
   jobs.grantConsumeDeadJobNotices(role('ConsumerRole', 'lambda.amazonaws.com'));
+  for (const transport of ['lambda', 'direct'] as const) {
+    const T = transport === 'lambda' ? 'Lambda' : 'Direct';
+    jobs.grantEnqueue(role(`Producer${T}Role`, 'ecs-tasks.amazonaws.com'), { transport });
+    jobs.grantWork(role(`Worker${T}Role`, 'ecs-tasks.amazonaws.com'), { transport });
+    jobs.grantAdmin(role(`Admin${T}Role`, 'ecs-tasks.amazonaws.com'), { transport });
+  }
   const { stackName, props } = stackPropsFromContext(app.node);
   acme = new FenceqStack(app, stackName, props);
   const out = synthOnce(app, [stack, acme]);
@@ -105,7 +111,7 @@ describe('props reach the template', () => {
   it('alarm thresholds; no alarm actions unless given', () => {
     expect(alarm(custom, 'JobsAlarmsDeadJobs').Threshold).toBe(3);
     expect(alarm(custom, 'JobsAlarmsOldestPendingAge').Threshold).toBe(1800);
-    for (const name of ['Api', 'Admin', 'Reclaim', 'Worker']) {
+    for (const name of ['Enqueue', 'Api', 'Admin', 'Reclaim', 'Worker']) {
       expect(alarm(custom, `JobsAlarms${name}Errors`).Threshold).toBe(5);
       expect(alarm(custom, `JobsAlarms${name}Throttles`).Threshold).toBe(2);
     }
@@ -114,7 +120,6 @@ describe('props reach the template', () => {
 });
 
 describe('grant methods', () => {
-  const apiGrants = () => grantsOfRole(custom, fn(custom, 'JobsFunctionsApi')[1].Properties.Role['Fn::GetAtt'][0]).filter((g) => !g.includes('logs:'));
 
   it('grantInvokeApi: lambda:InvokeFunction on the API function, nothing else', () => {
     expect(grantsOfRole(custom, only(custom, 'AWS::IAM::Role', 'FargateTaskRole')[0])).toEqual([`Allow lambda:InvokeFunction -> ${fn(custom, 'JobsFunctionsApi')[0]}.Arn`]);
@@ -124,11 +129,38 @@ describe('grant methods', () => {
     expect(grantsOfRole(custom, only(custom, 'AWS::IAM::Role', 'OpsRole')[0])).toEqual([`Allow lambda:InvokeFunction -> ${fn(custom, 'JobsFunctionsAdmin')[0]}.Arn`]);
   });
 
-  it('grantDirectAccess: exactly what the API function may do with the table and queues (no Scan)', () => {
-    const got = grantsOfRole(custom, only(custom, 'AWS::IAM::Role', 'DirectWorkerRole')[0]);
-    expect(got.sort()).toEqual(apiGrants().sort());
-    expect(got).toContain(`Allow dynamodb:Query -> ${only(custom, 'AWS::DynamoDB::Table', 'JobsTable')[0]}.Arn/index/${TABLE_SCHEMA.workIndex.name}`);
+  const roleGrants = (id: string) => grantsOfRole(custom, only(custom, 'AWS::IAM::Role', id)[0]).sort();
+  const fnGrants = (prefix: string) => grantsOfRole(custom, fn(custom, prefix)[1].Properties.Role['Fn::GetAtt'][0]).filter((g) => !g.includes('logs:')).sort();
+  const invoke = (prefix: string) => [`Allow lambda:InvokeFunction -> ${fn(custom, prefix)[0]}.Arn`];
+
+  it('grantDirectAccess: full trust, every table action any role has (no Scan), Query on the index, both queues', () => {
+    const table = only(custom, 'AWS::DynamoDB::Table', 'JobsTable')[0];
+    const got = roleGrants('DirectWorkerRole');
+    const union = [...new Set(['JobsFunctionsEnqueue', 'JobsFunctionsApi', 'JobsFunctionsAdmin', 'JobsFunctionsReclaim'].flatMap(fnGrants))].sort();
+    expect(got).toEqual(union);
+    expect(got).toContain(`Allow dynamodb:Query -> ${table}.Arn/index/${TABLE_SCHEMA.workIndex.name}`);
+    expect(got).toContain(`Allow dynamodb:BatchWriteItem -> ${table}.Arn`);
     expect(got.some((g) => g.includes('Scan'))).toBe(false);
+  });
+
+  it('grantEnqueue / grantWork / grantAdmin over Lambda: invoke the function that serves the role, nothing else', () => {
+    expect(roleGrants('ProducerLambdaRole')).toEqual(invoke('JobsFunctionsEnqueue'));
+    expect(roleGrants('WorkerLambdaRole')).toEqual(invoke('JobsFunctionsApi'));
+    expect(roleGrants('AdminLambdaRole')).toEqual(invoke('JobsFunctionsAdmin'));
+  });
+
+  it('grantEnqueue / grantWork / grantAdmin direct: exactly the profile of the function that serves the role', () => {
+    expect(roleGrants('ProducerDirectRole')).toEqual(fnGrants('JobsFunctionsEnqueue'));
+    expect(roleGrants('WorkerDirectRole')).toEqual(fnGrants('JobsFunctionsApi'));
+    expect(roleGrants('AdminDirectRole')).toEqual(fnGrants('JobsFunctionsAdmin'));
+    expect(roleGrants('ProducerDirectRole').some((g) => g.includes('Query') || g.includes('DeleteItem'))).toBe(false);
+    expect(roleGrants('WorkerDirectRole').some((g) => /PutItem|DeleteItem|BatchWriteItem/.test(g))).toBe(false);
+  });
+
+  it('refuses an unknown transport', () => {
+    const q = new FencedJobQueue(new Stack(testApp({ bundle: false }), 'T'), 'Q');
+    const r = new Role(Stack.of(q), 'R', { assumedBy: new ServicePrincipal('ecs-tasks.amazonaws.com') });
+    expect(() => q.grantWork(r, { transport: 'http' as never })).toThrow(expect.objectContaining({ name: 'ValidationError', field: 'options.transport' }));
   });
 
   it('grantConsumeDeadJobNotices: receive and delete on the notifications queue only', () => {

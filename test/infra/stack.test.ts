@@ -46,6 +46,8 @@ const ids = () => ({
   deadRedrive: logicalId(stack.queue.queues.deadRedrive),
 });
 const fn = (name: string) => only(template, 'AWS::Lambda::Function', `QueueFunctions${name}`);
+/** Every function, by construct id. */
+const ALL = ['Enqueue', 'Api', 'Admin', 'Reclaim', 'Worker'];
 const roleOf = (name: string) => (fn(name)[1].Properties.Role['Fn::GetAtt'] as string[])[0]!;
 const allStatements = () => [
   ...Object.values(template.findResources('AWS::IAM::Policy') as Record<string, CfnResource>),
@@ -81,9 +83,9 @@ describe('the table, from the schema src/ uses', () => {
 });
 
 describe('the functions', () => {
-  it('are four, on Node.js 22 and arm64, bundled as ESM by the local esbuild', () => {
-    template.resourceCountIs('AWS::Lambda::Function', 4);
-    for (const name of ['Api', 'Admin', 'Reclaim', 'Worker']) {
+  it('are five, on Node.js 22 and arm64, bundled as ESM by the local esbuild', () => {
+    template.resourceCountIs('AWS::Lambda::Function', 5);
+    for (const name of ALL) {
       const [, f] = fn(name);
       expect(f.Properties).toMatchObject({ Runtime: 'nodejs22.x', Architectures: ['arm64'], Handler: 'index.handler' });
       const key = (f.Properties.Code.S3Key as string).replace(/\.zip$/, '');
@@ -115,7 +117,8 @@ describe('the functions', () => {
         ),
       );
     };
-    const [api, admin, reclaim, worker] = await Promise.all(['Api', 'Admin', 'Reclaim', 'Worker'].map(run));
+    const [enqueue, api, admin, reclaim, worker] = await Promise.all(ALL.map(run));
+    expect(enqueue).toMatchObject({ ok: false, error: { name: 'ValidationError', field: 'op' } });
     expect(api).toMatchObject({ ok: false, error: { name: 'ValidationError', field: 'op' } });
     expect(admin).toMatchObject({ ok: false, error: { name: 'ValidationError', field: 'op' } });
     expect(reclaim).toEqual({ thrown: 'ValidationError' });
@@ -123,6 +126,7 @@ describe('the functions', () => {
   }, 60_000);
 
   it('have the timeouts docs/functions.md asks for; the worker the default of DEFAULTS', () => {
+    expect(fn('Enqueue')[1].Properties.Timeout).toBe(30);
     expect(fn('Api')[1].Properties.Timeout).toBe(30);
     expect(fn('Admin')[1].Properties.Timeout).toBe(30);
     expect(fn('Reclaim')[1].Properties.Timeout).toBe(60);
@@ -132,7 +136,7 @@ describe('the functions', () => {
   it('get the environment of the contract: the table, and the URL of exactly the queues each sends to', () => {
     const { table, wake, dead } = ids();
     const env = (name: string) => fn(name)[1].Properties.Environment.Variables;
-    for (const name of ['Api', 'Admin', 'Reclaim', 'Worker']) {
+    for (const name of ALL) {
       expect(env(name)[ENV.tableName]).toEqual({ Ref: table });
       expect(env(name)[ENV.wakeQueueUrl]).toEqual({ Ref: wake });
       expect(env(name)[ENV.dynamodbEndpoint]).toBeUndefined();
@@ -140,13 +144,14 @@ describe('the functions', () => {
     }
     for (const name of ['Api', 'Reclaim', 'Worker']) expect(env(name)[ENV.deadQueueUrl]).toEqual({ Ref: dead });
     expect(env('Admin')[ENV.deadQueueUrl]).toBeUndefined();
+    expect(env('Enqueue')[ENV.deadQueueUrl]).toBeUndefined();
     expect(env('Worker')[ENV.queues]).toBe(DEFAULTS.workerQueues.join(','));
     expect(env('Reclaim')).toMatchObject({ POWERTOOLS_METRICS_NAMESPACE: 'fenceq', POWERTOOLS_SERVICE_NAME: expect.stringMatching(/^Fenceq-Queue-[0-9A-F]{8}$/) });
   });
 
   it('log as JSON to their own log groups, which have a retention', () => {
-    template.resourceCountIs('AWS::Logs::LogGroup', 4);
-    for (const name of ['Api', 'Admin', 'Reclaim', 'Worker']) {
+    template.resourceCountIs('AWS::Logs::LogGroup', 5);
+    for (const name of ALL) {
       const logs = only(template, 'AWS::Logs::LogGroup', `QueueFunctions${name}Logs`);
       expect(fn(name)[1].Properties.LoggingConfig).toEqual({ LogFormat: 'JSON', LogGroup: { Ref: logs[0] } });
       expect(logs[1].Properties.RetentionInDays).toBe(30);
@@ -160,32 +165,34 @@ describe('least privilege', () => {
   const send = (q: 'wake' | 'dead') => `Allow sqs:SendMessage -> ${ids()[q]}.Arn`;
   const logs = (name: string) => [`Allow logs:CreateLogStream -> QueueFunctions${name}Logs`, `Allow logs:PutLogEvents -> QueueFunctions${name}Logs`];
 
-  it('the API may Get/Put/UpdateItem the table, Query the index, and send to both queues: nothing else', () => {
+  const dynamo = (...actions: string[]) => actions.map((a) => `Allow dynamodb:${a} -> ${table()}`);
+
+  it('the enqueue function (producers) may Get/Put/BatchWrite/UpdateItem the table and wake: no Query, no DeleteItem, no dead-job queue', () => {
+    const got = grantsOfRole(template, roleOf('Enqueue'));
+    expect(got.filter((g) => !g.includes('logs:')).sort()).toEqual([...dynamo('GetItem', 'PutItem', 'BatchWriteItem', 'UpdateItem'), send('wake')].sort());
+    expect(got.filter((g) => g.includes('logs:')).map((g) => g.replace(/[0-9A-F]{8}\.Arn$/, ''))).toEqual(logs('Enqueue'));
+  });
+
+  it('the API (workers) may Get/UpdateItem the table, Query the index, and send to both queues: no PutItem, no DeleteItem', () => {
     const got = grantsOfRole(template, roleOf('Api'));
-    expect(got.filter((g) => !g.includes('logs:')).sort()).toEqual(
-      [...['GetItem', 'PutItem', 'UpdateItem'].map((a) => `Allow dynamodb:${a} -> ${table()}`), `Allow dynamodb:Query -> ${index()}`, send('wake'), send('dead')].sort(),
-    );
+    expect(got.filter((g) => !g.includes('logs:')).sort()).toEqual([...dynamo('GetItem', 'UpdateItem'), `Allow dynamodb:Query -> ${index()}`, send('wake'), send('dead')].sort());
     expect(got.filter((g) => g.includes('logs:')).map((g) => g.replace(/[0-9A-F]{8}\.Arn$/, ''))).toEqual(logs('Api'));
   });
 
-  it('admin may Get/UpdateItem the table, Query the index, and wake: no PutItem, no dead-job queue', () => {
+  it('admin may Get/Put/Update/DeleteItem the table (schedules, purge), Query the index, and wake: no BatchWriteItem, no dead-job queue', () => {
     const got = grantsOfRole(template, roleOf('Admin')).filter((g) => !g.includes('logs:'));
-    expect(got.sort()).toEqual([`Allow dynamodb:GetItem -> ${table()}`, `Allow dynamodb:UpdateItem -> ${table()}`, `Allow dynamodb:Query -> ${index()}`, send('wake')].sort());
+    expect(got.sort()).toEqual([...dynamo('GetItem', 'UpdateItem', 'PutItem', 'DeleteItem'), `Allow dynamodb:Query -> ${index()}`, send('wake')].sort());
   });
 
-  it('reclaim may Get/UpdateItem the table, Query the index, and send to both queues', () => {
+  it('reclaim may Get/Put/UpdateItem the table (schedules fired ahead), Query the index, and send to both queues', () => {
     const got = grantsOfRole(template, roleOf('Reclaim')).filter((g) => !g.includes('logs:'));
-    expect(got.sort()).toEqual(
-      [`Allow dynamodb:GetItem -> ${table()}`, `Allow dynamodb:UpdateItem -> ${table()}`, `Allow dynamodb:Query -> ${index()}`, send('wake'), send('dead')].sort(),
-    );
+    expect(got.sort()).toEqual([...dynamo('GetItem', 'UpdateItem', 'PutItem'), `Allow dynamodb:Query -> ${index()}`, send('wake'), send('dead')].sort());
   });
 
   it('the worker also consumes the wake-up queue (its event source), and nothing more', () => {
     const got = grantsOfRole(template, roleOf('Worker')).filter((g) => !g.includes('logs:'));
     const consume = ['ChangeMessageVisibility', 'DeleteMessage', 'GetQueueAttributes', 'GetQueueUrl', 'ReceiveMessage'].map((a) => `Allow sqs:${a} -> ${ids().wake}.Arn`);
-    expect(got.sort()).toEqual(
-      [`Allow dynamodb:GetItem -> ${table()}`, `Allow dynamodb:UpdateItem -> ${table()}`, `Allow dynamodb:Query -> ${index()}`, send('wake'), send('dead'), ...consume].sort(),
-    );
+    expect(got.sort()).toEqual([...dynamo('GetItem', 'UpdateItem'), `Allow dynamodb:Query -> ${index()}`, send('wake'), send('dead'), ...consume].sort());
   });
 
   it('no statement anywhere allows dynamodb:Scan, a wildcard action, or a `*` resource', () => {
@@ -198,7 +205,7 @@ describe('least privilege', () => {
   });
 
   it('no function role carries an AWS managed policy (logs go to its own log group only)', () => {
-    for (const name of ['Api', 'Admin', 'Reclaim', 'Worker']) {
+    for (const name of ALL) {
       const [, role] = only(template, 'AWS::IAM::Role', `QueueFunctions${name}Role`);
       expect(role.Properties.ManagedPolicyArns).toBeUndefined();
       expect(role.Properties.AssumeRolePolicyDocument.Statement).toEqual([
@@ -297,13 +304,13 @@ describe('alarms and dashboard', () => {
   });
 
   it('alarm on errors and throttles of every function, and on the wake-up redrive queue', () => {
-    for (const name of ['Api', 'Admin', 'Reclaim', 'Worker']) {
+    for (const name of ALL) {
       for (const metric of ['Errors', 'Throttles']) {
         expect(alarm(`${name}${metric}`)).toMatchObject({ Namespace: 'AWS/Lambda', MetricName: metric, Dimensions: [{ Name: 'FunctionName', Value: { Ref: fn(name)[0] } }], Threshold: 1 });
       }
     }
     expect(alarm('WakeRedrive')).toMatchObject({ MetricName: 'ApproximateNumberOfMessagesVisible', Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [ids().wakeRedrive, 'QueueName'] } }] });
-    template.resourceCountIs('AWS::CloudWatch::Alarm', 11);
+    template.resourceCountIs('AWS::CloudWatch::Alarm', 13);
   });
 
   it('every alarm notifies the alarm topic, which refuses requests without TLS', () => {
@@ -321,7 +328,7 @@ describe('alarms and dashboard', () => {
     const [, dash] = only(template, 'AWS::CloudWatch::Dashboard', 'QueueDashboard');
     const body = JSON.stringify(dash.Properties.DashboardBody);
     for (const m of [METRIC.pending, METRIC.due, METRIC.running, METRIC.dead, METRIC.oldestDueAge, METRIC.reclaimed]) expect(body).toContain(m);
-    for (const name of ['Api', 'Admin', 'Reclaim', 'Worker']) expect(body).toContain(fn(name)[0]);
+    for (const name of ALL) expect(body).toContain(fn(name)[0]);
   });
 });
 
@@ -332,6 +339,8 @@ describe('outputs', () => {
     expect(outputs.TableName!.Value).toEqual({ Ref: table });
     expect(outputs.TableArn!.Value).toEqual({ 'Fn::GetAtt': [table, 'Arn'] });
     expect(outputs.WorkIndexName!.Value).toBe(TABLE_SCHEMA.workIndex.name);
+    expect(outputs.EnqueueFunctionName!.Value).toEqual({ Ref: fn('Enqueue')[0] });
+    expect(outputs.EnqueueFunctionArn!.Value).toEqual({ 'Fn::GetAtt': [fn('Enqueue')[0], 'Arn'] });
     expect(outputs.ApiFunctionName!.Value).toEqual({ Ref: fn('Api')[0] });
     expect(outputs.ApiFunctionArn!.Value).toEqual({ 'Fn::GetAtt': [fn('Api')[0], 'Arn'] });
     expect(outputs.AdminFunctionName!.Value).toEqual({ Ref: fn('Admin')[0] });
