@@ -15,7 +15,6 @@ import { BacklogScaling } from './backlog-scaling.js';
 import { FARGATE_CPU, FARGATE_DEFAULTS, stopTimeoutFor } from './fargate-defaults.js';
 import type { FencedJobQueue } from './fenced-job-queue.js';
 import { IMAGE_CLI, IMAGE_HEALTH_FILE, workerImageFromHandlers } from './worker-image.js';
-import { grantWorker } from './worker-grant.js';
 import { WorkerVpc } from './worker-vpc.js';
 
 /** How the tasks reach the queue: the table itself, or the API function over the Lambda Invoke API (no table credentials). */
@@ -129,7 +128,8 @@ export class FargateWorkers extends Construct {
       memoryLimitMiB: memory,
       runtimePlatform: { cpuArchitecture: arch, operatingSystemFamily: OperatingSystemFamily.LINUX },
     });
-    grantWorker(props.queue, this.taskDefinition.taskRole, transport);
+    // Exactly the worker grant (lease, renew, ack, release): the worker profile on the table, or invoking the API function.
+    props.queue.grantWork(this.taskDefinition.taskRole, { transport });
     const image = props.image ?? workerImageFromHandlers(props.handlers!, props.projectDir, arch === CpuArchitecture.ARM64 ? Platform.LINUX_ARM64 : Platform.LINUX_AMD64);
     const store: Record<string, string> = transport === 'direct'
       ? { FENCEQ_TRANSPORT: 'dynamodb', [ENV.tableName]: props.queue.table.tableName }
