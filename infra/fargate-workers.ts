@@ -9,6 +9,7 @@ import {
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { ENV } from '../src/aws/config.js';
+import { WORK_ENV } from '../src/worker/work-env.js';
 import { ValidationError } from '../src/errors.js';
 import { checkInt, checkQueue } from '../src/validate.js';
 import { BacklogScaling } from './backlog-scaling.js';
@@ -132,8 +133,8 @@ export class FargateWorkers extends Construct {
     props.queue.grantWork(this.taskDefinition.taskRole, { transport });
     const image = props.image ?? workerImageFromHandlers(props.handlers!, props.projectDir, arch === CpuArchitecture.ARM64 ? Platform.LINUX_ARM64 : Platform.LINUX_AMD64);
     const store: Record<string, string> = transport === 'direct'
-      ? { FENCEQ_TRANSPORT: 'dynamodb', [ENV.tableName]: props.queue.table.tableName }
-      : { FENCEQ_TRANSPORT: 'lambda', FENCEQ_API_FUNCTION: props.queue.apiFunction.functionName };
+      ? { [WORK_ENV.transport]: 'dynamodb', [ENV.tableName]: props.queue.table.tableName }
+      : { [WORK_ENV.transport]: 'lambda', FENCEQ_API_FUNCTION: props.queue.apiFunction.functionName };
     this.container = this.taskDefinition.addContainer('Worker', {
       image,
       essential: true,
@@ -143,11 +144,11 @@ export class FargateWorkers extends Construct {
       logging: LogDrivers.awsLogs({ logGroup: this.logGroup, streamPrefix: 'worker' }),
       environment: {
         ...store,
-        [ENV.queues]: props.queues.join(','),
-        FENCEQ_STOP_TIMEOUT: `${graceMs}ms`,
-        FENCEQ_MAX_POLL: `${maxPollMs}ms`,
-        FENCEQ_CONCURRENCY: String(concurrency),
-        FENCEQ_HEALTH_FILE: IMAGE_HEALTH_FILE,
+        [WORK_ENV.queues]: props.queues.join(','),
+        [WORK_ENV.stopTimeout]: `${graceMs}ms`,
+        [WORK_ENV.maxPoll]: `${maxPollMs}ms`,
+        [WORK_ENV.concurrency]: String(concurrency),
+        [WORK_ENV.healthFile]: IMAGE_HEALTH_FILE,
         AWS_REGION: Stack.of(this).region,
       },
       healthCheck: {

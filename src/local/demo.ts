@@ -65,6 +65,9 @@ export const DEMO_GRACE_MS = 1_000;
 /** The demo's queues, in display order. */
 export const DEMO_QUEUES = ['email', 'render', 'charge', 'report', 'crash'] as const;
 
+/** The demo workers serve the demo's queues; the freeze step's own queue (`step`) has workers of its own. */
+const DEMO_WORKER_QUEUES = ['--queues', DEMO_QUEUES.join(',')];
+
 const MIX = ['email', 'render', 'email', 'charge', 'email', 'render', 'email', 'email', 'charge', 'render'] as const;
 
 /** Plans `n` jobs over `durationMs`: quick, slow and once-failing ones, two that always fail, one that crashes its worker. */
@@ -169,11 +172,11 @@ export async function runDemo(stack: LocalStack, opts: DemoOptions, stackLog: { 
     onLog: (w, line) => onEvent(w.name, line),
     onCrash: (w, how) => {
       note(`${w.name} crashed (${how}); its leases expire in ${formatDuration(opts.leaseTtlMs)}. Starting a replacement, as ECS would`);
-      if (!stopping) setTimeout(() => !stopping && pool.spawn(`worker-${nextName++}`), 300);
+      if (!stopping) setTimeout(() => !stopping && pool.spawn(`worker-${nextName++}`, DEMO_WORKER_QUEUES), 300);
     },
   });
   let stopping = false;
-  for (let i = 0; i < opts.workers; i++) pool.spawn(`worker-${nextName++}`);
+  for (let i = 0; i < opts.workers; i++) pool.spawn(`worker-${nextName++}`, DEMO_WORKER_QUEUES);
   let stackLogSeen = 0;
   // The clock of the demo starts once the workers are up (each is a Node process loading the SDK).
   opts.write(`starting ${opts.workers} worker processes (fenceq work --handlers ${HANDLERS})…\n`);
@@ -204,8 +207,9 @@ export async function runDemo(stack: LocalStack, opts: DemoOptions, stackLog: { 
     },
     note,
     replace: () => {
-      if (!stopping) pool.spawn(`worker-${nextName++}`);
+      if (!stopping) pool.spawn(`worker-${nextName++}`, DEMO_WORKER_QUEUES);
     },
+    spawnStepWorker: (name) => pool.spawn(name, ['--queues', 'step', '--concurrency', '1']),
     leaseTtlMs: opts.leaseTtlMs,
     reclaimPeriodMs: stack.reclaimPeriodMs,
     graceMs: DEMO_GRACE_MS,

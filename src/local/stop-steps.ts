@@ -2,9 +2,10 @@
  * The four ways a worker stops, shown on every demo run, each on a job of its own so the figure
  * is about that job and nothing else:
  *
- *   freeze    SIGSTOP the worker that claimed step-freeze (a 1 s job, shorter than a heartbeat),
- *             wait for another worker to take it over once the lease lapses, SIGCONT: the
- *             frozen worker's handler finishes first and its ack is refused as stale.
+ *   freeze    a worker of its own (queue `step`, one job at a time, so its handler's timer is
+ *             due before its heartbeat) claims step-freeze (1 s, shorter than a heartbeat);
+ *             SIGSTOP it; a second `step` worker takes the job over once the lease lapses;
+ *             SIGCONT: the frozen worker's handler finishes first and its ack is refused.
  *   crash     SIGKILL the worker that claimed step-crash: the job is taken over within the
  *             takeover bound (lease lifetime + one reclaim period).
  *   graceful  SIGTERM the worker that claimed step-graceful (longer than the grace): it is
@@ -28,6 +29,8 @@ export interface StepHost {
   readonly note: (text: string) => void;
   /** Starts a replacement for a worker that stopped, as ECS would. */
   readonly replace: () => void;
+  /** Starts a worker of the `step` queue alone, one job at a time (the freeze step's own workers). */
+  readonly spawnStepWorker: (name: string) => WorkerProcess;
   readonly leaseTtlMs: number;
   readonly reclaimPeriodMs: number;
   /** The workers' --stop-timeout. */
@@ -50,7 +53,7 @@ export const SPOT_PICKUP_TARGET_MS = 1_000;
 
 /** The step jobs: all end done, exactly once. */
 export const STEP_JOBS = {
-  freeze: { id: 'step-freeze', queue: 'email', payload: { ms: 1_000 } },
+  freeze: { id: 'step-freeze', queue: 'step', payload: { ms: 1_000 } },
   crash: { id: 'step-crash', queue: 'render', payload: { ms: 2_000 } },
   graceful: { id: 'step-graceful', queue: 'render', payload: { ms: 4_000 } },
   spotLong: { id: 'step-spot-long', queue: 'render', payload: { ms: 4_000 } },
@@ -109,11 +112,16 @@ function takeoverWaitMs(h: StepHost): number {
 
 async function freeze(h: StepHost): Promise<NonNullable<StopFigures['freeze']>> {
   const job = STEP_JOBS.freeze;
+  // Its own worker: with other leases held, their heartbeats (due earlier) would renew, and find
+  // the lease lost, before the handler's timer fired on SIGCONT; alone, the handler acks first.
+  const frozen = h.spawnStepWorker('freezer');
   const { worker } = await claimed(h, job);
+  if (worker !== frozen) throw new Error(`${worker.name} claimed ${job.id}, not the freeze step's worker`);
   const takeover = h.events.next(`takeover of ${job.id}`, claimOf(job.id, worker.name), takeoverWaitMs(h), h.signal);
   h.pool.freeze(worker);
   const frozenAt = Date.now();
   h.note(`freeze: SIGSTOP ${worker.name} while it runs ${job.id} (its lease lapses in ${formatDuration(h.leaseTtlMs)}; nothing renews it)`);
+  const taker = h.spawnStepWorker('taker');
   const taken = await takeover;
   h.note(`freeze: ${taken.who} took ${job.id} over ${ms(taken.at - frozenAt)} after the freeze, at generation ${String(taken.e.generation)}`);
   const stale = h.events.next(
@@ -125,6 +133,7 @@ async function freeze(h: StepHost): Promise<NonNullable<StopFigures['freeze']>> 
   h.pool.thaw(worker);
   h.note(`freeze: SIGCONT ${worker.name}: its handler finishes and it acks with its old lease`);
   const refused = await stale;
+  for (const w of [worker, taker]) h.pool.terminate(w);
   h.note(`freeze: refused the stale ${String(refused.e.op)} of ${worker.name}: generation ${String(refused.e.generation)}, job now at ${String(refused.e.currentGeneration)}`);
   return {
     victim: worker.name,

@@ -11,6 +11,7 @@ import { runWorkerProcess } from '../../worker/process.js';
 import { Worker } from '../../worker/worker.js';
 import type { CommandContext } from '../context.js';
 import { loadHandlers } from '../load-handlers.js';
+import { WORK_ENV } from '../../worker/work-env.js';
 import { startHeartbeatFile } from '../health-file.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { formatDuration } from '../../text/format.js';
@@ -34,21 +35,10 @@ export interface WorkOptions {
 
 export { loadHandlers, type HandlerMap } from '../load-handlers.js';
 
-/**
- * Environment variables `fenceq work` reads when the flag is absent (a flag wins), so a container
- * image keeps one fixed command line and its task definition sets the rest: FargateWorkers sets
- * FENCEQ_STOP_TIMEOUT from the same graceMs it derives the container's stop timeout from.
- */
-export const WORK_ENV = {
-  queues: 'FENCEQ_QUEUES',
-  concurrency: 'FENCEQ_CONCURRENCY',
-  leaseTtl: 'FENCEQ_LEASE_TTL',
-  poll: 'FENCEQ_POLL',
-  maxPoll: 'FENCEQ_MAX_POLL',
-  stopTimeout: 'FENCEQ_STOP_TIMEOUT',
-  transport: 'FENCEQ_TRANSPORT',
-  healthFile: 'FENCEQ_HEALTH_FILE',
-} as const satisfies Partial<Record<keyof WorkOptions, string>>;
+export { WORK_ENV };
+
+// Every name is an option of `work` (checked at compile time).
+WORK_ENV satisfies Partial<Record<keyof WorkOptions, string>>;
 
 /** The options with each absent flag filled from its WORK_ENV variable (an empty variable counts as unset). */
 export function withWorkEnv(o: WorkOptions, env: Readonly<Record<string, string | undefined>>): WorkOptions {
