@@ -3,7 +3,8 @@
  * is about that job and nothing else:
  *
  *   freeze    a worker of its own (queue `step`, one job at a time, so its handler's timer is
- *             due before its heartbeat) claims step-freeze (1 s, shorter than a heartbeat);
+ *             due before its heartbeat), warmed up by one job, claims step-freeze (1 s, shorter
+ *             than a heartbeat);
  *             SIGSTOP it; a second `step` worker takes the job over once the lease lapses;
  *             SIGCONT: the frozen worker's handler finishes first and its ack is refused.
  *   crash     SIGKILL the worker that claimed step-crash: the job is taken over within the
@@ -53,6 +54,7 @@ export const SPOT_PICKUP_TARGET_MS = 1_000;
 
 /** The step jobs: all end done, exactly once. */
 export const STEP_JOBS = {
+  freezeWarmup: { id: 'step-freeze-warmup', queue: 'step', payload: { ms: 10 } },
   freeze: { id: 'step-freeze', queue: 'step', payload: { ms: 1_000 } },
   crash: { id: 'step-crash', queue: 'render', payload: { ms: 2_000 } },
   graceful: { id: 'step-graceful', queue: 'render', payload: { ms: 4_000 } },
@@ -115,6 +117,11 @@ async function freeze(h: StepHost): Promise<NonNullable<StopFigures['freeze']>> 
   // Its own worker: with other leases held, their heartbeats (due earlier) would renew, and find
   // the lease lost, before the handler's timer fired on SIGCONT; alone, the handler acks first.
   const frozen = h.spawnStepWorker('freezer');
+  // A warm-up job first: frozen on its very first job, a fresh process resumed with its renewal
+  // ahead of the handler's timer (seen in the demo and reproduced alone), so no ack was sent.
+  const warm = h.events.next('warm-up done', (ev) => ev.who === frozen.name && ev.e.event === 'worker.job_completed' && ev.e.id === STEP_JOBS.freezeWarmup.id, CLAIM_WAIT_MS, h.signal);
+  await h.enqueue([STEP_JOBS.freezeWarmup]);
+  await warm;
   const { worker } = await claimed(h, job);
   if (worker !== frozen) throw new Error(`${worker.name} claimed ${job.id}, not the freeze step's worker`);
   const takeover = h.events.next(`takeover of ${job.id}`, claimOf(job.id, worker.name), takeoverWaitMs(h), h.signal);

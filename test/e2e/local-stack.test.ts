@@ -154,7 +154,7 @@ describe('fenceq start (demo)', () => {
     expect(planned.filter((s) => s === 'done')).toHaveLength(10);
     // The four stop kinds, each on a job of its own, all happened and ended done.
     const steps = states.filter(([id]) => id.startsWith('step-'));
-    expect(steps.map(([id]) => id).sort()).toEqual(['step-crash', 'step-freeze', 'step-graceful', 'step-spot-long', 'step-spot-short-1', 'step-spot-short-2']);
+    expect(steps.map(([id]) => id).sort()).toEqual(['step-crash', 'step-freeze', 'step-freeze-warmup', 'step-graceful', 'step-spot-long', 'step-spot-short-1', 'step-spot-short-2']);
     expect(steps.every(([, s]) => s === 'done')).toBe(true);
     const stops = finished.stops;
     expect(stops.failures).toEqual([]);
