@@ -92,7 +92,7 @@ node -e "
 const fs = require('fs');
 const t = JSON.parse(fs.readFileSync('cdk.out/MyJobs.template.json', 'utf8'));
 const fns = Object.values(t.Resources).filter((r) => r.Type === 'AWS::Lambda::Function');
-if (fns.length !== 4) throw new Error('expected 4 functions, found ' + fns.length);
+if (fns.length !== 5) throw new Error('expected 5 functions (enqueue, api, admin, reclaim, worker), found ' + fns.length);
 for (const f of fns) {
   const dir = 'cdk.out/asset.' + f.Properties.Code.S3Key.replace(/\.zip\$/, '');
   if (!fs.existsSync(dir + '/index.mjs')) throw new Error('no bundle in ' + dir);
