@@ -13,6 +13,7 @@ import { checkInt, checkQueue } from '../src/validate.js';
 import { RETENTION_DAYS } from '../src/aws/config.js';
 import { ACCESS, grantAccess, type AccessRole } from './access.js';
 import { DEFAULTS, VISIBILITY_TIMEOUT_FACTOR } from './defaults.js';
+import type { HealthMetricSource } from './health-metrics.js';
 import { JobFunctions } from './job-functions.js';
 import { JobTable } from './job-table.js';
 import { MessageQueues } from './message-queues.js';
@@ -114,6 +115,8 @@ export class FencedJobQueue extends Construct {
   readonly dashboard: Dashboard;
   /** A managed policy allowing lambda:InvokeFunction on the API function (the worker's operations): attach it to a Fargate task role or a worker's role. */
   readonly apiInvokePolicy: ManagedPolicy;
+  /** Where the reclaim run publishes the health figures (namespace, service dimension, period): alarms and FargateWorkers' scaling read them. */
+  readonly healthMetrics: HealthMetricSource;
 
   constructor(scope: Construct, id: string, props: FencedJobQueueProps = {}) {
     super(scope, id);
@@ -156,6 +159,7 @@ export class FencedJobQueue extends Construct {
     [this.schedule, this.scheduleDeadLetters] = [schedule.rule, schedule.deadLetters];
 
     const health = { namespace: props.metricsNamespace ?? DEFAULTS.metricsNamespace, serviceName, period: reclaimRate };
+    this.healthMetrics = health;
     const functions = { Enqueue: fns.enqueue, Api: fns.api, Admin: fns.admin, Reclaim: fns.reclaim, Worker: fns.worker };
     this.alarms = new QueueAlarms(this, 'Alarms', {
       health,

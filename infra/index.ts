@@ -14,3 +14,5 @@ export { FenceqStack, type FenceqStackProps } from './fenceq-stack.js';
 export { DEFAULTS } from './defaults.js';
 export { ACCESS, grantAccess, type AccessProfile } from './access.js';
 export { HEALTH_METRICS } from './health-metrics.js';
+export { FargateWorkers, type FargateWorkersProps, type WorkerTransport } from './fargate-workers.js';
+export { FARGATE_DEFAULTS, stopTimeoutFor } from './fargate-defaults.js';

@@ -9,7 +9,7 @@ import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 
 /** The fenceq package root (infra/ lives in it, or in dist/ inside it once built). */
-const PACKAGE_ROOT = [join(dirname(fileURLToPath(import.meta.url)), '..'), join(dirname(fileURLToPath(import.meta.url)), '..', '..')].find(
+export const PACKAGE_ROOT = [join(dirname(fileURLToPath(import.meta.url)), '..'), join(dirname(fileURLToPath(import.meta.url)), '..', '..')].find(
   (dir) => existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'bin', 'fenceq.js')),
 )!;
 

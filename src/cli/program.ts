@@ -132,19 +132,27 @@ function buildProgram(io: CliIo, context: ContextFactory, setExit: (code: number
   sub('work')
     .description('run a worker process (as a Fargate task would); SIGTERM releases held leases before exiting')
     .requiredOption('--handlers <file>', 'module exporting `handlers`: { [queue]: async (payload, ctx) => result }')
-    .option('--queues <names>', 'comma-separated queues to work (default every queue in the handlers file)')
-    .option('--concurrency <n>', 'jobs run at once (default 4)')
-    .option('--lease-ttl <duration>', 'lease lifetime; renewed while the handler runs (default 30s)')
-    .option('--poll <duration>', 'idle poll interval (default 1s)')
+    .option('--queues <names>', 'comma-separated queues to work (default every queue in the handlers file; env FENCEQ_QUEUES)')
+    .option('--concurrency <n>', 'jobs run at once (default 4; env FENCEQ_CONCURRENCY)')
+    .option('--lease-ttl <duration>', 'lease lifetime; renewed while the handler runs (default 30s; env FENCEQ_LEASE_TTL)')
+    .option('--poll <duration>', 'idle poll interval, doubled on each empty poll (default 1s; env FENCEQ_POLL)')
+    .option('--max-poll <duration>', 'ceiling of the idle backoff: the longest a newly due or released job waits for an idle worker (default 10s; env FENCEQ_MAX_POLL)')
     .option('--owner <id>', 'worker id written on its leases (default host-pid-random)')
-    .option('--stop-timeout <duration>', 'on SIGTERM, how long running handlers get before their leases are released (default 10s)')
-    .option('--transport <kind>', 'dynamodb (the table directly, default) or lambda (the API function over the Lambda Invoke API)')
+    .option('--stop-timeout <duration>', 'on SIGTERM, how long running handlers get before their leases are released (default 10s; env FENCEQ_STOP_TIMEOUT)')
+    .option('--transport <kind>', 'dynamodb (the table directly, default) or lambda (the API function over the Lambda Invoke API); env FENCEQ_TRANSPORT')
     .option('--api-function <name>', 'with --transport lambda: the API function (env FENCEQ_API_FUNCTION, or --outputs)')
     .option('--lambda-endpoint <url>', 'with --transport lambda: Lambda endpoint, e.g. the local stack (env FENCEQ_LAMBDA_ENDPOINT)')
+    .option('--health-file <file>', 'rewrite this file every 5s while the worker makes progress, for `fenceq health` (env FENCEQ_HEALTH_FILE)')
     .action(async (o, cmd: Command) => {
       const { workCommand } = await import('./commands/work.js');
       setExit(await workCommand(ctx(cmd), o));
     });
+
+  sub('health')
+    .description('container health check: exit 0 while the heartbeat file of `fenceq work` is fresh, 1 otherwise')
+    .option('--file <file>', 'the heartbeat file (env FENCEQ_HEALTH_FILE)')
+    .option('--max-age <duration>', 'oldest heartbeat that is still healthy (default 60s)')
+    .action(async (o, cmd: Command) => setExit(await (await import('./commands/health.js')).healthCommand(ctx(cmd), o)));
 
   sub('ui').description('serve the operators\' dashboard on 127.0.0.1 (URL printed); read-only unless --allow-actions').option('--port <n>', 'port on 127.0.0.1 (default a free one)').option('--allow-actions', 'show force-release, cancel, requeue and run-now buttons').option('--refresh <duration>', 'how often the index is read and pages refresh (default 2s)').action(async (o, cmd: Command) => setExit(await (await import('./commands/ui.js')).uiCommand(ctx(cmd), o)));
 

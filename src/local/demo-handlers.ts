@@ -8,6 +8,7 @@
  *   report  always fails: dead once its attempts run out
  *   crash   kills its worker process on the first attempt (like an out-of-memory crash); the
  *           lease expires and another worker takes it over and finishes it
+ *   step    the freeze step's job, on a queue of its own (src/local/stop-steps.ts)
  */
 import type { Json } from '../job.js';
 import type { Handler, HandlerContext, JobContextJob } from '../worker/types.js';
@@ -64,4 +65,5 @@ export const handlers: Record<string, Handler> = {
   charge: run('charge'),
   report: run('report'),
   crash: run('crash'),
+  step: run('step'),
 };

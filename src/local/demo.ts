@@ -1,16 +1,21 @@
 /**
  * The demo workload of the local stack: a producer enqueues jobs of a few kinds over a short
- * period while worker processes run them; partway through one worker is frozen past its lease
- * (SIGSTOP), one is killed (SIGKILL) and one is stopped gracefully (SIGTERM), and one job crashes
- * its worker. The view shows the takeovers; the summary checks every job ended where it should.
+ * period while worker processes run them, one job crashes its worker, and meanwhile every way a
+ * worker stops is shown on a job of its own (src/local/stop-steps.ts): frozen past its lease
+ * (SIGSTOP/SIGCONT, its stale ack refused), killed (SIGKILL, taken over within the bound),
+ * stopped gracefully (SIGTERM, released) and interrupted as Spot does (SIGTERM: finish what fits,
+ * release the rest, started elsewhere). The summary states each figure and checks every job
+ * ended where it should; it fails when a stop kind did not happen or missed its bound.
  */
 import { fileURLToPath } from 'node:url';
 import type { EnqueueInput } from '../store/enqueue.js';
 import { formatDuration } from '../text/format.js';
 import type { LogRecord } from '../log.js';
 import type { LocalStack } from './stack.js';
+import { DemoEvents } from './demo-events.js';
 import { ViewPrinter, type QueueRow, type Totals, type ViewState } from './live-view.js';
-import { WorkerPool, type WorkerLogLine, type WorkerProcess } from './worker-pool.js';
+import { ms, runStopSteps, STEP_JOBS, type StopFigures } from './stop-steps.js';
+import { WorkerPool, type WorkerLogLine } from './worker-pool.js';
 
 /** Options of {@link runDemo}. */
 export interface DemoOptions {
@@ -47,10 +52,21 @@ export interface DemoSummary {
   readonly interrupted: boolean;
   /** Pids of every worker process the demo started (all exited by now). */
   readonly workerPids: readonly number[];
+  /** The figures of the four stop kinds, and the steps that did not happen or missed their bound. */
+  readonly stops: StopFigures;
 }
+
+/** The demo workers' idle poll ceiling: how long a released job waits, at most, for an idle worker's next poll. */
+export const DEMO_MAX_POLL_MS = 500;
+
+/** The demo workers' grace after SIGTERM (--stop-timeout). */
+export const DEMO_GRACE_MS = 1_000;
 
 /** The demo's queues, in display order. */
 export const DEMO_QUEUES = ['email', 'render', 'charge', 'report', 'crash'] as const;
+
+/** The demo workers serve the demo's queues; the freeze step's own queue (`step`) has workers of its own. */
+const DEMO_WORKER_QUEUES = ['--queues', DEMO_QUEUES.join(',')];
 
 const MIX = ['email', 'render', 'email', 'charge', 'email', 'render', 'email', 'email', 'charge', 'render'] as const;
 
@@ -95,10 +111,12 @@ export async function runDemo(stack: LocalStack, opts: DemoOptions, stackLog: { 
   const notes: string[] = [];
   const note = (text: string) => notes.push(`+${formatDuration(Date.now() - start).padEnd(7)} ${text}`);
   const printer = new ViewPrinter(opts.write, opts.tty);
+  const events = new DemoEvents();
 
   // Who holds which job, from the workers' own log lines (cheaper than asking the table).
   const holder = new Map<string, string>();
   const onEvent = (who: string, e: WorkerLogLine | (LogRecord['fields'] & { event: string })) => {
+    events.emit(who, e);
     const id = String(e.id);
     if (e.event === 'worker.job_claimed') holder.set(id, who);
     else if (
@@ -150,15 +168,15 @@ export async function runDemo(stack: LocalStack, opts: DemoOptions, stackLog: { 
   const pool: WorkerPool = new WorkerPool({
     env: stack.env,
     handlersFile: HANDLERS,
-    args: ['--lease-ttl', `${opts.leaseTtlMs}ms`, '--poll', '250ms', '--concurrency', '3', '--stop-timeout', '1s'],
+    args: ['--lease-ttl', `${opts.leaseTtlMs}ms`, '--poll', '250ms', '--max-poll', `${DEMO_MAX_POLL_MS}ms`, '--concurrency', '3', '--stop-timeout', `${DEMO_GRACE_MS}ms`],
     onLog: (w, line) => onEvent(w.name, line),
     onCrash: (w, how) => {
       note(`${w.name} crashed (${how}); its leases expire in ${formatDuration(opts.leaseTtlMs)}. Starting a replacement, as ECS would`);
-      if (!stopping) setTimeout(() => !stopping && pool.spawn(`worker-${nextName++}`), 300);
+      if (!stopping) setTimeout(() => !stopping && pool.spawn(`worker-${nextName++}`, DEMO_WORKER_QUEUES), 300);
     },
   });
   let stopping = false;
-  for (let i = 0; i < opts.workers; i++) pool.spawn(`worker-${nextName++}`);
+  for (let i = 0; i < opts.workers; i++) pool.spawn(`worker-${nextName++}`, DEMO_WORKER_QUEUES);
   let stackLogSeen = 0;
   // The clock of the demo starts once the workers are up (each is a Node process loading the SDK).
   opts.write(`starting ${opts.workers} worker processes (fenceq work --handlers ${HANDLERS})…\n`);
@@ -178,62 +196,27 @@ export async function runDemo(stack: LocalStack, opts: DemoOptions, stackLog: { 
     }
   })();
 
-  // Chaos, partway through: freeze one worker past its lease, kill one, stop one gracefully.
+  // The four stop kinds, one after the other, while the workload runs.
+  const stepJobs = Object.values(STEP_JOBS);
+  let stops: StopFigures | undefined;
+  const steps = runStopSteps({
+    events,
+    pool,
+    enqueue: async (jobs) => {
+      await stack.queue.enqueueMany(jobs.map((j) => ({ ...j })));
+    },
+    note,
+    replace: () => {
+      if (!stopping) pool.spawn(`worker-${nextName++}`, DEMO_WORKER_QUEUES);
+    },
+    spawnStepWorker: (name) => pool.spawn(name, ['--queues', 'step', '--concurrency', '1']),
+    leaseTtlMs: opts.leaseTtlMs,
+    reclaimPeriodMs: stack.reclaimPeriodMs,
+    graceMs: DEMO_GRACE_MS,
+    signal: opts.signal,
+  }).then((figures) => (stops = figures));
   const heldBy = (name: string) => [...holder.values()].filter((h) => h === name).length;
-  const held = { get: heldBy };
-  // The running worker holding the most leases (so the takeover shows), once one holds any.
-  const victim = (): WorkerProcess | undefined =>
-    pool.workers
-      .filter((w) => w.status === 'running' && heldBy(w.name) > 0)
-      .sort((a, b) => heldBy(b.name) - heldBy(a.name))[0];
-  const chaos: { atMs: number; run: () => boolean; done?: boolean }[] = [];
-  if (opts.workers >= 3) {
-    chaos.push({
-      atMs: opts.durationMs * 0.25,
-      run: () => {
-        const w = victim();
-        if (!w) return false;
-        note(`SIGSTOP ${w.name} holding ${held.get(w.name) ?? 0} lease(s): frozen past its lease, like a long GC pause`);
-        pool.freeze(w);
-        setTimeout(() => {
-          if (w.status !== 'frozen') return;
-          note(`SIGCONT ${w.name}: it wakes up after its leases were taken over`);
-          pool.thaw(w);
-        }, opts.leaseTtlMs + 2_500);
-        return true;
-      },
-    });
-  }
-  if (opts.workers >= 2) {
-    chaos.push({
-      atMs: opts.durationMs * 0.4,
-      run: () => {
-        const w = victim();
-        if (!w) return false;
-        note(`SIGKILL ${w.name} holding ${held.get(w.name) ?? 0} lease(s): they are taken over once they expire`);
-        pool.kill(w);
-        return true;
-      },
-    });
-    chaos.push({
-      atMs: opts.durationMs * 0.6,
-      run: () => {
-        if (pool.workers.filter((x) => x.status === 'running').length < 2) return true; // keep one worker going
-        const w = victim();
-        if (!w) return false;
-        note(`SIGTERM ${w.name} holding ${held.get(w.name) ?? 0} lease(s): graceful stop, 1s to finish, then it releases the rest`);
-        pool.terminate(w);
-        return true;
-      },
-    });
-  }
-
-  // Each step fires at its time, or as soon after as a worker holds a lease; steps run in order.
-  const chaosTimer = setInterval(() => {
-    const step = chaos.find((c) => !c.done);
-    if (step && Date.now() - start >= step.atMs && !stopping) step.done = step.run();
-  }, 100);
-  const deadline = start + opts.durationMs + 60_000;
+  const deadline = start + opts.durationMs + 120_000;
   let finished = false;
   let interrupted = false;
   let lastRows: QueueRow[] = [];
@@ -247,7 +230,7 @@ export async function runDemo(stack: LocalStack, opts: DemoOptions, stackLog: { 
       const stats = await stack.queue.stats(queues);
       lastRows = stats.map((s) => ({ queue: s.queue, pending: s.pending, running: s.running, done: donePerQueue.get(s.queue) ?? 0, dead: s.dead }));
       const live = stats.reduce((n, s) => n + s.pending + s.running, 0);
-      if (counts.enqueued === plan.length && live === 0) finished = await allFinished(stack, plan);
+      if (counts.enqueued === plan.length && live === 0 && stops !== undefined) finished = await allFinished(stack, [...plan.map((p) => p.input.id), ...stepJobs.map((j) => j.id)]);
     } catch {
       // the next tick tries again
     }
@@ -270,16 +253,18 @@ export async function runDemo(stack: LocalStack, opts: DemoOptions, stackLog: { 
   }
   printer.release();
   stopping = true;
-  clearInterval(chaosTimer);
   await producer.catch(() => undefined);
+  const stopFigures = stops ?? { failures: ['the stop steps had not finished when the demo ended'] };
+  void steps;
   await pool.stopAll();
   const states: Record<string, string> = {};
-  for (const p of plan) states[p.input.id] = (await stack.queue.get(p.input.id).catch(() => null))?.state ?? 'missing';
+  const expected = [...plan.map((p) => ({ id: p.input.id, expect: p.expect as string })), ...stepJobs.map((j) => ({ id: j.id, expect: 'done' }))];
+  for (const p of expected) states[p.id] = (await stack.queue.get(p.id).catch(() => null))?.state ?? 'missing';
   const unexpected = [
-    ...plan.filter((p) => states[p.input.id] !== p.expect).map((p) => `${p.input.id} is ${states[p.input.id]}, expected ${p.expect}`),
+    ...expected.filter((p) => states[p.id] !== p.expect).map((p) => `${p.id} is ${states[p.id]}, expected ${p.expect}`),
     ...[...doneCount].filter(([, n]) => n > 1).map(([id, n]) => `${id} was acked done ${n} times`),
   ];
-  return { elapsedMs: Date.now() - start, totals: { ...counts }, states, unexpected, interrupted, workerPids: pool.workers.map((w) => w.pid) };
+  return { elapsedMs: Date.now() - start, totals: { ...counts }, states, unexpected, interrupted, workerPids: pool.workers.map((w) => w.pid), stops: stopFigures };
 }
 
 /** The summary printed at the end of the demo. */
@@ -288,20 +273,42 @@ export function renderSummary(s: DemoSummary, jobs: number): string[] {
   const t = s.totals;
   return [
     '',
-    `Demo ${s.interrupted ? 'stopped' : 'finished'} in ${formatDuration(s.elapsedMs)}: ${jobs} jobs, ` +
+    `Demo ${s.interrupted ? 'stopped' : 'finished'} in ${formatDuration(s.elapsedMs)}: ${jobs} jobs and ${Object.keys(s.states).length - jobs} stop-step jobs, ` +
       Object.entries(byState).map(([k, v]) => `${v} ${k}`).join(', ') + '.',
     `  Leases recovered from killed, frozen or crashed workers: ${t.takenOver + t.reclaimed} (${t.takenOver} taken over by a polling worker, ` +
       `${t.reclaimed} by the reclaim run); ${t.releasedOnStop} handed back on a graceful stop; ${t.staleRejected} stale ack(s) refused; ` +
       `${t.failedAttempts} failed attempt(s).`,
+    ...stopLines(s.stops),
     s.unexpected.length === 0
       ? '  Every job ended where it should: the "report" jobs always fail, so they are dead; every other job is done, exactly once.'
       : `  UNEXPECTED: ${s.unexpected.join('; ')}`,
+    ...(s.stops.failures.length === 0 ? ['  All four stop kinds happened, each within its bound.'] : s.stops.failures.map((f) => `  FAILED: ${f}`)),
   ];
 }
 
-async function allFinished(stack: LocalStack, plan: readonly PlannedJob[]): Promise<boolean> {
-  for (const p of plan) {
-    const job = await stack.queue.get(p.input.id);
+/** One line per stop kind with its measured figures (or that it did not happen). */
+export function stopLines(f: StopFigures): string[] {
+  const d = ms;
+  const missing = (kind: string) => `  ${kind}: did not happen`;
+  return [
+    f.freeze
+      ? `  Freeze (SIGSTOP/SIGCONT ${f.freeze.victim}): taken over ${d(f.freeze.takeoverMs)} after the freeze; its stale ${f.freeze.staleOp} was refused (it held generation ${f.freeze.generation}; the job had moved on to ${f.freeze.currentGeneration}).`
+      : missing('Freeze (SIGSTOP/SIGCONT)'),
+    f.crash
+      ? `  Crash (SIGKILL ${f.crash.victim}): taken over ${d(f.crash.takeoverMs)} after the kill; bound ${d(f.crash.boundMs)} (lease + one reclaim period).`
+      : missing('Crash (SIGKILL)'),
+    f.graceful
+      ? `  Graceful stop (SIGTERM ${f.graceful.victim}): released ${d(f.graceful.releaseMs)} after the signal (grace ${d(f.graceful.graceMs)}); started elsewhere ${d(f.graceful.pickupMs)} after its release.`
+      : missing('Graceful stop (SIGTERM)'),
+    f.spot
+      ? `  Spot interruption (SIGTERM ${f.spot.victim}): ${f.spot.drained} job(s) finished in the grace, ${f.spot.released.length} released; they waited ${f.spot.waitsMs.map((w) => d(w)).join(', ') || '-'} to start elsewhere (target under ${d(f.spot.targetMs)}).`
+      : missing('Spot interruption'),
+  ];
+}
+
+async function allFinished(stack: LocalStack, ids: readonly string[]): Promise<boolean> {
+  for (const id of ids) {
+    const job = await stack.queue.get(id);
     if (!job || job.state === 'pending' || job.state === 'running') return false;
   }
   return true;

@@ -48,9 +48,9 @@ export class WorkerPool {
 
   constructor(private readonly opts: WorkerPoolOptions) {}
 
-  /** Starts `fenceq work` as a child process named `name` (its lease owner id). */
-  spawn(name: string): WorkerProcess {
-    const child = spawn(process.execPath, [BIN, 'work', '--handlers', this.opts.handlersFile, '--owner', name, ...this.opts.args], {
+  /** Starts `fenceq work` as a child process named `name` (its lease owner id); `extra` options come last (and win). */
+  spawn(name: string, extra: readonly string[] = []): WorkerProcess {
+    const child = spawn(process.execPath, [BIN, 'work', '--handlers', this.opts.handlersFile, '--owner', name, ...this.opts.args, ...extra], {
       env: { ...process.env, ...this.opts.env, FENCEQ_EXIT_WITH_STDIN: '1', FENCEQ_LOG: 'json' },
       stdio: ['pipe', 'ignore', 'pipe'],
     });

@@ -157,10 +157,23 @@ describe('fenceq start (demo)', () => {
     expect(await stack.exited).toBe(0);
     expect(finished.unexpected).toEqual([]);
     expect(finished.interrupted).toBe(false);
-    const states = Object.values(finished.states as Record<string, string>);
-    expect(states).toHaveLength(12);
-    expect(states.filter((s) => s === 'dead')).toHaveLength(2);
-    expect(states.filter((s) => s === 'done')).toHaveLength(10);
+    const states = Object.entries(finished.states as Record<string, string>);
+    const planned = states.filter(([id]) => id.startsWith('demo-')).map(([, s]) => s);
+    expect(planned).toHaveLength(12);
+    expect(planned.filter((s) => s === 'dead')).toHaveLength(2);
+    expect(planned.filter((s) => s === 'done')).toHaveLength(10);
+    // The four stop kinds, each on a job of its own, all happened and ended done.
+    const steps = states.filter(([id]) => id.startsWith('step-'));
+    expect(steps.map(([id]) => id).sort()).toEqual(['step-crash', 'step-freeze', 'step-freeze-warmup', 'step-graceful', 'step-spot-long', 'step-spot-short-1', 'step-spot-short-2']);
+    expect(steps.every(([, s]) => s === 'done')).toBe(true);
+    const stops = finished.stops;
+    expect(stops.failures).toEqual([]);
+    expect(stops.freeze.staleOp).toBe('ackDone');
+    expect(stops.freeze.currentGeneration).toBeGreaterThan(stops.freeze.generation);
+    expect(stops.crash.takeoverMs).toBeLessThanOrEqual(stops.crash.boundMs);
+    expect(stops.graceful.releaseMs).toBeGreaterThanOrEqual(stops.graceful.graceMs);
+    expect(stops.spot.released).toContain('step-spot-long');
+    expect(stops.spot.waitsMs.length).toBe(stops.spot.released.length);
     // The crash job killed a worker and the SIGKILL took another: their leases were recovered.
     expect(finished.totals.takenOver + finished.totals.reclaimed).toBeGreaterThan(0);
     for (const pid of [ready.pids.dynalite, ready.pids.fauxqs, ...finished.workerPids]) expect(alive(pid), `pid ${pid}`).toBe(false);

@@ -11,6 +11,8 @@ import { runWorkerProcess } from '../../worker/process.js';
 import { Worker } from '../../worker/worker.js';
 import type { CommandContext } from '../context.js';
 import { loadHandlers } from '../load-handlers.js';
+import { WORK_ENV } from '../../worker/work-env.js';
+import { startHeartbeatFile } from '../health-file.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { formatDuration } from '../../text/format.js';
 import { duration, integer } from './jobs.js';
@@ -22,17 +24,35 @@ export interface WorkOptions {
   readonly concurrency?: string;
   readonly leaseTtl?: string;
   readonly poll?: string;
+  readonly maxPoll?: string;
   readonly owner?: string;
   readonly stopTimeout?: string;
   readonly transport?: string;
   readonly apiFunction?: string;
   readonly lambdaEndpoint?: string;
+  readonly healthFile?: string;
 }
 
 export { loadHandlers, type HandlerMap } from '../load-handlers.js';
 
+export { WORK_ENV };
+
+// Every name is an option of `work` (checked at compile time).
+WORK_ENV satisfies Partial<Record<keyof WorkOptions, string>>;
+
+/** The options with each absent flag filled from its WORK_ENV variable (an empty variable counts as unset). */
+export function withWorkEnv(o: WorkOptions, env: Readonly<Record<string, string | undefined>>): WorkOptions {
+  const filled: Record<string, string | undefined> = { ...o };
+  for (const [key, name] of Object.entries(WORK_ENV)) {
+    const v = env[name]?.trim();
+    if (filled[key] === undefined && v) filled[key] = v;
+  }
+  return filled as unknown as WorkOptions;
+}
+
 /** Runs the worker until a signal stops it; resolves to the exit code (the worker process helper exits the process itself). */
-export async function workCommand(ctx: CommandContext, o: WorkOptions): Promise<number> {
+export async function workCommand(ctx: CommandContext, flags: WorkOptions): Promise<number> {
+  const o = withWorkEnv(flags, ctx.io.env);
   const all = await loadHandlers(o.handlers);
   let handlers = all;
   if (o.queues !== undefined) {
@@ -46,6 +66,13 @@ export async function workCommand(ctx: CommandContext, o: WorkOptions): Promise<
   const logger = defaultLogger();
   const { store, check, where } = openStore(ctx, o, logger);
   const graceMs = o.stopTimeout === undefined ? 10_000 : duration('--stop-timeout', o.stopTimeout);
+  // An idle worker backs off up to --max-poll between lease calls: the longest a job released by
+  // a stopping worker (or newly due) waits for an idle one. --poll alone keeps the 10 s ceiling.
+  const maxPollMs = o.maxPoll === undefined ? undefined : duration('--max-poll', o.maxPoll);
+  const pollMs = o.poll === undefined ? (maxPollMs === undefined ? undefined : Math.min(1_000, maxPollMs)) : duration('--poll', o.poll);
+  if (pollMs !== undefined && maxPollMs !== undefined && pollMs > maxPollMs) {
+    throw new CliError(EXIT.usage, `invalid --max-poll ${JSON.stringify(o.maxPoll)}: at least --poll (${formatDuration(pollMs)})`);
+  }
   const worker = new Worker({
     queue: store,
     handlers,
@@ -53,14 +80,15 @@ export async function workCommand(ctx: CommandContext, o: WorkOptions): Promise<
     ...(o.owner !== undefined ? { owner: o.owner } : {}),
     ...(o.concurrency !== undefined ? { concurrency: integer('--concurrency', o.concurrency) } : {}),
     ...(o.leaseTtl !== undefined ? { leaseTtlMs: duration('--lease-ttl', o.leaseTtl) } : {}),
-    ...(o.poll !== undefined ? { pollIntervalMs: duration('--poll', o.poll) } : {}),
+    ...(pollMs !== undefined ? { pollIntervalMs: pollMs } : {}),
+    ...(maxPollMs !== undefined ? { maxPollIntervalMs: maxPollMs } : {}),
   });
   // Fail fast on a missing table or an unreachable endpoint instead of logging lease errors for ever.
   await check();
   const opt = worker.options;
   ctx.io.stderr(
     `fenceq worker ${worker.owner}: queues ${[...opt.handlers.keys()].join(', ')} ${where}` +
-      ` (concurrency ${opt.concurrency}, lease ${formatDuration(opt.leaseTtlMs)}, stop timeout ${formatDuration(graceMs)}); SIGTERM stops it gracefully\n`,
+      ` (concurrency ${opt.concurrency}, lease ${formatDuration(opt.leaseTtlMs)}, idle poll ${formatDuration(opt.pollIntervalMs)}-${formatDuration(opt.maxPollIntervalMs)}, stop timeout ${formatDuration(graceMs)}); SIGTERM stops it gracefully\n`,
   );
   if (ctx.io.env.FENCEQ_EXIT_WITH_STDIN === '1') {
     // Run by a supervisor (the local stack): stop gracefully when its end of our stdin closes, so
@@ -69,7 +97,9 @@ export async function workCommand(ctx: CommandContext, o: WorkOptions): Promise<
     process.stdin.on('error', () => process.kill(process.pid, 'SIGTERM'));
     process.stdin.resume();
   }
+  const stopBeats = o.healthFile === undefined ? undefined : startHeartbeatFile(worker, o.healthFile);
   const report = await runWorkerProcess(worker, { graceMs });
+  stopBeats?.();
   return report.releaseFailures > 0 ? EXIT.failure : EXIT.ok;
 }
 
