@@ -4,7 +4,8 @@ import type { StoreContext } from './store/context.js';
 import { readItem } from './store/io.js';
 import { queryItems } from './store/lease.js';
 import { fireDueSchedules, type FireCounts } from './store/schedule-fire.js';
-import { putSchedule, removeSchedule, setSchedulePaused, type ScheduleChangeOutcome, type SchedulePutOutcome } from './store/schedule-put.js';
+import { setSchedulePaused } from './store/schedule-pause.js';
+import { putSchedule, removeSchedule, type ScheduleChangeOutcome, type SchedulePutOutcome } from './store/schedule-put.js';
 import { checkScheduleInput, checkScheduleName, itemToSchedule, type Schedule, type ScheduleInput } from './store/schedules.js';
 import { checkInt, checkKnownKeys, checkObject } from './validate.js';
 
@@ -61,7 +62,11 @@ export class Schedules {
     return out.filter((i) => i !== undefined).map(itemToSchedule);
   }
 
-  /** Stops a schedule firing; ticks that pass meanwhile follow its catchUp on resume. */
+  /**
+   * Stops a schedule firing: jobs it already fired ahead that have not started (pending, not yet
+   * due) are withdrawn (cancelled; their ids in `withdrawn`). Ticks that pass meanwhile follow its
+   * catchUp on resume; withdrawn ticks still ahead then fire again.
+   */
   async pause(name: string): Promise<ScheduleChangeOutcome> {
     return setSchedulePaused(this.ctx, checkScheduleName('name', name), true);
   }

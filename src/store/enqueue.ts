@@ -26,6 +26,7 @@ import {
 } from '../validate.js';
 import { itemToJob, type Item } from './codec.js';
 import { fireHook, type StoreContext } from './context.js';
+import type { Guard } from './guards.js';
 import { notePending, readItem, translate } from './io.js';
 
 /** What a producer gives to enqueue one job. */
@@ -84,12 +85,21 @@ export function prepareEnqueue(field: string, input: unknown, now: number): Item
   };
 }
 
-/** Writes a prepared item unless its id exists. */
-export async function putIfAbsent(ctx: StoreContext, item: Item): Promise<EnqueueOutcome> {
+/**
+ * Writes a prepared item unless its id exists. A schedule's fire passes `absentOrWithdrawn()` as
+ * the guard, so a tick whose job a pause withdrew can be fired again (once).
+ */
+export async function putIfAbsent(ctx: StoreContext, item: Item, guard?: Guard): Promise<EnqueueOutcome> {
   const id = item.id as string;
   try {
     await ctx.doc.send(
-      new PutCommand({ TableName: ctx.tableName, Item: item, ConditionExpression: 'attribute_not_exists(id)' }),
+      new PutCommand({
+        TableName: ctx.tableName,
+        Item: item,
+        ...(guard === undefined
+          ? { ConditionExpression: 'attribute_not_exists(id)' }
+          : { ConditionExpression: guard.ConditionExpression, ExpressionAttributeNames: guard.ExpressionAttributeNames, ExpressionAttributeValues: guard.ExpressionAttributeValues }),
+      }),
     );
   } catch (err) {
     if (!(err instanceof ConditionalCheckFailedException)) throw translate(ctx, err);
