@@ -19,9 +19,9 @@ async function pendingTicks(queue: JobQueue, q: string): Promise<string[]> {
   return page.jobs.map((j) => j.id).filter((id) => id.startsWith('sched:')).map((id) => iso(Number(id.split(':').at(-1)))).sort();
 }
 
-/** Holds the next UpdateItem on `id` whose condition mentions `marker`. */
-function gateWrite(client: Parameters<typeof gateNext>[0], id: string, marker: string) {
-  return gateNext(client, (name, input) => name === 'UpdateItemCommand' && JSON.stringify(input.Key).includes(id) && String(input.ConditionExpression).includes(marker));
+/** Holds the next UpdateItem on `id` that writes the attribute `attr` (whatever its condition). */
+function gateWrite(client: Parameters<typeof gateNext>[0], id: string, attr: string) {
+  return gateNext(client, (name, input) => name === 'UpdateItemCommand' && JSON.stringify(input.Key).includes(id) && String(input.UpdateExpression).includes(attr));
 }
 
 describe('pausing a schedule withdraws what it fired ahead', () => {
@@ -95,7 +95,7 @@ describe('pausing a schedule withdraws what it fired ahead', () => {
     await queue.schedules.fire({ horizonMs: 120_000 });
     const id = tickId('w', '2026-05-01T10:02:00Z');
     const seen = (await raw.get(id))!;
-    const gate = gateWrite(client, id, ':pending');
+    const gate = gateWrite(client, id, '#withdrawn');
     const pausing = queue.schedules.pause('w');
     await gate.reached;
     // The other worker's claim, as it leaves the item: running, next generation, its lease.
@@ -105,13 +105,30 @@ describe('pausing a schedule withdraws what it fired ahead', () => {
     expect(await raw.get(id)).toMatchObject({ state: 'running', leaseOwner: 'other', leaseGeneration: (seen.leaseGeneration as number) + 1 });
   });
 
+  it('a job that started and came back to wait for its retry between the read and the write is left alone (the generation moved)', async () => {
+    const { queue, clock, client, raw } = await freshQueue();
+    clock.now = at('2026-05-01T10:00:30Z');
+    await queue.schedules.put({ name: 'g', cron: '* * * * *', queue: 'q' });
+    await queue.schedules.fire({ horizonMs: 60_000 });
+    const id = tickId('g', '2026-05-01T10:01:00Z');
+    const seen = (await raw.get(id))!;
+    const gate = gateWrite(client, id, '#withdrawn');
+    const pausing = queue.schedules.pause('g');
+    await gate.reached;
+    // Claimed, failed, and waiting out its backoff: pending again, not due, one attempt used.
+    await raw.set(id, { leaseGeneration: (seen.leaseGeneration as number) + 1, attempts: 1, runAt: clock.now + 90_000, lastError: 'boom', settledBy: 'failed' });
+    gate.release();
+    expect(await pausing).toMatchObject({ outcome: 'paused', withdrawn: [] });
+    expect(await raw.get(id)).toMatchObject({ state: 'pending', attempts: 1 });
+  });
+
   it('racing a run-now: a job made due between the read and the write (same generation) is not withdrawn', async () => {
     const { queue, clock, client, raw } = await freshQueue();
     clock.now = at('2026-05-01T10:00:30Z');
     await queue.schedules.put({ name: 'n', cron: '* * * * *', queue: 'q' });
     await queue.schedules.fire({ horizonMs: 60_000 });
     const id = tickId('n', '2026-05-01T10:01:00Z');
-    const gate = gateWrite(client, id, ':pending');
+    const gate = gateWrite(client, id, '#withdrawn');
     const pausing = queue.schedules.pause('n');
     await gate.reached;
     // What run-now leaves: still pending, same generation, due now.
@@ -138,7 +155,7 @@ describe('pausing a schedule withdraws what it fired ahead', () => {
     clock.now = at('2026-05-01T10:00:30Z');
     await queue.schedules.put({ name: 'a', cron: '* * * * *', queue: 'q' });
     await queue.schedules.fire({ horizonMs: 60_000 }); // 10:01
-    const gate = gateWrite(client, '~sched|a', ':seenVersion');
+    const gate = gateWrite(client, '~sched|a', '#state');
     const pausing = queue.schedules.pause('a');
     await gate.reached;
     await peer().schedules.fire({ horizonMs: 180_000 }); // 10:02, 10:03, advancing the schedule

@@ -31,7 +31,7 @@ export function registerSchedules(sub: (name: string) => Command, ctx: (cmd: Com
     .action(async (name: string, cron: string, o: PutOptions, cmd: Command) => putSchedule(ctx(cmd), name, cron, o));
   for (const [verb, text] of [
     ['remove', 'delete a schedule (jobs it already enqueued stay)'],
-    ['pause', 'stop a schedule firing; ticks that pass meanwhile follow its catch-up policy on resume'],
+    ['pause', 'stop a schedule firing: jobs it fired ahead that have not started are withdrawn (cancelled); ticks that pass meanwhile follow its catch-up policy on resume'],
     ['resume', 'let a paused schedule fire again'],
   ] as const) {
     group
@@ -82,7 +82,8 @@ async function changeSchedule(ctx: CommandContext, verb: 'remove' | 'pause' | 'r
   const s = ctx.queue().schedules;
   const out = verb === 'remove' ? await s.remove(name) : verb === 'pause' ? await s.pause(name) : await s.resume(name);
   if (out.outcome === 'missing') throw new CliError(EXIT.notFound, `no schedule named ${JSON.stringify(name)}`);
-  ctx.print(() => `${out.outcome} schedule ${name}`, out);
+  const withdrawn = out.outcome === 'paused' ? `; withdrew ${out.withdrawn.length} job(s) it had fired ahead that had not started${out.withdrawn.length ? ` (${out.withdrawn.join(', ')})` : ''}` : '';
+  ctx.print(() => `${out.outcome} schedule ${name}${withdrawn}`, out);
 }
 
 async function listSchedules(ctx: CommandContext): Promise<void> {
