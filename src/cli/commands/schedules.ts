@@ -38,7 +38,7 @@ export function registerSchedules(sub: (name: string) => Command, ctx: (cmd: Com
   for (const [verb, text] of [
     ['remove', 'delete a schedule (jobs it already enqueued stay)'],
     ['pause', 'stop a schedule firing: jobs it fired ahead that have not started are withdrawn (cancelled); ticks that pass meanwhile follow its catch-up policy on resume'],
-    ['resume', 'let a paused schedule fire again'],
+    ['resume', 'let a paused schedule fire again: ticks missed meanwhile follow its catch-up policy; withdrawn ticks still ahead fire again'],
   ] as const) {
     group
       .command(verb)
