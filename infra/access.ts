@@ -21,10 +21,10 @@ const READ_WRITE = ['dynamodb:GetItem', 'dynamodb:UpdateItem'] as const;
 export const ACCESS = {
   /** The worker-facing API: enqueue, lease, renew, ack-done, ack-failed, release. */
   api: { table: [...READ_WRITE, 'dynamodb:PutItem'], index: ['dynamodb:Query'], sendTo: ['wake', 'dead'] },
-  /** Operators: force-release, requeue dead, cancel, inspect, list, stats. */
-  admin: { table: READ_WRITE, index: ['dynamodb:Query'], sendTo: ['wake'] },
-  /** The scheduled reclaim: reclaim lapsed leases, re-send undelivered dead-job notices, figures. */
-  reclaim: { table: READ_WRITE, index: ['dynamodb:Query'], sendTo: ['wake', 'dead'] },
+  /** Operators: force-release, requeue dead, cancel, inspect, list, stats; schedules (a put is a conditional PutItem). */
+  admin: { table: [...READ_WRITE, 'dynamodb:PutItem'], index: ['dynamodb:Query'], sendTo: ['wake'] },
+  /** The scheduled reclaim: fire schedules ahead (each tick's job is a conditional PutItem), reclaim lapsed leases, re-send undelivered dead-job notices, figures. */
+  reclaim: { table: [...READ_WRITE, 'dynamodb:PutItem'], index: ['dynamodb:Query'], sendTo: ['wake', 'dead'] },
   /** The Lambda worker: lease, renew, ack-done, ack-failed, release. */
   worker: { table: READ_WRITE, index: ['dynamodb:Query'], sendTo: ['wake', 'dead'] },
 } as const satisfies Record<string, AccessProfile>;
