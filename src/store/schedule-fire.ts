@@ -3,7 +3,8 @@
  *          having enqueued one job per tick in between.
  * Jobs:    one per tick, id `sched:<name>:<tick ms>`, runAt = the tick, written with the guarded
  *          enqueue, guard absentOrWithdrawn: a tick whose job exists is `exists`, never a second
- *          job, unless a pause withdrew that job before it started (then it is written again, once). Every tick before the horizon (the scheduler's next run plus slack) is enqueued
+ *          job, unless a pause withdrew that job before it started (then it is written again,
+ *          once). Every tick before the horizon (the scheduler's next run plus slack) is enqueued
  *          ahead as a delayed job, so it starts within one poll interval of its tick.
  * Missed:  ticks already past when the scheduler looks follow catchUp: `skip` fires only the
  *          latest past tick and only while it is at most `lateGraceMs` old (a scheduler that ran a
@@ -13,8 +14,9 @@
  *          and never over a put, pause or resume it did not see.
  * Lost race: the advance matches nothing: logged (`schedule.advance_lost`), counted; the jobs it
  *          enqueued are the same ids the winner enqueued, so nothing is doubled. If it lost to a
- *          pause, it withdraws the jobs it created (the pause may have looked before they existed). A scheduler that
- *          dies between the enqueues and the advance leaves the next one to enqueue the same ids.
+ *          pause, it withdraws the jobs it created (the pause may have looked before they existed).
+ *          A scheduler that dies between the enqueues and the advance leaves the next one to
+ *          enqueue the same ids.
  */
 import { TABLE_SCHEMA } from '../schema.js';
 import { SCHEDULE_PARTITION } from '../keys.js';
@@ -140,8 +142,8 @@ export async function fireSchedule(ctx: StoreContext, s: Schedule, opts: FireOpt
     ctx.logger.info('schedule.advance_lost', { name: s.name, version: s.version, ticks: ticks.length });
     // A pause may have landed after this pass read the schedule and withdrawn what it found before
     // these enqueues: then the jobs this pass created are for a paused schedule. Withdraw them.
-    const now = await readItem(ctx, scheduleKeys(s.name).id);
-    if (createdTicks.length > 0 && now?.state === 'paused') {
+    const current = createdTicks.length > 0 ? await readItem(ctx, scheduleKeys(s.name).id) : undefined;
+    if (current?.state === 'paused') {
       const withdrawn = await withdrawJobs(ctx, createdTicks.map((t) => tickJobId(s.name, t)));
       return { created: created - withdrawn.length, existed, missed, lostRaces: 1 };
     }
