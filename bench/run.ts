@@ -3,7 +3,8 @@
  * an emulator in its own process (or DYNAMODB_ENDPOINT). Sections: cost (modelled units of a
  * job's life), throughput (ceiling and 1/4/16 workers, requests and cost per job, memory),
  * latency (trickle, with and without wake-up), takeover (SIGKILL, SIGTERM), growth (backlog
- * depth). Prints tables and writes JSON plus an SVG chart under bench/results/.
+ * depth), schedules (start delay after the tick), progress (write requests per job with and
+ * without progress reports). Prints tables and writes JSON plus an SVG chart under bench/results/.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem, loadavg } from 'node:os';
@@ -18,14 +19,16 @@ import { emulator } from './lib/env.js';
 import type { MeterCounts } from './lib/meter.js';
 import { round } from './lib/stats.js';
 import { workerImplementation } from './lib/workers.js';
+import { measureProgressWrites, type ProgressResult } from './progress.js';
+import { measureScheduleDelay, type ScheduleDelayResult } from './schedules.js';
 import { measureTakeover, type TakeoverResult } from './takeover.js';
 import { measureThroughput, type ThroughputResult } from './throughput.js';
 
-const SECTIONS = ['cost', 'throughput', 'latency', 'takeover', 'growth'] as const;
+const SECTIONS = ['cost', 'throughput', 'latency', 'takeover', 'growth', 'schedules', 'progress'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const program = new Command('bench')
-  .description('fenceq benchmark: ceiling, throughput, requests and modelled cost per job, latency, takeover, growth')
+  .description('fenceq benchmark: ceiling, throughput, requests and modelled cost per job, latency, takeover, growth, schedule start delay, progress writes')
   .option('--quick', 'a short run (under a minute on an idle machine)')
   .option('--only <sections>', `comma-separated subset of ${SECTIONS.join(',')}`, (v: string) => {
     const list = v.split(',').map((s) => s.trim());
@@ -52,8 +55,8 @@ const run = new Set<Section>(opts.only ?? SECTIONS);
 const log = (s: string) => process.stderr.write(`${s}\n`);
 const started = new Date();
 const plan = quick
-  ? { tputJobs: 1_000, slots: opts.slots ?? 16, ceilingMs: 1_500, trickleJobs: 12, trickleRate: 4, depths: opts.depths ?? [1_000], drain: 100, takeoverTtl: 3_000 }
-  : { tputJobs: 3_000, slots: opts.slots ?? 16, ceilingMs: 4_000, trickleJobs: 60, trickleRate: 4, depths: opts.depths ?? [1_000, 10_000, 100_000], drain: 1_000, takeoverTtl: 5_000 };
+  ? { tputJobs: 1_000, slots: opts.slots ?? 16, ceilingMs: 1_500, trickleJobs: 12, trickleRate: 4, depths: opts.depths ?? [1_000], drain: 100, takeoverTtl: 3_000, scheduleSeconds: 10, progressJobs: 8 }
+  : { tputJobs: 3_000, slots: opts.slots ?? 16, ceilingMs: 4_000, trickleJobs: 60, trickleRate: 4, depths: opts.depths ?? [1_000, 10_000, 100_000], drain: 1_000, takeoverTtl: 5_000, scheduleSeconds: 40, progressJobs: 16 };
 
 const machine = {
   cpus: cpus().length,
@@ -188,6 +191,34 @@ try {
       out.map((g) => [g.depth, round(g.enqueuePerSec, 0), g.drained, round(g.jobsPerSec, 1), round(g.leaseCallP50Ms, 0), round(g.leaseCallP99Ms, 0), g.perJob.requests.total, round(g.perJob.readUnits, 2), round(dollarsPerMillionJobs(happyWcu + g.perJob.conditionalFailures, g.perJob.readUnits), 2)]),
     );
     results.growth = out;
+  });
+
+  // 7. Schedules: start delay after the tick.
+  await section('schedules', async () => {
+    const out: ScheduleDelayResult[] = [];
+    for (const [pollIntervalMs, maxPollIntervalMs] of [[1_000, 1_000], [1_000, 10_000]] as const) {
+      out.push(await measureScheduleDelay(emu.endpoint, { seconds: plan.scheduleSeconds, pollIntervalMs, maxPollIntervalMs }));
+    }
+    table(
+      ['schedule', 'worker poll', 'ticks', 'p50 ms', 'p99 ms', 'min ms', 'max ms'],
+      out.map((r) => [`${r.cron} (every 2 s), fired ahead`, r.pollIntervalMs === r.maxPollIntervalMs ? `fixed ${r.pollIntervalMs} ms` : `${r.pollIntervalMs}..${r.maxPollIntervalMs} ms (default idle backoff)`, r.started, round(r.p50Ms, 0), round(r.p99Ms, 0), round(r.minMs, 0), round(r.maxMs, 0)]),
+    );
+    log('   start delay = when the handler started - the tick; one fire pass (the reclaim run\'s) enqueued every tick ahead as a job due at its tick.');
+    results.schedules = out;
+  });
+
+  // 8. Progress: write requests per job, with and without progress reports.
+  await section('progress', async () => {
+    const out: ProgressResult[] = [];
+    for (const [reports, handlerMs] of [[0, 2_500], [100, 2_500], [0, 200], [100, 200]] as const) {
+      out.push(await measureProgressWrites(emu.endpoint, { jobs: plan.progressJobs, reports, handlerMs, leaseTtlMs: 3_000 }));
+    }
+    table(
+      ['handler', 'progress reports/job', 'renewals/job', 'writes/job', 'UpdateItem/job', 'requests/job (all kinds)'],
+      out.map((r) => [`${r.handlerMs} ms, lease ${r.leaseTtlMs} ms`, r.reports, r.renewalsPerJob, r.writesPerJob, r.requestsPerJob.UpdateItem ?? 0, JSON.stringify(r.requestsPerJob)]),
+    );
+    log('   writes after enqueue: the claim, the renewals (every leaseTtlMs / 3), progress still unwritten when the handler returns (at most one), the ack.');
+    results.progress = out.map(({ counts, ...r }) => ({ ...r, counts }));
   });
 } finally {
   await emu.stop();

@@ -1,35 +1,40 @@
 /**
- * `npx tsx bench/schedules.ts [--seconds 20] [--poll 1000]`: start delay after the tick (issue 14).
- * One schedule fires every 2 s; a fire pass (what the reclaim run does each minute) enqueues the
- * ticks of the next `seconds` ahead, as jobs due at their tick; one Worker polls with the given idle
- * interval (its default unless told). Each job records `start - tick`. Prints one JSON document.
+ * Schedules: start delay after the tick (the `schedules` section of `npm run bench`). One schedule
+ * fires every 2 s; one fire pass (what the reclaim run does each minute) enqueues the ticks of the
+ * next `seconds` ahead, as jobs due at their tick; one Worker polls, either at a fixed interval or
+ * with its default idle backoff. Each job records `start - tick`, the tick read from its id.
  */
 import { silentLogger } from '../src/log.js';
 import { Worker } from '../src/worker/worker.js';
-import { benchClient, benchQueue, emulator, freshBenchTable } from './lib/env.js';
-import { percentile, round, sleep } from './lib/stats.js';
+import { benchClient, benchQueue, freshBenchTable } from './lib/env.js';
+import { percentile, waitFor } from './lib/stats.js';
 
-const num = (flag: string, dflt: number): number => {
-  const i = process.argv.indexOf(flag);
-  const n = i > 0 ? Number(process.argv[i + 1]) : dflt;
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`${flag}: a positive number`);
-  return n;
-};
-const seconds = num('--seconds', 20);
-const poll = process.argv.includes('--poll') ? num('--poll', 1000) : undefined;
+/** One start-delay measurement. */
+export interface ScheduleDelayResult {
+  readonly cron: string;
+  /** The worker's idle poll: fixed at `pollIntervalMs`, or backing off up to `maxPollIntervalMs`. */
+  readonly pollIntervalMs: number;
+  readonly maxPollIntervalMs: number;
+  readonly firedAhead: number;
+  readonly started: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly maxMs: number;
+  readonly minMs: number;
+}
 
-const emu = await emulator();
-const client = benchClient(emu.endpoint);
-const table = await freshBenchTable(client, 'fenceq-bench-sched');
-const queue = benchQueue(table.tableName, client);
-try {
-  await queue.schedules.put({ name: 'bench', cron: '*/2 * * * * *', queue: 'sched-bench' });
-  const fired = await queue.schedules.fire({ horizonMs: seconds * 1000 });
+/** Fires `seconds` of an every-2-s schedule ahead and measures when each tick's job starts. */
+export async function measureScheduleDelay(endpoint: string, args: { seconds: number; pollIntervalMs: number; maxPollIntervalMs: number }): Promise<ScheduleDelayResult> {
+  const cron = '*/2 * * * * *';
+  const client = benchClient(endpoint);
+  const table = await freshBenchTable(client, 'bench-sched');
+  const queue = benchQueue(table.tableName, client);
   const delays: number[] = [];
   const worker = new Worker({
     queue,
     logger: silentLogger,
-    ...(poll === undefined ? {} : { pollIntervalMs: poll, maxPollIntervalMs: poll }),
+    pollIntervalMs: args.pollIntervalMs,
+    maxPollIntervalMs: args.maxPollIntervalMs,
     handlers: {
       'sched-bench': (job) => {
         delays.push(Date.now() - Number(job.id.split(':').at(-1)));
@@ -37,25 +42,26 @@ try {
       },
     },
   });
-  worker.start();
-  await sleep(seconds * 1000 + 3_000);
-  await worker.stop({ graceMs: 1_000 });
-  const sorted = [...delays].sort((a, b) => a - b);
-  console.log(
-    JSON.stringify(
-      {
-        schedule: '*/2 * * * * * (every 2 s)',
-        firedAhead: fired.created,
-        started: delays.length,
-        pollIntervalMs: poll ?? 'worker default (idle backoff)',
-        startDelayAfterTickMs: { p50: round(percentile(sorted, 50)), p99: round(percentile(sorted, 99)), max: sorted.at(-1), min: sorted[0] },
-      },
-      null,
-      2,
-    ),
-  );
-} finally {
-  await table.drop();
-  client.destroy();
-  await emu.stop();
+  try {
+    await queue.schedules.put({ name: 'bench', cron, queue: 'sched-bench' });
+    const fired = await queue.schedules.fire({ horizonMs: args.seconds * 1000 });
+    worker.start();
+    await waitFor('every tick started', () => (delays.length >= fired.created ? true : undefined), args.seconds * 1000 + 60_000, 50);
+    const sorted = [...delays].sort((a, b) => a - b);
+    return {
+      cron,
+      pollIntervalMs: args.pollIntervalMs,
+      maxPollIntervalMs: args.maxPollIntervalMs,
+      firedAhead: fired.created,
+      started: delays.length,
+      p50Ms: percentile(sorted, 50),
+      p99Ms: percentile(sorted, 99),
+      maxMs: sorted.at(-1) ?? 0,
+      minMs: sorted[0] ?? 0,
+    };
+  } finally {
+    await worker.stop({ graceMs: 1_000 });
+    await table.drop();
+    client.destroy();
+  }
 }

@@ -19,7 +19,7 @@ export { ensureTable, createTableInput } from './store/ensure-table.js';
 export { jsonLogger, memoryLogger, silentLogger, type Logger, type LogRecord } from './log.js';
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.js';
 export { PAYLOAD_LIMIT_BYTES, MIN_TTL_MS, MAX_TTL_MS, MAX_LEASE_BATCH, MAX_ENQUEUE_BATCH, MAX_JSON_DEPTH } from './validate.js';
-export type { EnqueueInput, EnqueueOutcome } from './store/enqueue.js';
+export type { EnqueueInput, EnqueueOutcome, JobRunFields } from './store/enqueue.js';
 export type { AckDoneOutcome } from './store/ack-done.js';
 export type { AckFailedOutcome } from './store/ack-failed.js';
 export type { RenewOutcome } from './store/renew.js';
@@ -43,5 +43,5 @@ export type {
   Handler, HandlerContext, HandlerDefinition, JobContextJob, FencingToken, WorkerOptions, WorkerCounters, StopReport,
 } from './worker/types.js';
 export { fencedWrite, fencedWriter, type FencedWriteInput, type FencedWriteOutcome, type FenceAttributes, type ExtraCondition } from './fencing/fenced-write.js';
-export { Schedules, DEFAULT_FIRE_HORIZON_MS, DEFAULT_LATE_GRACE_MS, type Schedule, type ScheduleInput, type CatchUp, type SchedulePutOutcome, type ScheduleChangeOutcome, type FireCounts } from './schedules.js';
+export { Schedules, DEFAULT_FIRE_HORIZON_MS, DEFAULT_LATE_GRACE_MS, type Schedule, type ScheduleInput, type CatchUp, type SchedulePutOutcome, type ScheduleChangeOutcome, type FireCounts, type ScheduleFacts } from './schedules.js';
 export { WAIT_MAX_INTERVAL_MS, type WaitOptions, type WaitOutcome } from './wait-for.js';

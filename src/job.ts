@@ -53,6 +53,8 @@ export interface Job {
   readonly progressAt?: number;
   /** For dead jobs: whether the dead-job notification has been delivered. */
   readonly deadNotified?: boolean;
+  /** For cancelled jobs: true when a schedule's pause withdrew it before it started (a resume may fire its tick again). */
+  readonly withdrawn?: boolean;
   /** Epoch ms. */
   readonly createdAt: number;
   /** Epoch ms. */

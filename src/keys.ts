@@ -101,3 +101,9 @@ export function scheduleKeys(name: string): { id: string } & IndexKeys {
 export function scheduleJobId(name: string, tick: number): string {
   return `sched:${name}:${tick}`;
 }
+
+/** The schedule and tick a job id names, when it is a tick's job (`sched:<name>:<tick ms>`; names hold no `:`). */
+export function parseScheduleJobId(id: string): { name: string; tick: number } | undefined {
+  const m = /^sched:([^:]+):(\d{1,16})$/.exec(id);
+  return m ? { name: m[1]!, tick: Number(m[2]) } : undefined;
+}

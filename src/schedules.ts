@@ -4,8 +4,12 @@ import type { StoreContext } from './store/context.js';
 import { readItem } from './store/io.js';
 import { queryItems } from './store/lease.js';
 import { fireDueSchedules, type FireCounts } from './store/schedule-fire.js';
-import { putSchedule, removeSchedule, setSchedulePaused, type ScheduleChangeOutcome, type SchedulePutOutcome } from './store/schedule-put.js';
-import { checkScheduleInput, checkScheduleName, itemToSchedule, type Schedule, type ScheduleInput } from './store/schedules.js';
+import { setSchedulePaused } from './store/schedule-pause.js';
+import { putSchedule, removeSchedule, type ScheduleChangeOutcome, type SchedulePutOutcome } from './store/schedule-put.js';
+import { checkScheduleInput, checkScheduleName, cronOf, itemToSchedule, tickJobId, type Schedule, type ScheduleInput } from './store/schedules.js';
+import { queueStats, type QueueStats } from './store/browse.js';
+import { itemToJob } from './store/codec.js';
+import type { Job } from './job.js';
 import { checkInt, checkKnownKeys, checkObject } from './validate.js';
 
 /** How far ahead a fire pass enqueues when not told: two minutes (the reclaim rule runs every minute). */
@@ -61,7 +65,29 @@ export class Schedules {
     return out.filter((i) => i !== undefined).map(itemToSchedule);
   }
 
-  /** Stops a schedule firing; ticks that pass meanwhile follow its catchUp on resume. */
+  /**
+   * What `fenceq schedules inspect` explains: the schedule, the job of its latest tick at or before
+   * now, and its queue's figures (1 GetItem for the schedule, 1 for the job, 17 index Queries for
+   * the queue's stats); null when there is no such schedule.
+   */
+  async inspect(name: string): Promise<{ readonly schedule: Schedule; readonly facts: ScheduleFacts } | null> {
+    const schedule = await this.get(name);
+    if (!schedule) return null;
+    const now = this.ctx.clock();
+    const latestTick = latestTickPassed(schedule, now);
+    const [job, stats] = await Promise.all([
+      latestTick === undefined ? undefined : readItem(this.ctx, tickJobId(schedule.name, latestTick)),
+      queueStats(this.ctx, [schedule.queue]),
+    ]);
+    const facts: ScheduleFacts = { ...(latestTick === undefined ? {} : { latestTick }), latestJob: job ? itemToJob(job) : null, queue: stats[0]! };
+    return { schedule, facts };
+  }
+
+  /**
+   * Stops a schedule firing: jobs it already fired ahead that have not started (pending, not yet
+   * due) are withdrawn (cancelled; their ids in `withdrawn`). Ticks that pass meanwhile follow its
+   * catchUp on resume; withdrawn ticks still ahead then fire again.
+   */
   async pause(name: string): Promise<ScheduleChangeOutcome> {
     return setSchedulePaused(this.ctx, checkScheduleName('name', name), true);
   }
@@ -82,6 +108,25 @@ export class Schedules {
     const lateGraceMs = opts.lateGraceMs === undefined ? DEFAULT_LATE_GRACE_MS : checkInt('fire.lateGraceMs', opts.lateGraceMs, 0, 86_400_000);
     return fireDueSchedules(this.ctx, { horizon: this.ctx.clock() + horizonMs, lateGraceMs });
   }
+}
+
+/** What `schedules inspect` reads about a schedule besides the schedule itself. */
+export interface ScheduleFacts {
+  /** The latest tick at or before now that the schedule passed (fired, or dropped by catchUp), if any. */
+  readonly latestTick?: number;
+  /** The job of that tick (`sched:<name>:<tick>`); null when there is none (never fired, dropped, or deleted by retention). */
+  readonly latestJob: Job | null;
+  /** The figures of the schedule's queue (`stats`). */
+  readonly queue: QueueStats;
+}
+
+/** The latest tick at or before `now` that `s` has passed (not before it was created), if any. */
+function latestTickPassed(s: Schedule, now: number): number | undefined {
+  if (s.lastTick !== undefined && s.lastTick <= now) return s.lastTick;
+  const cron = cronOf('schedule.cron', s.cron, s.timezone);
+  // croner lists past runs strictly before a reference it reads to the whole second below.
+  const t = cron.previousRuns(1, new Date(Math.floor(now / 1000) * 1000 + 1000))[0]?.getTime();
+  return t === undefined || t < s.createdAt || (s.nextTick !== null && t >= s.nextTick) ? undefined : t;
 }
 
 export type { Schedule, ScheduleInput, CatchUp } from './store/schedules.js';

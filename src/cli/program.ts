@@ -48,7 +48,7 @@ type ContextFactory = (options: GlobalOptions) => CommandContext;
 
 function buildProgram(io: CliIo, context: ContextFactory, setExit: (code: number) => void): Command {
   const program = new Command('fenceq')
-    .description('Operate a fenceq job queue: enqueue, inspect, list, release, requeue, cancel, reclaim, run workers, or start the local stack.')
+    .description('Operate a fenceq job queue: enqueue, inspect, list, release, requeue, cancel, reclaim, recurring schedules, run workers, serve the dashboard, or start the local stack.')
     .version(packageVersion())
     .exitOverride()
     .configureOutput(output(io))

@@ -27,6 +27,7 @@ export function itemToJob(item: Item): Job {
     settledGeneration: item.settledGeneration as number | undefined,
     settledBy: item.settledBy as SettledBy | undefined,
     deadNotified: item.deadNotified as boolean | undefined,
+    withdrawn: item.withdrawn as boolean | undefined,
     progress: parseJson(item.progress as string | undefined),
     progressAt: item.progressAt as number | undefined,
     createdAt: item.createdAt as number,

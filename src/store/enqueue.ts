@@ -26,22 +26,36 @@ import {
 } from '../validate.js';
 import { itemToJob, type Item } from './codec.js';
 import { fireHook, type StoreContext } from './context.js';
+import type { Guard } from './guards.js';
 import { notePending, readItem, translate } from './io.js';
 
-/** What a producer gives to enqueue one job. */
-export interface EnqueueInput {
+/** How a job is run, the same for a job a producer enqueues and for every job a schedule fires. */
+export interface JobRunFields {
   /** The job's kind; workers lease by queue. */
   readonly queue: string;
+  /** Larger runs first; default 0. */
+  readonly priority?: number;
+  /** Attempts before a failing job is dead; default 5. */
+  readonly maxAttempts?: number;
+}
+
+/** What a producer gives to enqueue one job. */
+export interface EnqueueInput extends JobRunFields {
   /** Any JSON value up to 64 KiB. */
   readonly payload: Json;
   /** Idempotency key; a random UUID when omitted. */
   readonly id?: string;
   /** Not due before this instant (epoch ms or Date); default now. */
   readonly runAt?: number | Date;
-  /** Larger runs first; default 0. */
-  readonly priority?: number;
-  /** Attempts before a failing job is dead; default 5. */
-  readonly maxAttempts?: number;
+}
+
+/** Validates the {@link JobRunFields} of `o` (named `<field>.queue`, ...) and fills in the defaults. */
+export function checkJobRunFields(field: string, o: Record<string, unknown>): Required<JobRunFields> {
+  return {
+    queue: checkQueue(`${field}.queue`, o.queue),
+    priority: o.priority === undefined ? 0 : checkPriority(`${field}.priority`, o.priority),
+    maxAttempts: o.maxAttempts === undefined ? DEFAULT_MAX_ATTEMPTS : checkInt(`${field}.maxAttempts`, o.maxAttempts, 1, 1000),
+  };
 }
 
 /** Outcome of one enqueue: created, or already there (never overwritten). */
@@ -58,13 +72,11 @@ const KNOWN = ['queue', 'payload', 'id', 'runAt', 'priority', 'maxAttempts'] as 
 export function prepareEnqueue(field: string, input: unknown, now: number): Item {
   const o = checkObject(field, input);
   checkKnownKeys(field, o, KNOWN);
-  const queue = checkQueue(`${field}.queue`, o.queue);
+  const { queue, priority, maxAttempts } = checkJobRunFields(field, o);
   if (o.payload === undefined) throw new ValidationError(`${field}.payload`, undefined, 'is required (use null for no payload)');
   const payload = checkJson(`${field}.payload`, o.payload);
   const id = o.id === undefined ? randomUUID() : checkId(`${field}.id`, o.id);
   const runAt = o.runAt === undefined ? now : checkInstant(`${field}.runAt`, o.runAt);
-  const priority = o.priority === undefined ? 0 : checkPriority(`${field}.priority`, o.priority);
-  const maxAttempts = o.maxAttempts === undefined ? DEFAULT_MAX_ATTEMPTS : checkInt(`${field}.maxAttempts`, o.maxAttempts, 1, 1000);
   return {
     id,
     queue,
@@ -84,12 +96,21 @@ export function prepareEnqueue(field: string, input: unknown, now: number): Item
   };
 }
 
-/** Writes a prepared item unless its id exists. */
-export async function putIfAbsent(ctx: StoreContext, item: Item): Promise<EnqueueOutcome> {
+/**
+ * Writes a prepared item unless its id exists. A schedule's fire passes `absentOrWithdrawn()` as
+ * the guard, so a tick whose job a pause withdrew can be fired again (once).
+ */
+export async function putIfAbsent(ctx: StoreContext, item: Item, guard?: Guard): Promise<EnqueueOutcome> {
   const id = item.id as string;
   try {
     await ctx.doc.send(
-      new PutCommand({ TableName: ctx.tableName, Item: item, ConditionExpression: 'attribute_not_exists(id)' }),
+      new PutCommand({
+        TableName: ctx.tableName,
+        Item: item,
+        ...(guard === undefined
+          ? { ConditionExpression: 'attribute_not_exists(id)' }
+          : { ConditionExpression: guard.ConditionExpression, ExpressionAttributeNames: guard.ExpressionAttributeNames, ExpressionAttributeValues: guard.ExpressionAttributeValues }),
+      }),
     );
   } catch (err) {
     if (!(err instanceof ConditionalCheckFailedException)) throw translate(ctx, err);

@@ -52,6 +52,53 @@ export function scheduleAtVersion(seen: number): Guard {
   };
 }
 
+/**
+ * A pending job exactly as a read saw it: still pending, at the same generation (no lease, retry,
+ * force-release or cancel landed since). Used by run-now and by a pause's withdrawal.
+ */
+export function pendingAsSeen(seen: number): Guard {
+  return {
+    ConditionExpression: '#state = :pending AND #leaseGeneration = :seen',
+    ExpressionAttributeNames: { '#state': 'state', '#leaseGeneration': 'leaseGeneration' },
+    ExpressionAttributeValues: { ':pending': 'pending', ':seen': seen },
+  };
+}
+
+/**
+ * The job is not due yet at `now`: its runAt is later. A job that fell due (its time came, or an
+ * operator ran it now, which keeps the generation) may be claimed at any moment, so it counts as
+ * started for a withdrawal.
+ */
+export function notYetDue(now: number): Guard {
+  return {
+    ConditionExpression: '#runAt > :now',
+    ExpressionAttributeNames: { '#runAt': 'runAt' },
+    ExpressionAttributeValues: { ':now': now },
+  };
+}
+
+/**
+ * No job holds the id, or the one that does was withdrawn by a schedule's pause (cancelled before
+ * it started, marked `withdrawn`): a resumed schedule may fire that tick again. A replacement
+ * carries no mark, so of any number of racing schedulers exactly one writes it.
+ */
+export function absentOrWithdrawn(): Guard {
+  return {
+    ConditionExpression: 'attribute_not_exists(id) OR (#state = :cancelled AND #withdrawn = :withdrawn)',
+    ExpressionAttributeNames: { '#state': 'state', '#withdrawn': 'withdrawn' },
+    ExpressionAttributeValues: { ':cancelled': 'cancelled', ':withdrawn': true },
+  };
+}
+
+/** Every one of `guards` (their conditions joined by AND; names and values must not clash). */
+export function allOf(...guards: readonly Guard[]): Guard {
+  return {
+    ConditionExpression: guards.map((g) => `(${g.ConditionExpression})`).join(' AND '),
+    ExpressionAttributeNames: Object.assign({}, ...guards.map((g) => g.ExpressionAttributeNames)) as Record<string, string>,
+    ExpressionAttributeValues: Object.assign({}, ...guards.map((g) => g.ExpressionAttributeValues)) as Record<string, unknown>,
+  };
+}
+
 /** Merges an update's parts with a guard's into one UpdateItem input. */
 export function guarded<T extends { ExpressionAttributeNames: Record<string, string>; ExpressionAttributeValues: Record<string, unknown> }>(
   update: T,

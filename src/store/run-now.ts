@@ -1,7 +1,7 @@
 /**
  * runNow: pending (not yet due) -> pending, due now: an operator runs a scheduled job without
  * waiting for its run-at (a delayed job, a retry in its backoff, a reclaimed job).
- * Guard:   state = pending AND leaseGeneration = :seen (what the read showed); a lost race
+ * Guard:   pendingAsSeen (guards.ts: state = pending AND leaseGeneration = :seen, as read); a lost race
  *          re-reads and decides again (a job leased meanwhile is `not-pending`).
  * Writes:  runAt = now, updatedAt; the job moves from its scheduled partition to the ready (or
  *          prioritized) one, so the next lease call finds it. attempts, lastError unchanged.
@@ -20,7 +20,7 @@ import type { JobState } from '../job.js';
 import { readyKeys } from '../keys.js';
 import { fireHook, type StoreContext } from './context.js';
 import { buildUpdate } from './expression.js';
-import { guarded, type Guard } from './guards.js';
+import { guarded, pendingAsSeen } from './guards.js';
 import { readItem, updateIf } from './io.js';
 
 /** Outcome of runNow. */
@@ -28,15 +28,6 @@ export type RunNowOutcome =
   | { readonly outcome: 'due-now'; readonly id: string; readonly runAt: number; readonly previousRunAt: number; readonly generation: number }
   | { readonly outcome: 'already-due'; readonly id: string; readonly runAt: number }
   | { readonly outcome: 'not-pending'; readonly id: string; readonly state: JobState };
-
-/** The job is still pending at the generation the read showed (no lease, retry or cancel landed since). */
-export function pendingAsSeen(seen: number): Guard {
-  return {
-    ConditionExpression: '#state = :pending AND #leaseGeneration = :seen',
-    ExpressionAttributeNames: { '#state': 'state', '#leaseGeneration': 'leaseGeneration' },
-    ExpressionAttributeValues: { ':pending': 'pending', ':seen': seen },
-  };
-}
 
 /** Makes a scheduled pending job due now; throws JobNotFoundError when there is no such job. */
 export async function runNowIfScheduled(ctx: StoreContext, id: string): Promise<RunNowOutcome> {

@@ -2,8 +2,9 @@
  * fire: active schedule at nextTick = T -> the same schedule at the first tick not yet fired,
  *          having enqueued one job per tick in between.
  * Jobs:    one per tick, id `sched:<name>:<tick ms>`, runAt = the tick, written with the guarded
- *          enqueue (attribute_not_exists(id)): a tick whose job exists is `exists`, never a second
- *          job. Every tick before the horizon (the scheduler's next run plus slack) is enqueued
+ *          enqueue, guard absentOrWithdrawn: a tick whose job exists is `exists`, never a second
+ *          job, unless a pause withdrew that job before it started (then it is written again,
+ *          once). Every tick before the horizon (the scheduler's next run plus slack) is enqueued
  *          ahead as a delayed job, so it starts within one poll interval of its tick.
  * Missed:  ticks already past when the scheduler looks follow catchUp: `skip` fires only the
  *          latest past tick and only while it is at most `lateGraceMs` old (a scheduler that ran a
@@ -12,15 +13,18 @@
  *          version as read), so only one of any racing, retried or replayed schedulers advances,
  *          and never over a put, pause or resume it did not see.
  * Lost race: the advance matches nothing: logged (`schedule.advance_lost`), counted; the jobs it
- *          enqueued are the same ids the winner enqueued, so nothing is doubled. A scheduler that
- *          dies between the enqueues and the advance leaves the next one to enqueue the same ids.
+ *          enqueued are the same ids the winner enqueued, so nothing is doubled. If it lost to a
+ *          pause, it withdraws the jobs it created (the pause may have looked before they existed).
+ *          A scheduler that dies between the enqueues and the advance leaves the next one to
+ *          enqueue the same ids.
  */
 import { TABLE_SCHEMA } from '../schema.js';
 import { SCHEDULE_PARTITION } from '../keys.js';
 import type { StoreContext } from './context.js';
 import { prepareEnqueue, putIfAbsent } from './enqueue.js';
 import { buildUpdate } from './expression.js';
-import { guarded, scheduleAtVersion } from './guards.js';
+import { absentOrWithdrawn, guarded, scheduleAtVersion } from './guards.js';
+import { withdrawJobs } from './schedule-withdraw.js';
 import { readItem, updateIf } from './io.js';
 import { queryItems } from './lease.js';
 import { cronOf, itemToSchedule, MAX_TICKS_PER_FIRE, tickAfter, tickJobId, type Schedule } from './schedules.js';
@@ -113,7 +117,7 @@ function countTicks(cron: ReturnType<typeof cronOf>, from: number, to: number): 
 export async function fireSchedule(ctx: StoreContext, s: Schedule, opts: FireOptions): Promise<Omit<FireCounts, 'schedules'>> {
   const now = ctx.clock();
   const { ticks, missed, next } = ticksToFire(s, now, opts);
-  let created = 0;
+  const createdTicks: number[] = [];
   let existed = 0;
   for (const tick of ticks) {
     const item = prepareEnqueue(
@@ -121,10 +125,11 @@ export async function fireSchedule(ctx: StoreContext, s: Schedule, opts: FireOpt
       { id: tickJobId(s.name, tick), queue: s.queue, payload: s.payload, runAt: tick, priority: s.priority, maxAttempts: s.maxAttempts },
       now,
     );
-    const out = await putIfAbsent(ctx, item);
-    if (out.outcome === 'created') created++;
+    const out = await putIfAbsent(ctx, item, absentOrWithdrawn());
+    if (out.outcome === 'created') createdTicks.push(tick);
     else existed++;
   }
+  const created = createdTicks.length;
   if (next === s.nextTick) return { created, existed, missed, lostRaces: 0 };
   const update = buildUpdate({
     set: { runAt: next ?? undefined, lastTick: ticks.at(-1), updatedAt: now },
@@ -135,6 +140,13 @@ export async function fireSchedule(ctx: StoreContext, s: Schedule, opts: FireOpt
   const advanced = await updateIf(ctx, { Key: { id: scheduleKeys(s.name).id }, ...guarded(update, scheduleAtVersion(s.version)) }, false);
   if (!advanced) {
     ctx.logger.info('schedule.advance_lost', { name: s.name, version: s.version, ticks: ticks.length });
+    // A pause may have landed after this pass read the schedule and withdrawn what it found before
+    // these enqueues: then the jobs this pass created are for a paused schedule. Withdraw them.
+    const current = createdTicks.length > 0 ? await readItem(ctx, scheduleKeys(s.name).id) : undefined;
+    if (current?.state === 'paused') {
+      const withdrawn = await withdrawJobs(ctx, createdTicks.map((t) => tickJobId(s.name, t)));
+      return { created: created - withdrawn.length, existed, missed, lostRaces: 1 };
+    }
     return { created, existed, missed, lostRaces: 1 };
   }
   ctx.logger.info('schedule.fired', { name: s.name, queue: s.queue, created, existed, missed, nextTick: next });

@@ -6,9 +6,7 @@
  *          one, so a put never undoes a scheduler's advance it did not see.
  * Lost race: read again and retry (a few times), then a ScheduleConflictError.
  *          An unchanged cron and zone keep the next tick; a new one starts at the first tick after now.
- * pause / resume: active <-> paused, bumping the version (so a scheduler that read the old state
- *          cannot advance it). Guard: attribute_exists(id). The next tick is kept: ticks that pass
- *          while paused are missed ticks and follow catchUp on resume.
+ * pause / resume: see schedule-pause.ts.
  * remove:  any -> (no item). Guard: attribute_exists(id); a missing schedule is `missing`.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
@@ -27,7 +25,8 @@ export type SchedulePutOutcome = { readonly outcome: 'created' | 'updated'; read
 
 /** Outcome of pause, resume and remove. */
 export type ScheduleChangeOutcome =
-  | { readonly outcome: 'paused' | 'resumed'; readonly schedule: Schedule }
+  | { readonly outcome: 'paused'; readonly schedule: Schedule; readonly withdrawn: readonly string[] }
+  | { readonly outcome: 'resumed'; readonly schedule: Schedule }
   | { readonly outcome: 'removed'; readonly name: string }
   | { readonly outcome: 'missing'; readonly name: string };
 
@@ -85,23 +84,6 @@ export async function putSchedule(ctx: StoreContext, def: ScheduleDefinition): P
     return { outcome: old === undefined ? 'created' : 'updated', schedule };
   }
   throw new ScheduleConflictError(def.name, PUT_ATTEMPTS);
-}
-
-/** Pauses (`paused` true) or resumes a schedule. */
-export async function setSchedulePaused(ctx: StoreContext, name: string, paused: boolean): Promise<ScheduleChangeOutcome> {
-  const now = ctx.clock();
-  const update = buildUpdate({
-    set: { state: paused ? 'paused' : 'active', updatedAt: now },
-    setExpr: { version: '#version + :one' },
-    values: { ':one': 1 },
-  });
-  const item = await updateIf(ctx, {
-    Key: { id: scheduleKeys(name).id },
-    ...guarded(update, { ConditionExpression: 'attribute_exists(id)', ExpressionAttributeNames: {}, ExpressionAttributeValues: {} }),
-  });
-  if (!item) return { outcome: 'missing', name };
-  ctx.logger.info(paused ? 'schedule.paused' : 'schedule.resumed', { name });
-  return { outcome: paused ? 'paused' : 'resumed', schedule: itemToSchedule(item) };
 }
 
 /** Deletes a schedule; jobs it already enqueued stay. */

@@ -14,32 +14,24 @@ import {
   checkJson,
   checkKnownKeys,
   checkObject,
-  checkPriority,
-  checkQueue,
   parseJson,
 } from '../validate.js';
 import type { Item } from './codec.js';
-import { DEFAULT_MAX_ATTEMPTS } from './enqueue.js';
+import { checkJobRunFields, type JobRunFields } from './enqueue.js';
 
 /** What happens to ticks that passed while nothing fired them (the stack was down, the schedule paused). */
 export type CatchUp = 'skip' | 'latest' | { readonly max: number };
 
-/** What a caller gives to create or replace a schedule. */
-export interface ScheduleInput {
+/** What a caller gives to create or replace a schedule; `queue`, `priority` and `maxAttempts` are those of every job it fires. */
+export interface ScheduleInput extends JobRunFields {
   /** Unique name: 1-128 characters of A-Z a-z 0-9 _ . @ = + - (the job id alphabet without `:` and `/`). */
   readonly name: string;
   /** A cron expression of 5 fields (minute precision) or 6 (seconds first), as croner reads it. */
   readonly cron: string;
   /** IANA time zone the expression is read in. @default 'UTC' */
   readonly timezone?: string;
-  /** The queue each tick's job goes to. */
-  readonly queue: string;
   /** Payload of every job. @default null */
   readonly payload?: Json;
-  /** Priority of every job. @default 0 */
-  readonly priority?: number;
-  /** Attempts of every job. @default 5 */
-  readonly maxAttempts?: number;
   /** Missed ticks: none (`skip`), the last one (`latest`), or the last `max`. @default 'skip' */
   readonly catchUp?: CatchUp;
 }
@@ -143,10 +135,8 @@ export function checkScheduleInput(field: string, input: unknown): ScheduleDefin
     name,
     cron: o.cron as string,
     timezone,
-    queue: checkQueue(`${field}.queue`, o.queue),
+    ...checkJobRunFields(field, o),
     payloadText: checkJson(`${field}.payload`, o.payload === undefined ? null : o.payload),
-    priority: o.priority === undefined ? 0 : checkPriority(`${field}.priority`, o.priority),
-    maxAttempts: o.maxAttempts === undefined ? DEFAULT_MAX_ATTEMPTS : checkInt(`${field}.maxAttempts`, o.maxAttempts, 1, 1000),
     catchUp: o.catchUp === undefined ? 'skip' : checkCatchUp(`${field}.catchUp`, o.catchUp),
   };
 }

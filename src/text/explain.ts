@@ -4,6 +4,7 @@
  * fixed clock.
  */
 import type { Job } from '../job.js';
+import { parseScheduleJobId } from '../keys.js';
 import { formatDuration, formatInstant, oneLine } from './format.js';
 
 /** A stable code for the situation, for scripts (`inspect --json`). */
@@ -41,8 +42,11 @@ export const IDLE_HINT_MS = 60_000;
 /** Explains, in plain words, why `job` is in its state at instant `now`. */
 export function explainJob(job: Job, now: number, opts: ExplainOptions): Explanation {
   const e = explainState(job, now, opts);
-  if (job.progress === undefined || job.progressAt === undefined) return e;
-  return { ...e, details: [...e.details, `Last progress reported ${ago(job.progressAt, now)}: ${oneLine(JSON.stringify(job.progress))}.`] };
+  const extra: string[] = [];
+  const tick = parseScheduleJobId(job.id);
+  if (tick) extra.push(`Fired by schedule "${tick.name}" for its tick at ${formatInstant(tick.tick)} (fenceq schedules inspect ${tick.name}).`);
+  if (job.progress !== undefined && job.progressAt !== undefined) extra.push(`Last progress reported ${ago(job.progressAt, now)}: ${oneLine(JSON.stringify(job.progress))}.`);
+  return extra.length ? { ...e, details: [...e.details, ...extra] } : e;
 }
 
 function explainState(job: Job, now: number, opts: ExplainOptions): Explanation {
@@ -63,6 +67,13 @@ function explainState(job: Job, now: number, opts: ExplainOptions): Explanation 
         ],
       };
     case 'cancelled':
+      if (job.withdrawn) {
+        return {
+          reason: 'cancelled',
+          summary: `Withdrawn at ${formatInstant(job.updatedAt)} (${ago(job.updatedAt, now)}): its schedule was paused before it started; it will not run.`,
+          details: ['A pause withdraws the jobs its schedule fired ahead; if the schedule is resumed while this tick is still ahead, the tick fires again.'],
+        };
+      }
       return {
         reason: 'cancelled',
         summary: `Cancelled at ${formatInstant(job.updatedAt)} (${ago(job.updatedAt, now)}); it will not run.`,

@@ -39,6 +39,8 @@ export class HeldLease {
   readonly claimedAt: number;
   /** Epoch ms (worker clock) of the last renew write that landed, or the claim. */
   private lastWriteAt: number;
+  /** Renewals queued on the chain or in flight. */
+  private writesQueued = 0;
   /** Progress reported since the last renew write: the next write carries it. */
   private pendingProgress: { value: Json } | undefined;
   private endResolve!: () => void;
@@ -72,19 +74,26 @@ export class HeldLease {
   renewNow(): Promise<Lease> {
     const next = this.chain.then(() => this.renewOnce());
     this.chain = next.catch(() => undefined);
+    this.writesQueued++;
+    const settled = () => {
+      this.writesQueued--;
+    };
+    next.then(settled, settled);
     return next;
   }
 
   /**
    * Records the handler's progress (JSON up to 4 KiB, else a ValidationError). It is written by the
    * next renewal: at once when no renew write landed within the last renewal interval (and the
-   * heartbeat then starts its interval over), else by the heartbeat. So a job makes at most one
-   * renew write per renewal interval however often it reports progress.
+   * heartbeat then starts its interval over), else by the heartbeat. A renewal already queued or
+   * in flight is never followed by a second one for the report: the queued one carries it, or the
+   * next heartbeat does. So a job makes at most one renew write per renewal interval however often
+   * it reports progress.
    */
   reportProgress(value: Json): Promise<Lease> {
     checkProgress('progress', value);
     this.pendingProgress = { value };
-    if (this.host.options.clock() - this.lastWriteAt < this.host.options.renewEveryMs) return Promise.resolve(this.lease);
+    if (this.writesQueued > 0 || this.host.options.clock() - this.lastWriteAt < this.host.options.renewEveryMs) return Promise.resolve(this.lease);
     const out = this.renewNow();
     this.schedule(this.host.options.renewEveryMs);
     return out;

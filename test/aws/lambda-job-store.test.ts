@@ -10,6 +10,7 @@ import { silentLogger } from '../../src/log.js';
 import { Worker } from '../../src/worker/worker.js';
 import { coldStart, handlerEnv } from './support.js';
 import { freshTable, rawAccess } from '../support/harness.js';
+import { deferred, waitFor } from '../worker/support.js';
 
 let server: LambdaInvokeServer;
 let store: LambdaJobStore;
@@ -136,9 +137,33 @@ describe('waitFor through the Lambda API transport', () => {
     await store.ackDone(lease!, 'four');
     expect(await waiting).toMatchObject({ outcome: 'done', result: 'four' });
     await producer.enqueue({ queue: 'lt-wait', payload: 2, id: 'lt-wait-2', runAt: Date.now() + 3_600_000 });
-    expect(await producer.waitFor('lt-wait-2', { timeoutMs: 100 }).catch((e: unknown) => e)).toBeInstanceOf(WaitTimeoutError);
+    const late = await producer.waitFor('lt-wait-2', { timeoutMs: 100 }).catch((e: unknown) => e);
+    expect(late).toBeInstanceOf(WaitTimeoutError);
+    expect(late).toMatchObject({ jobId: 'lt-wait-2', lastState: 'pending' });
     expect(await producer.get('lt-wait-2')).toMatchObject({ state: 'pending' });
     expect(await producer.get('lt-nope')).toBeNull();
+  });
+
+  it('resolves with dead and the last error, and with cancelled; an abort rejects with the typed error', async () => {
+    await producer.enqueue({ queue: 'lt-wait-d', payload: null, id: 'lt-wait-dead', maxAttempts: 1 });
+    const [lease] = await store.lease({ owner: 'w-wait', queues: ['lt-wait-d'], ttlMs: 10_000 });
+    await store.ackFailed(lease!, new Error('disk full'));
+    expect(await producer.waitFor('lt-wait-dead')).toMatchObject({ outcome: 'dead', lastError: expect.stringContaining('disk full') });
+    await producer.enqueue({ queue: 'lt-wait-d', payload: null, id: 'lt-wait-cancel', runAt: Date.now() + 3_600_000 });
+    const admin = lambdaClient({ endpoint: server.endpoint });
+    await invokeFenceq(admin, 'fenceq-admin', { op: 'cancel', id: 'lt-wait-cancel' } satisfies AdminEvent);
+    expect(await producer.waitFor('lt-wait-cancel')).toMatchObject({ outcome: 'cancelled', id: 'lt-wait-cancel' });
+    const ac = new AbortController();
+    const aborted = producer.waitFor('lt-wait-2', { timeoutMs: 60_000, signal: ac.signal }).catch((e: unknown) => e);
+    ac.abort(new Error('shutting down'));
+    expect(await aborted).toBeInstanceOf(WaitTimeoutError);
+  });
+
+  it('bad input is a ValidationError naming the field, refused before any invocation', async () => {
+    const before = server.invocations.get('fenceq-enqueue') ?? 0;
+    expect(await producer.waitFor('~bad').catch((e: unknown) => (e as ValidationError).field)).toBe('id');
+    expect(await producer.waitFor('x', { timeoutMs: -1 }).catch((e: unknown) => (e as ValidationError).field)).toBe('options.timeoutMs');
+    expect(server.invocations.get('fenceq-enqueue') ?? 0).toBe(before);
   });
 });
 
@@ -155,24 +180,31 @@ describe('progress through the Lambda API transport', () => {
     expect(await producer.get('lt-progress-1')).toMatchObject({ progress: { pct: 40 } });
   });
 
-  it('a Worker over the API reports progress that get shows', async () => {
+  it('a Worker over the API reports progress: the heartbeat writes it while the handler runs, get shows it with its time, waitFor sees the end', async () => {
     await producer.enqueue({ queue: 'lt-progress-w', payload: null, id: 'lt-progress-2' });
+    const finish = deferred();
     const worker = new Worker({
       queue: store,
       logger: silentLogger,
-      leaseTtlMs: 1_500,
+      leaseTtlMs: 1_500, // renewals every 500 ms
       pollIntervalMs: 50,
       handlers: {
         'lt-progress-w': async (_job, ctx) => {
-          await new Promise((r) => setTimeout(r, 600)); // one renewal interval: the report writes at once
-          await ctx.progress({ step: 2 });
+          for (let i = 1; i <= 20; i++) await ctx.progress({ step: i });
+          await finish.promise;
           return 'ok';
         },
       },
     });
     worker.start();
-    for (let i = 0; i < 200 && (await producer.get('lt-progress-2'))?.state !== 'done'; i++) await new Promise((r) => setTimeout(r, 50));
+    const running = await waitFor('the heartbeat carried the progress', async () => {
+      const j = await producer.get('lt-progress-2');
+      return j?.state === 'running' && j.progress !== undefined ? j : undefined;
+    });
+    expect(running).toMatchObject({ progress: { step: 20 } });
+    expect(running.progressAt).toBeGreaterThan(0);
+    finish.resolve();
+    expect(await producer.waitFor('lt-progress-2', { timeoutMs: 15_000 })).toMatchObject({ outcome: 'done', result: 'ok', job: { progress: { step: 20 } } });
     await worker.stop({ graceMs: 0 });
-    expect(await producer.get('lt-progress-2')).toMatchObject({ state: 'done', progress: { step: 2 } });
   });
 });

@@ -38,6 +38,36 @@ describe('ctx.progress', () => {
     expect(await t.queue.get(id)).toMatchObject({ state: 'done', progress: { done: 50, of: 50 } });
   });
 
+  it('a report while a renewal is in flight adds no write of its own: the next write carries it', async () => {
+    const t = await workerTable();
+    const { id } = await t.queue.enqueue({ queue: 'q', payload: null });
+    let now = Date.now();
+    const writesWhenReported = deferred<number>();
+    const { worker, store } = t.worker({
+      leaseTtlMs: 30_000, // renewal interval 10 s: no heartbeat fires during the test
+      clock: () => now,
+      handlers: {
+        q: async (_job, ctx) => {
+          now += 10_001; // a whole renewal interval since the claim: a report alone would write at once
+          store.pauseRenewals();
+          const renewal = ctx.renew(); // queued and held in flight
+          const reported = ctx.progress({ step: 1 });
+          store.resume();
+          await renewal;
+          await reported;
+          writesWhenReported.resolve(store.count('renew') + store.count('renew+progress'));
+          return 'ok';
+        },
+      },
+    });
+    worker.start();
+    expect(await writesWhenReported.promise).toBe(1);
+    await waitFor('done', async () => (await t.queue.get(id))?.state === 'done');
+    // The progress still went out: with the renewal that was queued, or once before the ack.
+    expect(await t.queue.get(id)).toMatchObject({ progress: { step: 1 }, result: 'ok' });
+    expect(store.count('renew') + store.count('renew+progress')).toBeLessThanOrEqual(2);
+  });
+
   it('progress still pending when the handler returns is written once before the ack', async () => {
     const t = await workerTable();
     const { id } = await t.queue.enqueue({ queue: 'q', payload: null });

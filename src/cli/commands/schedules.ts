@@ -1,9 +1,10 @@
-/** `fenceq schedules list | put | remove | pause | resume`: recurring schedules in the table. */
+/** `fenceq schedules list | inspect | put | remove | pause | resume`: recurring schedules in the table. */
 import type { Command } from 'commander';
 import type { Json } from '../../job.js';
 import type { CatchUp, ScheduleInput } from '../../schedules.js';
 import type { CommandContext } from '../context.js';
 import { CliError, EXIT } from '../exit-codes.js';
+import { explainSchedule } from '../../text/explain-schedule.js';
 import { formatDuration, formatInstant, renderTable } from '../../text/format.js';
 import { integer } from './jobs.js';
 
@@ -29,10 +30,15 @@ export function registerSchedules(sub: (name: string) => Command, ctx: (cmd: Com
     .option('--max-attempts <n>', 'attempts of every job (default 5)')
     .option('--catch-up <policy>', 'missed ticks: skip (default), latest, or a number n (the latest n)')
     .action(async (name: string, cron: string, o: PutOptions, cmd: Command) => putSchedule(ctx(cmd), name, cron, o));
+  group
+    .command('inspect')
+    .description('explain a schedule in plain words: next tick, last tick fired and its job, paused, and whether its jobs wait with no worker to take them')
+    .argument('<name>', 'schedule name')
+    .action(async (name: string, _o, cmd: Command) => inspectSchedule(ctx(cmd), name));
   for (const [verb, text] of [
     ['remove', 'delete a schedule (jobs it already enqueued stay)'],
-    ['pause', 'stop a schedule firing; ticks that pass meanwhile follow its catch-up policy on resume'],
-    ['resume', 'let a paused schedule fire again'],
+    ['pause', 'stop a schedule firing: jobs it fired ahead that have not started are withdrawn (cancelled); ticks that pass meanwhile follow its catch-up policy on resume'],
+    ['resume', 'let a paused schedule fire again: ticks missed meanwhile follow its catch-up policy; withdrawn ticks still ahead fire again'],
   ] as const) {
     group
       .command(verb)
@@ -82,7 +88,26 @@ async function changeSchedule(ctx: CommandContext, verb: 'remove' | 'pause' | 'r
   const s = ctx.queue().schedules;
   const out = verb === 'remove' ? await s.remove(name) : verb === 'pause' ? await s.pause(name) : await s.resume(name);
   if (out.outcome === 'missing') throw new CliError(EXIT.notFound, `no schedule named ${JSON.stringify(name)}`);
-  ctx.print(() => `${out.outcome} schedule ${name}`, out);
+  const withdrawn = out.outcome === 'paused' ? `; withdrew ${out.withdrawn.length} job(s) it had fired ahead that had not started${out.withdrawn.length ? ` (${out.withdrawn.join(', ')})` : ''}` : '';
+  ctx.print(() => `${out.outcome} schedule ${name}${withdrawn}`, out);
+}
+
+async function inspectSchedule(ctx: CommandContext, name: string): Promise<void> {
+  const found = await ctx.queue().schedules.inspect(name);
+  if (!found) throw new CliError(EXIT.notFound, `no schedule named ${JSON.stringify(name)}`);
+  const now = ctx.io.clock();
+  const { schedule, facts } = found;
+  const explanation = explainSchedule(schedule, facts, now);
+  ctx.print(
+    () =>
+      [
+        `schedule ${schedule.name}  (queue ${schedule.queue}, ${schedule.paused ? 'paused' : 'active'}, version ${schedule.version})`,
+        '',
+        explanation.summary,
+        ...explanation.details.map((d) => `  - ${d}`),
+      ].join('\n'),
+    { schedule, facts, explanation, now },
+  );
 }
 
 async function listSchedules(ctx: CommandContext): Promise<void> {
