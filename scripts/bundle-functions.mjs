@@ -167,6 +167,7 @@ export function functionEntries() {
     .sort((a, b) => a.name.localeCompare(b.name));
 }
 
+/** Each function's esbuild metafile from this build, by name (for size analysis: which inputs the bytes come from). */
 export const METAFILES = {};
 rmSync(outRoot, { recursive: true, force: true });
 for (const { name, entry } of functionEntries()) {

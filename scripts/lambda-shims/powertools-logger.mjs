@@ -54,8 +54,11 @@ export class Logger {
     const ctor = options.logLevel?.toUpperCase();
     const fromEnv = env('POWERTOOLS_LOG_LEVEL') || env('LOG_LEVEL');
     const chosen = [ctor, fromEnv].find(valid) ?? 'INFO';
-    // Lambda's Advanced Logging Controls win when they are less verbose than what was chosen.
-    this.#level = valid(alc) && (!valid(ctor) || LEVELS[alc] > LEVELS[chosen]) ? LEVELS[alc] : LEVELS[chosen];
+    // Lambda's Advanced Logging Controls level, when set, wins; Powertools warns when it hides what the constructor asked for.
+    this.#level = valid(alc) ? LEVELS[alc] : LEVELS[chosen];
+    if (valid(alc) && valid(ctor) && LEVELS[alc] > LEVELS[ctor]) {
+      this.warn(`Current log level (${ctor}) does not match AWS Lambda Advanced Logging Controls minimum log level (${alc}). This can lead to data loss, consider adjusting them.`);
+    }
   }
 
   /** Adds the invocation's request id and function fields to every line that follows. */
