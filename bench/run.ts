@@ -12,12 +12,12 @@ import { measureCeiling, type CeilingResult } from './ceiling.js';
 import { modelLives } from './cost.js';
 import { measureGrowth, type GrowthResult } from './growth.js';
 import { measureLatency, type LatencyResult } from './latency.js';
-import { throughputChart } from './lib/chart.js';
-import { dollarsPerMillionJobs, PRICES, sqsDollarsPerMillionJobs } from './lib/cost-model.js';
-import { emulator } from './lib/env.js';
-import type { MeterCounts } from './lib/meter.js';
-import { round } from './lib/stats.js';
-import { workerImplementation } from './lib/workers.js';
+import { throughputChart } from '../tools/chart.js';
+import { dollarsPerMillionJobs, PRICES, sqsDollarsPerMillionJobs } from '../tools/cost-model.js';
+import { emulator } from '../tools/env.js';
+import type { MeterCounts } from '../tools/meter.js';
+import { round } from '../tools/stats.js';
+import { workerImplementation } from '../tools/workers.js';
 import { measureTakeover, type TakeoverResult } from './takeover.js';
 import { measureThroughput, type ThroughputResult } from './throughput.js';
 

@@ -6,8 +6,8 @@
  */
 import { silentLogger } from '../src/log.js';
 import { Worker } from '../src/worker/worker.js';
-import { benchClient, benchQueue, emulator, freshBenchTable } from './lib/env.js';
-import { percentile, round, sleep } from './lib/stats.js';
+import { benchClient, benchQueue, emulator, freshBenchTable } from '../tools/env.js';
+import { percentile, round, sleep } from '../tools/stats.js';
 
 const num = (flag: string, dflt: number): number => {
   const i = process.argv.indexOf(flag);
