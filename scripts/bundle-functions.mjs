@@ -102,13 +102,16 @@ const WORKER_ONLY = {
   './store/renew.js': ['renewIfLeaseHeld'],
   './store/release.js': ['releaseIfLeaseHeld'],
 };
+// Only the reclaim run re-sends undelivered dead-job notices; the others send the notices of the
+// jobs they make dead, as they make them.
+const RESEND = { './store/dead-notices.js': ['findUndeliveredDeadNotices'] };
 const SCHEDULE_WRITES = { './store/schedule-put.js': ['putSchedule', 'removeSchedule', 'setSchedulePaused'] };
 const SCHEDULE_FIRE = { './store/schedule-fire.js': ['fireDueSchedules'] };
 export const ABSENT = {
-  api: { [AT_QUEUE]: { ...ADMIN_ONLY, './store/reclaim-orphaned.js': ['reclaimExpiredLeases'] }, [AT_SCHEDULES]: { ...SCHEDULE_WRITES, ...SCHEDULE_FIRE } },
-  worker: { [AT_QUEUE]: { ...ADMIN_ONLY, './store/reclaim-orphaned.js': ['reclaimExpiredLeases'] }, [AT_SCHEDULES]: { ...SCHEDULE_WRITES, ...SCHEDULE_FIRE } },
+  api: { [AT_QUEUE]: { ...ADMIN_ONLY, ...RESEND, './store/reclaim-orphaned.js': ['reclaimExpiredLeases'] }, [AT_SCHEDULES]: { ...SCHEDULE_WRITES, ...SCHEDULE_FIRE } },
+  worker: { [AT_QUEUE]: { ...ADMIN_ONLY, ...RESEND, './store/reclaim-orphaned.js': ['reclaimExpiredLeases'] }, [AT_SCHEDULES]: { ...SCHEDULE_WRITES, ...SCHEDULE_FIRE } },
   admin: {
-    [AT_QUEUE]: { ...WORKER_ONLY, './store/reclaim-orphaned.js': ['reclaimExpiredLeases'], './store/run-now.js': ['runNowIfScheduled'], './wait-for.js': ['waitForJob'], './store/enqueue.js': ['putGenerated', 'putIfAbsent'] },
+    [AT_QUEUE]: { ...WORKER_ONLY, ...RESEND, './store/reclaim-orphaned.js': ['reclaimExpiredLeases'], './store/run-now.js': ['runNowIfScheduled'], './wait-for.js': ['waitForJob'], './store/enqueue.js': ['putGenerated', 'putIfAbsent'] },
     [AT_SCHEDULES]: SCHEDULE_FIRE,
   },
   reclaim: { [AT_QUEUE]: { ...WORKER_ONLY, ...ADMIN_ONLY, './store/enqueue.js': ['putGenerated'] }, [AT_SCHEDULES]: SCHEDULE_WRITES },
