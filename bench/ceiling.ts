@@ -5,8 +5,8 @@
  * this machine can do.
  */
 import { DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { benchClient, freshBenchTable } from './lib/env.js';
-import { sleep } from './lib/stats.js';
+import { benchClient, freshBenchTable } from '../tools/env.js';
+import { sleep } from '../tools/stats.js';
 
 /** One ceiling measurement. */
 export interface CeilingResult {

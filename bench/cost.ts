@@ -1,12 +1,12 @@
 /**
  * The modelled write and read units of one job's whole life (enqueue, lease, ack done) for a few
  * payload sizes, from the real item images the store writes: each step's image is read back
- * and priced by the rules in lib/cost-model.ts. Also the failure paths (a retry, a release).
+ * and priced by the rules in tools/cost-model.ts. Also the failure paths (a retry, a release).
  */
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
-import { benchClient, benchQueue, freshBenchTable } from './lib/env.js';
-import { modelLife, type ModelledStep } from './lib/cost-model.js';
-import { plainItemSize } from './lib/item-size.js';
+import { benchClient, benchQueue, freshBenchTable } from '../tools/env.js';
+import { modelLife, type ModelledStep } from '../tools/cost-model.js';
+import { plainItemSize } from '../tools/item-size.js';
 
 /** The modelled life of one job shape. */
 export interface LifeModel {

@@ -5,10 +5,10 @@
  * partition, so none of these should move with the depth.
  */
 import type { JobStore } from '../src/job-store.js';
-import { benchClient, benchQueue, freshBenchTable } from './lib/env.js';
-import { createMeter, type MeterCounts } from './lib/meter.js';
-import { percentile, waitFor } from './lib/stats.js';
-import { createWorker, type BenchWorker } from './lib/workers.js';
+import { benchClient, benchQueue, freshBenchTable } from '../tools/env.js';
+import { createMeter, type MeterCounts } from '../tools/meter.js';
+import { percentile, waitFor } from '../tools/stats.js';
+import { createWorker, type BenchWorker } from '../tools/workers.js';
 import { benchPayload } from './throughput.js';
 
 /** One depth's measurement. */

@@ -5,9 +5,9 @@
  * would), measured in the same run.
  */
 import { randomUUID } from 'node:crypto';
-import { benchClient, benchQueue, freshBenchTable } from './lib/env.js';
-import { percentile, sleep, waitFor } from './lib/stats.js';
-import { createWorker, type BenchWorker } from './lib/workers.js';
+import { benchClient, benchQueue, freshBenchTable } from '../tools/env.js';
+import { percentile, sleep, waitFor } from '../tools/stats.js';
+import { createWorker, type BenchWorker } from '../tools/workers.js';
 
 /** One latency measurement. */
 export interface LatencyResult {

@@ -6,9 +6,9 @@
  */
 import { silentLogger } from '../src/log.js';
 import { Worker } from '../src/worker/worker.js';
-import { benchClient, benchQueue, freshBenchTable } from './lib/env.js';
-import { createMeter, type MeterCounts } from './lib/meter.js';
-import { sleep, waitFor } from './lib/stats.js';
+import { benchClient, benchQueue, freshBenchTable } from '../tools/env.js';
+import { createMeter, type MeterCounts } from '../tools/meter.js';
+import { sleep, waitFor } from '../tools/stats.js';
 
 /** One progress measurement: a batch of jobs of one shape. */
 export interface ProgressResult {

@@ -11,8 +11,8 @@ import { performance } from 'node:perf_hooks';
 import { HEALTH_QUEUES_PER_RUN, reclaimRun } from '../src/aws/reclaim-run.js';
 import type { AwsQueue } from '../src/aws/runtime.js';
 import { silentLogger } from '../src/log.js';
-import { benchClient, benchQueue, emulator, freshBenchTable } from './lib/env.js';
-import { createMeter } from './lib/meter.js';
+import { benchClient, benchQueue, emulator, freshBenchTable } from '../tools/env.js';
+import { createMeter } from '../tools/meter.js';
 
 const arg = process.argv.indexOf('--queues');
 const count = arg > 0 ? Number(process.argv[arg + 1]) : 10_000;

@@ -6,8 +6,8 @@
  */
 import { silentLogger } from '../src/log.js';
 import { Worker } from '../src/worker/worker.js';
-import { benchClient, benchQueue, freshBenchTable } from './lib/env.js';
-import { percentile, waitFor } from './lib/stats.js';
+import { benchClient, benchQueue, freshBenchTable } from '../tools/env.js';
+import { percentile, waitFor } from '../tools/stats.js';
 
 /** One start-delay measurement. */
 export interface ScheduleDelayResult {

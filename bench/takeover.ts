@@ -6,10 +6,10 @@
  * The orchestrator runs reclaimOrphaned every reclaim period, as the scheduled maintenance does.
  */
 import { randomUUID } from 'node:crypto';
-import { benchClient, benchQueue, freshBenchTable } from './lib/env.js';
-import { prepareWorkerBundle, spawnWorker, type WorkerChild } from './lib/processes.js';
-import { sleep, waitFor } from './lib/stats.js';
-import type { WorkerEvent } from '../chaos/worker-process.js';
+import { benchClient, benchQueue, freshBenchTable } from '../tools/env.js';
+import { prepareWorkerBundle, spawnWorker, type WorkerChild } from '../tools/processes.js';
+import { sleep, waitFor } from '../tools/stats.js';
+import type { WorkerEvent } from '../tools/worker-process.js';
 
 /** One takeover measurement. */
 export interface TakeoverResult {

@@ -6,10 +6,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { benchClient, benchQueue, freshBenchTable } from './lib/env.js';
-import { createMeter, type MeterCounts } from './lib/meter.js';
-import { waitFor } from './lib/stats.js';
-import { createWorker, type BenchWorker } from './lib/workers.js';
+import { benchClient, benchQueue, freshBenchTable } from '../tools/env.js';
+import { createMeter, type MeterCounts } from '../tools/meter.js';
+import { waitFor } from '../tools/stats.js';
+import { createWorker, type BenchWorker } from '../tools/workers.js';
 
 /** One throughput measurement. */
 export interface ThroughputResult {

@@ -4,7 +4,7 @@
  * each done job's result and side effect from its final generation; plus the at-least-once count
  * and the longest wait past the due time.
  */
-import { percentile } from '../bench/lib/stats.js';
+import { percentile } from '../tools/stats.js';
 
 /** A planned job: what the orchestrator enqueued. */
 export interface PlannedJob {

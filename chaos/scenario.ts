@@ -9,14 +9,14 @@
 import { CreateTableCommand, DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { randomBytes } from 'node:crypto';
-import { benchClient, benchQueue, emulator, freshBenchTable } from '../bench/lib/env.js';
-import { prepareWorkerBundle, spawnWorker, killAllWorkers, type WorkerChild } from '../bench/lib/processes.js';
-import { sleep } from '../bench/lib/stats.js';
+import { benchClient, benchQueue, emulator, freshBenchTable } from '../tools/env.js';
+import { prepareWorkerBundle, spawnWorker, killAllWorkers, type WorkerChild } from '../tools/processes.js';
+import { sleep } from '../tools/stats.js';
 import type { JobQueue } from '../src/job-queue.js';
 import { checkRun, type ChaosVerdict, type PlannedJob } from './check.js';
 import { DEFAULT_FAULTS, startFaultProxy, type FaultRates, type ProxyCounts } from './fault-proxy.js';
 import { between, pick, prng } from './prng.js';
-import type { WorkerEvent } from './worker-process.js';
+import type { WorkerEvent } from '../tools/worker-process.js';
 
 /** Knobs of a chaos run. */
 export interface ChaosOptions {

@@ -1,6 +1,5 @@
 import { Duration } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { handlers as exampleHandlers } from '../functions/example-handlers.js';
 import { QUEUE_DEFAULTS } from './queue-defaults.js';
 
 export { VISIBILITY_TIMEOUT_FACTOR } from './queue-defaults.js';
@@ -14,8 +13,11 @@ export const DEFAULTS = {
   reclaimRate: Duration.minutes(1),
   /** The Lambda worker's timeout (it keeps a few seconds to release what it holds; the example `sleep` job needs 65 s). */
   workerTimeout: Duration.seconds(QUEUE_DEFAULTS.workerTimeoutSeconds),
-  /** Queues the Lambda worker leases from: those of the example handlers it ships with. */
-  workerQueues: Object.keys(exampleHandlers) as readonly string[],
+  /**
+   * Queues the Lambda worker leases from: those of the example handlers it ships with
+   * (functions/example-handlers.ts; test/infra/defaults.test.ts keeps the two lists equal).
+   */
+  workerQueues: ['echo', 'sleep', 'fail'] as readonly string[],
   /** Memory of the Lambda worker (MB); arm64 CPU scales with it. */
   workerMemorySize: 1024,
   /** Wake-up messages per worker invocation (hints only: one is enough to start a lease loop). */

@@ -4,29 +4,165 @@
 // dependency inside. The CDK construct deploys these directories with lambda.Code.fromAsset, so a
 // consumer's synth needs no bundler for them. Run by `npm run build`.
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { basename, dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const outRoot = join(root, 'dist', 'lambda');
-// ESM output so handlers may use top-level await; the banner gives bundled CommonJS code a `require`.
-/** SDK modules a Lambda function never uses, replaced by the shims beside this script. */
-const SHIMS = {
-  '@aws-sdk/credential-provider-node': join(root, 'scripts', 'lambda-shims', 'credentials.mjs'),
-  '@smithy/core/event-streams': join(root, 'scripts', 'lambda-shims', 'event-streams.mjs'),
+const shim = (file) => join(root, 'scripts', 'lambda-shims', file);
+
+/**
+ * Modules a Lambda function never uses, replaced by the small stand-ins beside this script (each
+ * file says why). `all` applies to every function; a function name adds its own.
+ */
+export const SHIMS = {
+  all: [
+    [/^@aws-sdk\/credential-provider-node$/, shim('credentials.mjs')],
+    [/^@smithy\/core\/event-streams$/, shim('event-streams.mjs')],
+    [/^@aws-lambda-powertools\/logger$/, shim('powertools-logger.mjs')],
+    [/^@aws-lambda-powertools\/metrics$/, shim('powertools-metrics.mjs')],
+    [/^@aws-sdk\/lib-dynamodb$/, shim('document-client.mjs')],
+    [/^mnemonist\/lru-cache$/, shim('lru-cache.mjs')],
+    [/^\.\/(sha256\/Sha256Js|md5\/Md5Js|Sha256Js|Md5Js)$/, shim('js-hashes.mjs'), /@smithy[\\/]core[\\/]dist-es[\\/]submodules[\\/]checksum[\\/]/],
+    [/^(\.\.\/)*(\.\/)?(util-retry\/)?DefaultRateLimiter$/, shim('rate-limiter.mjs'), /@smithy[\\/]core[\\/]dist-es[\\/]submodules[\\/]retry[\\/]/],
+    [/^(\.\.\/shared-ini-file-loader\/|\.\/)loadSharedConfigFiles$/, shim('no-shared-config.mjs'), /@smithy[\\/]core[\\/]dist-es[\\/]submodules[\\/]config[\\/]/],
+    [/^(\.\.\/config-resolver\/regionConfig\/|\.\/)getInstanceMetadataRegion$/, shim('no-imds-region.mjs'), /@smithy[\\/]core[\\/]dist-es[\\/]submodules[\\/]config[\\/]/],
+    [/\/store\/ensure-table\.js$/, shim('absent-ensure-table.mjs'), /[\\/]src[\\/]job-queue\.ts$/],
+  ],
+  api: [[/^croner$/, shim('absent-cron.mjs')]],
+  worker: [[/^croner$/, shim('absent-cron.mjs')]],
+  enqueue: [[/^croner$/, shim('absent-cron.mjs')]],
 };
-const shims = {
-  name: 'fenceq-lambda-shims',
-  setup(b) {
-    b.onResolve({ filter: /^(@aws-sdk\/credential-provider-node|@smithy\/core\/event-streams)$/ }, (a) => ({ path: SHIMS[a.path] }));
-    // The SDK clients import their whole package.json for the user agent's name and version; keep those two.
-    b.onLoad({ filter: /[\\/]node_modules[\\/]@aws-sdk[\\/][^\\/]+[\\/]package\.json$/ }, (a) => {
-      const { name, version } = JSON.parse(readFileSync(a.path, 'utf8'));
-      return { contents: JSON.stringify({ name, version }), loader: 'json' };
-    });
+
+/**
+ * Errors of the SDK models that stay registered for typed deserialization: the ones fenceq
+ * catches by class, and the one with a `$retryable` trait. Any other service error still arrives
+ * as a ServiceException with its `name`, `$fault` and `$metadata` (as an error the model does not
+ * list always does), so the SDK's retry classification by name and status is unchanged.
+ */
+const KEPT_ERRORS = /^(ConditionalCheckFailedException|ResourceNotFoundException|ResourceInUseException|TransactionCanceledException|ReplicatedWriteConflictException)\$$/;
+
+/**
+ * The SDK clients' schema modules, made tree-shakeable: each `var X$ = [...]` holds computed
+ * keys (`{ [_xN]: ... }`) that esbuild must assume have side effects, so every shape of the
+ * service (hundreds) stayed in the bundle. Wrapped as a pure call, a shape no used command reaches
+ * is dropped; the error registry keeps only {@link KEPT_ERRORS}. Throws when the module no longer
+ * has the layout this expects (an SDK upgrade), rather than bundling it unchanged.
+ */
+export function treeShakeableSchemas(source, file) {
+  const lines = source.split('\n');
+  let open = false;
+  let wrapped = 0;
+  let registrations = 0;
+  const out = [];
+  for (let i = 0; i < lines.length; i++) {
+    let line = lines[i];
+    const reg = /^n0_registry\.registerError\(([\w$]+), [\w$]+\);$/.exec(line);
+    if (reg) {
+      registrations++;
+      if (!KEPT_ERRORS.test(reg[1])) line = '';
+    }
+    const decl = /^((?:export )?var [\w$]+ = )(.*)$/.exec(line);
+    if (decl) {
+      line = `${decl[1]}/* @__PURE__ */ (() => (${decl[2]}`;
+      open = true;
+    }
+    const next = lines[i + 1];
+    if (open && (next === undefined || !/^[\s\]]/.test(next))) {
+      if (!line.endsWith(';')) throw new Error(`${file}: unexpected end of a schema statement: ${line}`);
+      line = `${line.slice(0, -1)}))();`;
+      open = false;
+      wrapped++;
+    }
+    out.push(line);
+  }
+  if (wrapped < 10 || registrations === 0) throw new Error(`${file}: not the schema layout scripts/bundle-functions.mjs expects (${wrapped} shapes, ${registrations} errors)`);
+  return out.join('\n');
+}
+
+// The JobQueue facade is one class, so esbuild keeps every store operation its methods call. Per
+// function, the operations it never calls are replaced (in the importing module only) by a stub
+// that throws: the store module's other exports stay real. Keys: importing module, then import
+// specifier -> export names.
+const AT_QUEUE = 'src/job-queue.ts';
+const AT_SCHEDULES = 'src/schedules.ts';
+const ADMIN_ONLY = {
+  './store/release-unowned.js': ['releaseUnownedIfLive'],
+  './store/cancel.js': ['cancelIfLive'],
+  './store/requeue-dead.js': ['requeueIfDead'],
+  './store/run-now.js': ['runNowIfScheduled'],
+  './store/purge-dead.js': ['purgeDeadBefore'],
+  './store/browse.js': ['listJobs'],
+  './wait-for.js': ['waitForJob'],
+};
+const WORKER_ONLY = {
+  './store/lease.js': ['leaseDue'],
+  './store/ack-done.js': ['ackDoneIfLeaseHeld'],
+  './store/ack-failed.js': ['ackFailedIfLeaseHeld'],
+  './store/renew.js': ['renewIfLeaseHeld'],
+  './store/release.js': ['releaseIfLeaseHeld'],
+};
+// Only the reclaim run re-sends undelivered dead-job notices; the others send the notices of the
+// jobs they make dead, as they make them.
+const RESEND = { './store/dead-notices.js': ['findUndeliveredDeadNotices'] };
+const SCHEDULE_WRITES = { './store/schedule-put.js': ['putSchedule', 'removeSchedule'], './store/schedule-pause.js': ['setSchedulePaused'] };
+const SCHEDULE_FIRE = { './store/schedule-fire.js': ['fireDueSchedules'] };
+export const ABSENT = {
+  api: { [AT_QUEUE]: { ...ADMIN_ONLY, ...RESEND, './store/reclaim-orphaned.js': ['reclaimExpiredLeases'] }, [AT_SCHEDULES]: { ...SCHEDULE_WRITES, ...SCHEDULE_FIRE } },
+  worker: { [AT_QUEUE]: { ...ADMIN_ONLY, ...RESEND, './store/reclaim-orphaned.js': ['reclaimExpiredLeases'] }, [AT_SCHEDULES]: { ...SCHEDULE_WRITES, ...SCHEDULE_FIRE } },
+  admin: {
+    [AT_QUEUE]: { ...WORKER_ONLY, ...RESEND, './store/reclaim-orphaned.js': ['reclaimExpiredLeases'], './wait-for.js': ['waitForJob'], './store/enqueue.js': ['putGenerated', 'putIfAbsent'] },
+    [AT_SCHEDULES]: SCHEDULE_FIRE,
   },
+  // Producers: enqueue, enqueueMany and get; waitFor polls get from the client.
+  enqueue: { [AT_QUEUE]: { ...WORKER_ONLY, ...ADMIN_ONLY, ...RESEND, './store/reclaim-orphaned.js': ['reclaimExpiredLeases'] }, [AT_SCHEDULES]: { ...SCHEDULE_WRITES, ...SCHEDULE_FIRE } },
+  reclaim: { [AT_QUEUE]: { ...WORKER_ONLY, ...ADMIN_ONLY, './store/enqueue.js': ['putGenerated'] }, [AT_SCHEDULES]: SCHEDULE_WRITES },
 };
+
+/** The esbuild plugin: the shims of {@link SHIMS} for one function, the schema rewrite, trimmed package.json reads. */
+function lambdaShims(name) {
+  const shims = [...SHIMS.all, ...(SHIMS[name] ?? [])];
+  return {
+    name: 'fenceq-lambda-shims',
+    setup(b) {
+      const absent = ABSENT[name] ?? {};
+      b.onResolve({ filter: /.*/ }, async (a) => {
+        const hit = shims.find(([spec, , importer]) => spec.test(a.path) && (!importer || importer.test(a.importer)));
+        if (hit) return { path: hit[1] };
+        const names = absent[relative(root, a.importer).split(sep).join('/')]?.[a.path];
+        if (!names || a.pluginData?.real) return undefined;
+        const real = await b.resolve(a.path, { kind: a.kind, resolveDir: a.resolveDir, pluginData: { real: true } });
+        if (real.errors.length > 0) return { errors: real.errors };
+        return { path: real.path, namespace: 'fenceq-absent', pluginData: { names } };
+      });
+      b.onLoad({ filter: /.*/, namespace: 'fenceq-absent' }, (a) => {
+        const source = readFileSync(a.path, 'utf8');
+        const names = a.pluginData.names.filter((n) => new RegExp(`export\\s+(async\\s+)?(function|const|class)\\s+${n}\\b`).test(source));
+        const missing = a.pluginData.names.filter((n) => !names.includes(n));
+        // A renamed operation is left in (and reported); the size test is what keeps the bundle small.
+        const warnings = missing.map((n) => ({ text: `${relative(root, a.path)} no longer exports ${n}: left in the ${name} bundle (update ABSENT)` }));
+        const stubs = names.map((n) => `export const ${n} = absent(${JSON.stringify(n)}, ${JSON.stringify(name)});`);
+        return {
+          contents: [`export * from ${JSON.stringify(a.path)};`, `import { absent } from ${JSON.stringify(shim('absent.mjs'))};`, ...stubs].join('\n'),
+          loader: 'js',
+          resolveDir: dirname(a.path),
+          warnings,
+        };
+      });
+      b.onLoad({ filter: /[\\/]@aws-sdk[\\/]client-[a-z0-9-]+[\\/]dist-es[\\/]schemas[\\/]schemas_\d+\.js$/ }, (a) => ({
+        contents: treeShakeableSchemas(readFileSync(a.path, 'utf8'), a.path),
+        loader: 'js',
+      }));
+      // The SDK clients import their whole package.json for the user agent's name and version; keep those two.
+      b.onLoad({ filter: /[\\/]node_modules[\\/]@aws-sdk[\\/][^\\/]+[\\/]package\.json$/ }, (a) => {
+        const { name: pkg, version } = JSON.parse(readFileSync(a.path, 'utf8'));
+        return { contents: JSON.stringify({ name: pkg, version }), loader: 'json' };
+      });
+    },
+  };
+}
+// ESM output so handlers may use top-level await; the banner gives bundled CommonJS code a `require`.
 const REQUIRE_SHIM = "import { createRequire as __fenceqCreateRequire } from 'node:module'; const require = __fenceqCreateRequire(import.meta.url);";
 
 /** The function entries: every functions/*.ts except handler maps (`*-handlers.ts`). */
@@ -37,6 +173,8 @@ export function functionEntries() {
     .sort((a, b) => a.name.localeCompare(b.name));
 }
 
+/** Each function's esbuild metafile from this build, by name (for size analysis: which inputs the bytes come from). */
+export const METAFILES = {};
 rmSync(outRoot, { recursive: true, force: true });
 for (const { name, entry } of functionEntries()) {
   const result = await build({
@@ -54,8 +192,9 @@ for (const { name, entry } of functionEntries()) {
     metafile: true,
     legalComments: 'none',
     logLevel: 'warning',
-    plugins: [shims],
+    plugins: [lambdaShims(name)],
   });
+  METAFILES[name] = result.metafile;
   const exports = Object.values(result.metafile.outputs).find((o) => o.entryPoint)?.exports ?? [];
   if (!exports.includes('handler')) throw new Error(`functions/${name}.ts exports no \`handler\`: a function entry must (helpers belong in src/)`);
 }

@@ -25,8 +25,8 @@ export class JobNotFoundError extends FenceqError {
   override name = 'JobNotFoundError';
   /** The id looked up. */
   readonly jobId: string;
-  constructor(jobId: string) {
-    super(`no job with id ${JSON.stringify(jobId)}`);
+  constructor(jobId: string, options?: { cause?: unknown }) {
+    super(`no job with id ${JSON.stringify(jobId)}`, options);
     this.jobId = jobId;
   }
 }
@@ -47,8 +47,8 @@ export class EnqueueIncompleteError extends FenceqError {
   override name = 'EnqueueIncompleteError';
   /** Ids of the jobs that were not written. */
   readonly unwrittenIds: readonly string[];
-  constructor(unwrittenIds: readonly string[], attempts: number) {
-    super(`enqueue: ${unwrittenIds.length} job(s) still unprocessed after ${attempts} BatchWriteItem attempts; the rest were written`);
+  constructor(unwrittenIds: readonly string[], attempts: number, options?: { cause?: unknown }) {
+    super(`enqueue: ${unwrittenIds.length} job(s) still unprocessed after ${attempts} BatchWriteItem attempts; the rest were written`, options);
     this.unwrittenIds = unwrittenIds;
   }
 }
@@ -60,8 +60,8 @@ export class InvalidStateError extends FenceqError {
   readonly jobId: string;
   /** The state the job is in. */
   readonly state: string;
-  constructor(jobId: string, state: string, wanted: string) {
-    super(`job ${JSON.stringify(jobId)} is ${state}; ${wanted}`);
+  constructor(jobId: string, state: string, wanted: string, options?: { cause?: unknown }) {
+    super(`job ${JSON.stringify(jobId)} is ${state}; ${wanted}`, options);
     this.jobId = jobId;
     this.state = state;
   }

@@ -5,8 +5,8 @@ export class ConfigError extends FenceqError {
   override name = 'ConfigError';
   /** The setting (an environment variable name). */
   readonly setting: string;
-  constructor(setting: string, message: string) {
-    super(message);
+  constructor(setting: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
     this.setting = setting;
   }
 }

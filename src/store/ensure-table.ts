@@ -7,6 +7,7 @@ import {
   type CreateTableCommandInput,
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
+import { TableUnavailableError } from '../errors.js';
 import { TABLE_SCHEMA } from '../schema.js';
 
 /** The CreateTable input for a fenceq table, built from {@link TABLE_SCHEMA} (on-demand billing). */
@@ -37,6 +38,7 @@ export function createTableInput(tableName: string): CreateTableCommandInput {
 /**
  * Creates the table if it is missing and waits until it and its index are ACTIVE; enables TTL on
  * the retention attribute where the endpoint supports it. Safe to call from many processes at once.
+ * Throws TableUnavailableError when the table is not ACTIVE within `timeoutMs` (default 2 minutes).
  */
 export async function ensureTable(client: DynamoDBClient, tableName: string, opts: { timeoutMs?: number } = {}): Promise<void> {
   const deadline = Date.now() + (opts.timeoutMs ?? 120_000);
@@ -57,7 +59,10 @@ export async function ensureTable(client: DynamoDBClient, tableName: string, opt
     const ready =
       Table?.TableStatus === 'ACTIVE' && (Table.GlobalSecondaryIndexes ?? []).every((g) => g.IndexStatus === 'ACTIVE');
     if (ready) break;
-    if (Date.now() > deadline) throw new Error(`table ${tableName} did not become ACTIVE in time`);
+    if (Date.now() > deadline) {
+      const status = `${Table?.TableStatus ?? 'no status'}${(Table?.GlobalSecondaryIndexes ?? []).map((g) => `, index ${g.IndexName} ${g.IndexStatus}`).join('')}`;
+      throw new TableUnavailableError(tableName, `table ${tableName} did not become ACTIVE within ${opts.timeoutMs ?? 120_000} ms (${status})`);
+    }
     await new Promise((r) => setTimeout(r, delay));
   }
   if (created) {

@@ -12,10 +12,11 @@ export class LeaseLostError extends FenceqError {
   readonly currentGeneration: number | null;
   /** The job's state now, or null when the job is gone or unknown. */
   readonly currentState: JobState | null;
-  constructor(jobId: string, generation: number, currentGeneration: number | null, currentState: JobState | null, detail?: string) {
+  constructor(jobId: string, generation: number, currentGeneration: number | null, currentState: JobState | null, detail?: string, options?: { cause?: unknown }) {
     super(
       `lease of job ${JSON.stringify(jobId)} generation ${generation} is lost` +
         (detail ? `: ${detail}` : currentState === null ? ': the job is gone' : ` (job is ${currentState} at generation ${currentGeneration})`),
+      options,
     );
     this.jobId = jobId;
     this.generation = generation;
@@ -36,8 +37,8 @@ export class HandlerTimeoutError extends FenceqError {
   readonly jobId: string;
   /** The timeout that elapsed, in ms. */
   readonly timeoutMs: number;
-  constructor(jobId: string, timeoutMs: number) {
-    super(`handler of job ${JSON.stringify(jobId)} did not finish within ${timeoutMs} ms`);
+  constructor(jobId: string, timeoutMs: number, options?: { cause?: unknown }) {
+    super(`handler of job ${JSON.stringify(jobId)} did not finish within ${timeoutMs} ms`, options);
     this.jobId = jobId;
     this.timeoutMs = timeoutMs;
   }
@@ -87,8 +88,8 @@ export class WorkerStoppedError extends FenceqError {
   override name = 'WorkerStoppedError';
   /** The worker that stopped. */
   readonly owner: string;
-  constructor(owner: string) {
-    super(`worker ${owner} stopped; the job was handed back`);
+  constructor(owner: string, options?: { cause?: unknown }) {
+    super(`worker ${owner} stopped; the job was handed back`, options);
     this.owner = owner;
   }
 }

@@ -11,11 +11,14 @@ import { cli, closedPort, json } from './support.js';
 let env: NodeJS.ProcessEnv;
 let queue: JobQueue;
 let tableName: string;
+/** The region the harness's client created the table in (a backend that keeps tables per region needs the same one). */
+let region: string;
 const past = () => Date.now() - 600_000;
 
 beforeAll(async () => {
   const t = await freshTable('fenceq-cli');
   tableName = t.tableName;
+  region = await t.client.config.region();
   env = { FENCEQ_TABLE_NAME: t.tableName, FENCEQ_DYNAMODB_ENDPOINT: endpoint() };
   queue = new JobQueue({ tableName, client: t.client, logger: silentLogger });
 });
@@ -284,7 +287,7 @@ describe('configuration and errors', () => {
   it('reads the table and region from a cdk --outputs-file', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'fenceq-out-'));
     const file = join(dir, 'outputs.json');
-    writeFileSync(file, JSON.stringify({ FenceqStack: { JobsTableName: tableName, JobsTableArn: `arn:aws:dynamodb:eu-west-1:123456789012:table/${tableName}` } }));
+    writeFileSync(file, JSON.stringify({ FenceqStack: { JobsTableName: tableName, JobsTableArn: `arn:aws:dynamodb:${region}:123456789012:table/${tableName}` } }));
     await queue.enqueue({ queue: 'outq', id: 'out-1', payload: null });
     const run = await cli(['--outputs', file, '--json', 'get', 'out-1'], { env: { FENCEQ_DYNAMODB_ENDPOINT: endpoint() } });
     expect(run.code).toBe(0);

@@ -6,7 +6,7 @@
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { TABLE_SCHEMA } from '../../src/schema.js';
+import { TABLE_SCHEMA } from '../src/schema.js';
 
 /** Index entries carry this overhead on top of their attributes (DynamoDB's documented 100 bytes). */
 export const INDEX_ENTRY_OVERHEAD = 100;

@@ -13,8 +13,8 @@
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { fencedWrite } from '../src/fencing/fenced-write.js';
 import type { Json } from '../src/job.js';
-import { benchClient, benchQueue } from '../bench/lib/env.js';
-import { createWorker, type BenchHandler } from '../bench/lib/workers.js';
+import { benchClient, benchQueue } from './env.js';
+import { createWorker, type BenchHandler } from './workers.js';
 
 /** What the orchestrator passes in FENCEQ_WORKER_CONFIG. */
 export interface WorkerProcessConfig {

@@ -3,11 +3,11 @@
  * real Worker of src/worker/ by default, or the minimal lease loop of mini-worker.ts with
  * FENCEQ_BENCH_WORKER=mini (kept to compare the two and to run while the runtime was unbuilt).
  */
-import type { Json, Lease } from '../../src/job.js';
-import type { JobStore } from '../../src/job-store.js';
-import { silentLogger } from '../../src/log.js';
-import { runWorkerProcess } from '../../src/worker/process.js';
-import { Worker } from '../../src/worker/worker.js';
+import type { Json, Lease } from '../src/job.js';
+import type { JobStore } from '../src/job-store.js';
+import { silentLogger } from '../src/log.js';
+import { runWorkerProcess } from '../src/worker/process.js';
+import { Worker } from '../src/worker/worker.js';
 import { MiniWorker, type MiniJob } from './mini-worker.js';
 
 /** What the bench needs from a worker, whichever implementation. */
@@ -40,7 +40,7 @@ export interface BenchWorkerOptions {
 
 /** Which implementation is in use (printed in the report). */
 export function workerImplementation(): string {
-  return process.env.FENCEQ_BENCH_WORKER === 'mini' ? 'bench/lib/mini-worker.ts (minimal lease loop)' : 'src/worker/worker.ts (Worker)';
+  return process.env.FENCEQ_BENCH_WORKER === 'mini' ? 'tools/mini-worker.ts (minimal lease loop)' : 'src/worker/worker.ts (Worker)';
 }
 
 /** Builds a worker. */

@@ -1,10 +1,10 @@
-/** The bench's and the chaos run's plumbing: an emulator process, clients, fresh tables. */
+/** The bench's and the chaos run's plumbing (tools/ is their shared harness, below both): an emulator process, clients, fresh tables. */
 import { randomBytes } from 'node:crypto';
 import { DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { startDynalite, type EmulatorProcess } from '../../src/local/emulator.js';
-import { JobQueue, type JobQueueOptions } from '../../src/job-queue.js';
-import { silentLogger } from '../../src/log.js';
-import { ensureTable } from '../../src/store/ensure-table.js';
+import { startDynalite, type EmulatorProcess } from '../src/local/emulator.js';
+import { JobQueue, type JobQueueOptions } from '../src/job-queue.js';
+import { silentLogger } from '../src/log.js';
+import { ensureTable } from '../src/store/ensure-table.js';
 
 /** A DynamoDB client for a loopback endpoint with room for many concurrent requests. */
 export function benchClient(endpoint: string, maxAttempts = 3): DynamoDBClient {

@@ -11,7 +11,7 @@
  *   consistent (GetItem); a Query is charged the summed size of the items it read, rounded up to
  *   4 KB, at least one unit even when it returns nothing.
  */
-import { TABLE_SCHEMA } from '../../src/schema.js';
+import { TABLE_SCHEMA } from '../src/schema.js';
 import { indexEntrySize, plainItemSize } from './item-size.js';
 
 /** On-demand prices used (US East, N. Virginia, Standard table class), USD. */

@@ -7,10 +7,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import type { WorkerEvent, WorkerProcessConfig } from '../../chaos/worker-process.js';
+import type { WorkerEvent, WorkerProcessConfig } from './worker-process.js';
 
-const SOURCE = fileURLToPath(new URL('../../chaos/worker-process.ts', import.meta.url));
-const BUNDLE = fileURLToPath(new URL('../../node_modules/.cache/fenceq-bench/worker-process.mjs', import.meta.url));
+const SOURCE = fileURLToPath(new URL('./worker-process.ts', import.meta.url));
+const BUNDLE = fileURLToPath(new URL('../node_modules/.cache/fenceq-bench/worker-process.mjs', import.meta.url));
 let bundled: Promise<void> | undefined;
 
 /**

@@ -2,11 +2,11 @@
  * A minimal lease loop over the JobStore interface, used by the bench and the chaos run while
  * the worker runtime (src/worker/) is not there: lease up to the free slots, run each handler
  * with a renewal timer, ack done or failed, release what it holds on stop. It keeps the same
- * constructor shape as the real Worker so the two swap in one place (bench/lib/workers.ts).
+ * constructor shape as the real Worker so the two swap in one place (tools/workers.ts).
  */
-import type { JobContextJob } from '../../src/worker/types.js';
-import type { Json, Lease } from '../../src/job.js';
-import type { JobStore } from '../../src/job-store.js';
+import type { JobContextJob } from '../src/worker/types.js';
+import type { Json, Lease } from '../src/job.js';
+import type { JobStore } from '../src/job-store.js';
 
 /** The job as a handler sees it: the same fields the real Worker passes. */
 export type MiniJob = JobContextJob;

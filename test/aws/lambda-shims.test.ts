@@ -1,0 +1,83 @@
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Logger as PowertoolsLogger } from '@aws-lambda-powertools/logger';
+import { Metrics as PowertoolsMetrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { fakeContext } from './support.js';
+
+// The stand-ins scripts/bundle-functions.mjs puts in fenceq's Lambda bundles in place of
+// Powertools' Logger and Metrics must write what Powertools writes for the calls fenceq makes.
+
+const SHIMS = join(import.meta.dirname, '..', '..', 'scripts', 'lambda-shims');
+type LoggerLike = { info(m: string, f?: object): void; warn(m: string, f?: object): void; error(m: string, f?: object): void; addContext(c: object): void };
+type MetricsLike = { addDimension(n: string, v: string): void; addMetric(n: string, u: string, v: number): void; publishStoredMetrics(): void };
+const shim = async <T>(file: string): Promise<T> => (await import(/* @vite-ignore */ pathToFileURL(join(SHIMS, file)).href)) as T;
+
+/** Every line written to stdout and stderr while `run` runs, each tagged with its stream; times replaced by a fixed value. */
+function capture(run: () => void): string[] {
+  const lines: string[] = [];
+  const out = vi.spyOn(process.stdout, 'write').mockImplementation((l) => (lines.push(`out ${String(l)}`), true));
+  const err = vi.spyOn(process.stderr, 'write').mockImplementation((l) => (lines.push(`err ${String(l)}`), true));
+  try {
+    run();
+  } finally {
+    out.mockRestore();
+    err.mockRestore();
+  }
+  return lines.map((l) => l.replace(/"timestamp":"[^"]+"/g, '"timestamp":"T"').replace(/"Timestamp":\d+/g, '"Timestamp":0'));
+}
+
+afterEach(() => {
+  vi.unstubAllEnvs();
+});
+
+describe('the Lambda bundles\' Powertools Logger stand-in', () => {
+  // The same values (errors with their stacks, one context) go to both loggers.
+  const context = fakeContext(1_000, 'fenceq-api');
+  const stale = new TypeError('bad', { cause: new Error('root') });
+  const failed = Object.assign(new Error('with fields'), { code: 'E42' });
+  const calls = (make: () => LoggerLike) => () => {
+    const logger = make();
+    logger.info('job.leased', { id: 'a', n: 1, big: 10n, nested: { deep: [1, null, 'x'] }, empty: '', none: null, gone: undefined });
+    logger.addContext(context);
+    logger.warn('lease.stale', { id: 'b', error: stale });
+    logger.error('invoke.failed', { error: failed });
+  };
+
+  it.each([
+    ['defaults', {}, {}],
+    ['a constructor level', { logLevel: 'WARN' }, {}],
+    ['POWERTOOLS_LOG_LEVEL', {}, { POWERTOOLS_LOG_LEVEL: 'ERROR' }],
+    ['Lambda\'s log level over the constructor\'s', { logLevel: 'INFO' }, { AWS_LAMBDA_LOG_LEVEL: 'WARN' }],
+    ['an X-Ray trace id', {}, { _X_AMZN_TRACE_ID: 'Root=1-abc-def;Parent=123;Sampled=1' }],
+    ['SILENT', { logLevel: 'SILENT' }, {}],
+  ])('writes what Powertools writes: %s', async (_what, options, env) => {
+    for (const [k, v] of Object.entries(env)) vi.stubEnv(k, v);
+    const { Logger } = await shim<{ Logger: new (o: object) => LoggerLike }>('powertools-logger.mjs');
+    const ours = capture(calls(() => new Logger({ serviceName: 'fenceq', ...options })));
+    const theirs = capture(calls(() => new PowertoolsLogger({ serviceName: 'fenceq', ...options } as ConstructorParameters<typeof PowertoolsLogger>[0]) as unknown as LoggerLike));
+    expect(ours).toEqual(theirs);
+  });
+});
+
+describe('the Lambda bundles\' Powertools Metrics stand-in', () => {
+  const calls = (make: () => MetricsLike) => () => {
+    const m = make();
+    m.addDimension('queue', 'q1');
+    m.addMetric('Pending', MetricUnit.Count, 3);
+    m.addMetric('OldestDueAge', MetricUnit.Seconds, 5);
+    m.addMetric('Pending', MetricUnit.Count, 4);
+    m.publishStoredMetrics();
+    m.addMetric('Dead', MetricUnit.Count, 0);
+    m.publishStoredMetrics();
+    m.publishStoredMetrics();
+  };
+
+  it('writes the EMF records (and the empty-publish warning) Powertools writes', async () => {
+    const { Metrics } = await shim<{ Metrics: new (o: object) => MetricsLike }>('powertools-metrics.mjs');
+    const ours = capture(calls(() => new Metrics({ namespace: 'fenceq', serviceName: 'fenceq' })));
+    const theirs = capture(calls(() => new PowertoolsMetrics({ namespace: 'fenceq', serviceName: 'fenceq' }) as unknown as MetricsLike));
+    expect(ours).toEqual(theirs);
+    expect(ours.filter((l) => l.includes('"_aws"'))).toHaveLength(2);
+  });
+});

@@ -1,0 +1,167 @@
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { InvokeReply } from '../../src/aws/errors.js';
+import type { Lease } from '../../src/job.js';
+import { bodies, coldStart, drain, fakeContext, freshSqsQueue, handlerEnv, scheduledEvent, sqsEvent } from '../aws/support.js';
+import { freshTable, rawAccess } from '../support/harness.js';
+
+// The pre-bundled functions as they ship (dist/lambda/<name>/index.mjs, built by `pretest`), run
+// on the emulators: the stand-ins scripts/bundle-functions.mjs puts in place of Powertools,
+// croner, the SDK's JS hashes and its unused schemas must leave every operation working.
+
+const DIST = join(import.meta.dirname, '..', '..', 'dist', 'lambda');
+/** The ceiling each bundle must stay under (issue 11): 250 KB. */
+const MAX_BUNDLE_BYTES = 250_000;
+const FUNCTIONS = ['admin', 'api', 'enqueue', 'reclaim', 'worker'] as const;
+
+type Invoke = (event: unknown, context?: unknown) => Promise<unknown>;
+const bundle = async (name: (typeof FUNCTIONS)[number], env: Record<string, string | undefined>): Promise<Invoke> =>
+  ((await coldStart(() => import(/* @vite-ignore */ pathToFileURL(join(DIST, name, 'index.mjs')).href), env)) as { handler: Invoke }).handler;
+
+function value<T>(reply: unknown): T {
+  const r = reply as InvokeReply;
+  if (!r.ok) throw new Error(`expected ok, got ${JSON.stringify(r.error)}`);
+  return r.value as T;
+}
+
+describe('the pre-bundled functions', () => {
+  it.each(FUNCTIONS)('%s is at most 250 KB', (name) => {
+    expect(statSync(join(DIST, name, 'index.mjs')).size).toBeLessThanOrEqual(MAX_BUNDLE_BYTES);
+  });
+});
+
+describe('the pre-bundled functions on the emulators', () => {
+  let env: Record<string, string | undefined>;
+  let raw: ReturnType<typeof rawAccess>;
+  let wakeUrl: string;
+  let deadUrl: string;
+  let enq: Invoke;
+  let api: Invoke;
+  let admin: Invoke;
+
+  beforeAll(async () => {
+    const table = await freshTable();
+    raw = rawAccess(table.doc, table.tableName);
+    wakeUrl = await freshSqsQueue('wake');
+    deadUrl = await freshSqsQueue('dead');
+    env = handlerEnv(table.tableName, { FENCEQ_WAKE_QUEUE_URL: wakeUrl, FENCEQ_DEAD_QUEUE_URL: deadUrl, FENCEQ_QUEUES: 'echo,fail', FENCEQ_LOG: 'silent' });
+    enq = await bundle('enqueue', env);
+    api = await bundle('api', env);
+    admin = await bundle('admin', env);
+  });
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  it('enqueue then api: enqueue (a wake-up goes out), lease, renew, a stale ack refused, ack; Powertools-format log lines', async () => {
+    const out = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
+    const err = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    const freshEnq = await bundle('enqueue', { ...env, FENCEQ_LOG: undefined, POWERTOOLS_LOG_LEVEL: 'INFO' });
+    const fresh = await bundle('api', { ...env, FENCEQ_LOG: undefined, POWERTOOLS_LOG_LEVEL: 'INFO' });
+    expect(value(await freshEnq({ op: 'enqueue', job: { queue: 'mail', payload: { to: 'a@b' }, id: 'b-1' } }, fakeContext(10_000, 'fenceq-enqueue')))).toMatchObject({ outcome: 'created' });
+    expect(value(await freshEnq({ op: 'enqueue', job: { queue: 'mail', payload: { to: 'a@b' }, id: 'b-1' } }))).toMatchObject({ outcome: 'exists' });
+    expect(bodies(await drain(wakeUrl, 1))).toContainEqual({ queue: 'mail' });
+    const [lease] = value<Lease[]>(await fresh({ op: 'lease', lease: { owner: 'w1', queues: ['mail'], ttlMs: 10_000 } }, fakeContext(10_000, 'fenceq-api')));
+    const renewed = value<{ outcome: string; lease: Lease }>(await fresh({ op: 'renew', lease: lease, ttlMs: 20_000 }));
+    expect(renewed.outcome).toBe('renewed');
+    const stale = value<{ outcome: string }>(await fresh({ op: 'ackDone', lease: { ...lease!, generation: lease!.generation - 1 } }));
+    expect(stale.outcome).toBe('stale');
+    expect(value(await fresh({ op: 'ackDone', lease: renewed.lease, result: { sent: true } }))).toMatchObject({ outcome: 'done' });
+    const lines = [...out.mock.calls, ...err.mock.calls].map(([l]) => String(l)).filter((l) => l.startsWith('{"level"'));
+    out.mockRestore();
+    err.mockRestore();
+    expect(lines.length).toBeGreaterThan(0);
+    const line = JSON.parse(lines.find((l) => l.includes('fenceq-api')) ?? lines[0]!) as Record<string, unknown>;
+    expect(Object.keys(line).slice(0, 4)).toEqual(['level', 'message', 'timestamp', 'service']);
+    expect(line).toMatchObject({ service: 'fenceq', sampling_rate: 0 });
+    expect(await raw.get('b-1')).toMatchObject({ state: 'done' });
+  });
+
+  it('enqueue: a bad event is a ValidationError reply and nothing is written', async () => {
+    const reply = (await enq({ op: 'enqueue', job: { queue: 'no spaces', payload: 1, id: 'b-bad' } })) as InvokeReply;
+    expect(reply).toMatchObject({ ok: false, error: { name: 'ValidationError', field: 'job.queue' } });
+    expect(await raw.get('b-bad')).toBeUndefined();
+  });
+
+  it('admin: get, list, stats, schedules (croner inside), cancel', async () => {
+    value(await enq({ op: 'enqueue', job: { queue: 'adm', payload: 1, id: 'b-adm' } }));
+    expect(value(await admin({ op: 'get', id: 'b-adm' }))).toMatchObject({ id: 'b-adm', state: 'pending' });
+    expect(value<{ jobs: unknown[] }>(await admin({ op: 'list', list: { queue: 'adm', state: 'pending' } })).jobs).toHaveLength(1);
+    expect(value(await admin({ op: 'stats', queues: ['adm'] }))).toBeDefined();
+    expect(value(await admin({ op: 'schedulePut', schedule: { name: 'nightly', cron: '0 3 * * *', timezone: 'Europe/Paris', queue: 'adm', payload: {} } }))).toMatchObject({ outcome: 'created' });
+    const bad = (await admin({ op: 'schedulePut', schedule: { name: 'bad', cron: 'not a cron', queue: 'adm', payload: {} } })) as InvokeReply;
+    expect(bad).toMatchObject({ ok: false, error: { name: 'ValidationError', field: 'schedule.cron' } });
+    expect(value<{ name: string }[]>(await admin({ op: 'scheduleList' })).map((s) => s.name)).toContain('nightly');
+    expect(value(await admin({ op: 'cancel', id: 'b-adm' }))).toMatchObject({ outcome: 'cancelled' });
+  });
+
+  it('reclaim: returns an expired lease to pending, fires a due schedule, writes EMF metrics', async () => {
+    value(await enq({ op: 'enqueue', job: { queue: 'rec', payload: 1, id: 'b-rec' } }));
+    value<Lease[]>(await api({ op: 'lease', lease: { owner: 'gone', queues: ['rec'], ttlMs: 10_000 } }));
+    await raw.set('b-rec', { leaseExpiresAt: Date.now() - 5_000 });
+    value(await admin({ op: 'schedulePut', schedule: { name: 'every-second', cron: '* * * * * *', queue: 'rec', payload: { tick: true } } }));
+    const out = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
+    const reclaim = await bundle('reclaim', { ...env, POWERTOOLS_METRICS_DISABLED: undefined });
+    const run = (await reclaim(scheduledEvent(), fakeContext(30_000, 'fenceq-reclaim'))) as { reclaim: { reclaimed: number }; schedules: { created: number } | null };
+    const emf = out.mock.calls.map(([l]) => String(l)).filter((l) => l.startsWith('{"_aws"'));
+    out.mockRestore();
+    expect(run.reclaim.reclaimed).toBeGreaterThanOrEqual(1);
+    expect(run.schedules?.created).toBeGreaterThan(0);
+    expect(await raw.get('b-rec')).toMatchObject({ state: 'pending' });
+    expect(emf.length).toBeGreaterThan(0);
+    expect(JSON.parse(emf.at(-1)!)).toMatchObject({ _aws: { CloudWatchMetrics: [{ Namespace: 'fenceq', Dimensions: [['service']] }] }, service: 'fenceq' });
+  });
+
+  it('enqueue, api and admin: every operation runs in its bundle (none is a stand-in left out of it)', async () => {
+    value(await enq({ op: 'enqueueMany', jobs: ['b-op-1', 'b-op-2', 'b-op-3'].map((id) => ({ queue: 'ops', payload: 1, id })) }));
+    value(await enq({ op: 'enqueue', job: { queue: 'ops', payload: 1, id: 'b-op-later', runAt: Date.now() + 3_600_000 } }));
+    const leases = value<Lease[]>(await api({ op: 'lease', lease: { owner: 'w1', queues: ['ops'], ttlMs: 10_000, max: 3 } }));
+    expect(leases).toHaveLength(3);
+    const [a, b, c] = leases as [Lease, Lease, Lease];
+    const enqueueEvents: Record<string, unknown> = {
+      get: { op: 'get', id: a.id },
+    };
+    const apiEvents: Record<string, unknown> = {
+      renew: { op: 'renew', lease: a, ttlMs: 10_000, progress: { step: 1 } },
+      ackFailed: { op: 'ackFailed', lease: a, error: 'boom', options: { retryable: false } },
+      release: { op: 'release', lease: b, options: { reason: 'stop' } },
+      ackDone: { op: 'ackDone', lease: c, result: 1 },
+    };
+    const adminEvents: Record<string, unknown> = {
+      requeueDead: { op: 'requeueDead', id: a.id },
+      releaseUnowned: { op: 'releaseUnowned', id: b.id },
+      cancel: { op: 'cancel', id: b.id },
+      runNow: { op: 'runNow', id: 'b-op-later' },
+      get: { op: 'get', id: c.id },
+      inspect: { op: 'inspect', id: c.id },
+      list: { op: 'list', list: { queue: 'ops', state: 'pending' } },
+      stats: { op: 'stats', queues: ['ops'] },
+      queues: { op: 'queues', queues: { limit: 10 } },
+      purgeDead: { op: 'purgeDead', purge: { olderThanMs: 86_400_000, queue: 'ops' } },
+      schedulePut: { op: 'schedulePut', schedule: { name: 'ops-s', cron: '*/5 * * * *', queue: 'ops', payload: null } },
+      scheduleGet: { op: 'scheduleGet', name: 'ops-s' },
+      schedulePause: { op: 'schedulePause', name: 'ops-s' },
+      scheduleResume: { op: 'scheduleResume', name: 'ops-s' },
+      scheduleList: { op: 'scheduleList' },
+      scheduleRemove: { op: 'scheduleRemove', name: 'ops-s' },
+    };
+    const { ENQUEUE_OPS, API_OPS, ADMIN_OPS } = await import('../../src/aws/operations.js');
+    expect(Object.keys(enqueueEvents).sort()).toEqual(ENQUEUE_OPS.filter((o) => !['enqueue', 'enqueueMany'].includes(o)).sort());
+    expect(Object.keys(apiEvents).sort()).toEqual(API_OPS.filter((o) => o !== 'lease').sort());
+    for (const [op, event] of Object.entries(enqueueEvents)) expect(value(await enq(event)), `enqueue ${op}`).toBeDefined();
+    expect(Object.keys(adminEvents).sort()).toEqual([...ADMIN_OPS].sort());
+    for (const [op, event] of [...Object.entries(apiEvents).map(([o, e]) => [`api ${o}`, e] as const)]) expect(value(await api(event)), op).toBeDefined();
+    for (const [op, event] of Object.entries(adminEvents)) expect((await admin(event)) as InvokeReply, `admin ${op}`).toMatchObject({ ok: true });
+  });
+
+  it('worker: runs the jobs a wake-up announces', async () => {
+    await drain(wakeUrl, 0);
+    value(await enq({ op: 'enqueueMany', jobs: [1, 2, 3].map((n) => ({ queue: 'echo', payload: { n }, id: `b-echo-${n}` })) }));
+    const messages = await drain(wakeUrl, 1);
+    const worker = await bundle('worker', env);
+    expect(await worker(sqsEvent(messages), fakeContext(60_000))).toEqual({ batchItemFailures: [] });
+    for (const n of [1, 2, 3]) expect(await raw.get(`b-echo-${n}`)).toMatchObject({ state: 'done' });
+  });
+});
