@@ -1,6 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { ValidationError } from './errors.js';
+import { UnknownQueueError, ValidationError } from './errors.js';
+import { checkLimits, isUnlimited, type QueueLimits } from './flow-limits.js';
 import type { Job, Json, Lease } from './job.js';
 import type { JobStore, LeaseRequest } from './job-store.js';
 import { defaultLogger, type Logger } from './log.js';
@@ -11,13 +12,17 @@ import { ackFailedIfLeaseHeld, type AckFailedOutcome } from './store/ack-failed.
 import { indexTotals, listJobs, queueStats, type IndexTotals, type JobPage, type QueueStats } from './store/browse.js';
 import { cancelIfLive, type CancelOutcome } from './store/cancel.js';
 import { itemToJob } from './store/codec.js';
-import type { DeadJobNotice, QueueHooks, StoreContext } from './store/context.js';
+import { fireHook, type DeadJobNotice, type QueueHooks, type StoreContext } from './store/context.js';
 import { findUndeliveredDeadNotices, markDeadNotifiedIfUndelivered } from './store/dead-notices.js';
 import { prepareEnqueue, putGenerated, putIfAbsent, type EnqueueInput, type EnqueueOutcome } from './store/enqueue.js';
 import { ensureTable } from './store/ensure-table.js';
 import { readItem } from './store/io.js';
 import { listQueuePage, nextQueueRotation, registerQueues, upgradeLegacyRegistry, type QueuePage } from './store/queue-registry.js';
 import { leaseDue } from './store/lease.js';
+import { makeSlots, releaseSlotIfHeld, renewSlotIfHeld } from './store/concurrency-slots.js';
+import { FlowConfigCache, readLimits, writeLimits } from './store/flow-config.js';
+import { leaseUnderLimits, type LimitWait } from './store/flow-lease.js';
+import { flowStatus, type FlowStatus } from './store/flow-status.js';
 import { LeaseHints } from './store/lease-hints.js';
 import { reclaimExpiredLeases, type ReclaimCounts } from './store/reclaim-orphaned.js';
 import { releaseIfLeaseHeld, type ReleaseOutcome } from './store/release.js';
@@ -109,6 +114,8 @@ export class JobQueue implements JobStore {
   private readonly ctx: StoreContext;
   private readonly registered = new Set<string>();
   private upgraded: Promise<boolean> | undefined;
+  private readonly flowConfig = new FlowConfigCache();
+  private readonly limitWaits = new Map<string, LimitWait>();
 
   constructor(options: JobQueueOptions) {
     const o = checkObject('options', options);
@@ -210,13 +217,80 @@ export class JobQueue implements JobStore {
       queues = req.queues.map((q, i) => checkQueue(`lease.queues[${i}]`, q));
     }
     if (queues.length === 0) return [];
-    return leaseDue(this.ctx, { owner, queues, ttlMs, max });
+    // Queues without limits take the plain path: no read or write beyond it (the limits
+    // themselves are read once per queue per refresh period, not per job).
+    const limits = await this.flowConfig.limitsOf(this.ctx, queues);
+    const plain = queues.filter((q) => isUnlimited(limits.get(q)!));
+    const won = plain.length ? await leaseDue(this.ctx, { owner, queues: plain, ttlMs, max }) : [];
+    for (const queue of queues) {
+      if (won.length >= max || isUnlimited(limits.get(queue)!)) continue;
+      const out = await leaseUnderLimits(this.ctx, { owner, queue, limits: limits.get(queue)!, ttlMs, max: max - won.length });
+      won.push(...out.leases);
+      if (out.wait) this.limitWaits.set(queue, out.wait);
+      else this.limitWaits.delete(queue);
+    }
+    return won;
+  }
+
+  /**
+   * Why the last lease call of this JobQueue got nothing from a limited queue among `queues`, and
+   * until when: the next rate token, or the earliest lapse of a held concurrency slot. The Worker
+   * sleeps until a token is due instead of polling; undefined when no queue was held back.
+   */
+  limitWait(queues: readonly string[]): LimitWait | undefined {
+    let best: LimitWait | undefined;
+    for (const q of queues) {
+      const w = this.limitWaits.get(q);
+      if (w && (!best || w.until < best.until)) best = w;
+    }
+    return best;
+  }
+
+  /**
+   * Sets a registered queue's flow limits, replacing the previous ones (`{}` removes them all);
+   * workers apply them within 2 s. A bad value is a ValidationError on its field, an unknown
+   * queue an UnknownQueueError; either way nothing is written.
+   * @example
+   * await queue.setLimits('email', { maxRunning: 10, ratePerSecond: 5, burst: 10 });
+   */
+  async setLimits(queue: string, limits: QueueLimits): Promise<QueueLimits> {
+    const name = checkQueue('queue', queue);
+    const checked = checkLimits('limits', limits);
+    if ((await readLimits(this.ctx, name)) === null) throw new UnknownQueueError('queue', name);
+    // Slots before the setting that uses them: a lease that sees the limit finds its slots.
+    await makeSlots(this.ctx, name, checked.maxRunning ?? 0);
+    await writeLimits(this.ctx, name, checked);
+    this.flowConfig.forget(name);
+    return checked;
+  }
+
+  /** A registered queue's flow limits (`{}` when it has none); UnknownQueueError for an unknown queue. */
+  async getLimits(queue: string): Promise<QueueLimits> {
+    const name = checkQueue('queue', queue);
+    const limits = await readLimits(this.ctx, name);
+    if (limits === null) throw new UnknownQueueError('queue', name);
+    return limits;
+  }
+
+  /** Limits and what they hold back now, per queue: running against maxRunning, tokens left. */
+  async flowStatus(queues: readonly string[]): Promise<FlowStatus[]> {
+    if (!Array.isArray(queues) || queues.length > MAX_STATS_QUEUES) throw new ValidationError('queues', queues, `must be an array of at most ${MAX_STATS_QUEUES} queue names`);
+    const names = queues.map((q, i) => checkQueue(`queues[${i}]`, q));
+    return Promise.all(names.map((q) => flowStatus(this.ctx, q)));
+  }
+
+  /** Frees the concurrency slot a settled lease held, and wakes local workers: a slot is free. */
+  private async freeSlot(lease: Lease): Promise<void> {
+    if (lease.slot === undefined) return;
+    if (await releaseSlotIfHeld(this.ctx, lease)) fireHook(this.ctx, 'onJobsDue', () => this.ctx.hooks.onJobsDue?.([lease.queue]));
   }
 
   /** Marks the leased job done with `result` (default null). Stale leases get `{ outcome: 'stale' }`. */
   async ackDone(lease: Lease, result: Json = null): Promise<AckDoneOutcome> {
     const l = checkLease('lease', lease);
-    return ackDoneIfLeaseHeld(this.ctx, l, checkJson('result', result));
+    const out = await ackDoneIfLeaseHeld(this.ctx, l, checkJson('result', result));
+    await this.freeSlot(l);
+    return out;
   }
 
   /** Records a failed attempt: retried after backoff while attempts remain and `retryable` (default true), else dead. */
@@ -230,14 +304,30 @@ export class JobQueue implements JobStore {
     // An Error is stored as its name and message; anything else as JSON text, which a value
     // nested deeper than JSON payloads may be cannot become (and must not overflow the stack).
     if (!(error instanceof Error)) checkNesting('error', error);
-    return ackFailedIfLeaseHeld(this.ctx, l, errorText(error), opts.retryable ?? true);
+    const out = await ackFailedIfLeaseHeld(this.ctx, l, errorText(error), opts.retryable ?? true);
+    await this.freeSlot(l);
+    return out;
   }
 
   /** Extends the lease to now + ttlMs; the generation never changes. `progress` (JSON up to 4 KiB) is stored by the same guarded write. */
   async renew(lease: Lease, ttlMs: number, progress?: Json): Promise<RenewOutcome> {
     const l = checkLease('lease', lease);
     const ttl = checkTtl('ttlMs', ttlMs);
-    return renewIfLeaseHeld(this.ctx, l, ttl, progress === undefined ? undefined : checkProgress('progress', progress));
+    const progressText = progress === undefined ? undefined : checkProgress('progress', progress);
+    if (l.slot === undefined) return renewIfLeaseHeld(this.ctx, l, ttl, progressText);
+    // The slot first, to the expiry the job then gets: the slot never ends before the lease.
+    const at = this.ctx.clock();
+    if (!(await renewSlotIfHeld(this.ctx, l, at + ttl))) {
+      // The slot lapsed and another lease took it: this run no longer counts, so it must stop.
+      // Give the job back at once rather than let it wait out its lease.
+      const back = await releaseIfLeaseHeld(this.ctx, l, `concurrency slot ${l.slot} of ${l.queue} lapsed and was taken; job handed back`);
+      return back.outcome === 'released'
+        ? { outcome: 'stale', id: l.id, generation: l.generation, currentGeneration: back.generation, currentState: 'pending' }
+        : back;
+    }
+    const out = await renewIfLeaseHeld(this.ctx, l, ttl, progressText, at);
+    if (out.outcome === 'stale') await this.freeSlot(l);
+    return out;
   }
 
   /** Hands the job back to pending at once (graceful stop); the attempt is not counted. */
@@ -246,7 +336,9 @@ export class JobQueue implements JobStore {
     const o = checkObject('options', opts);
     checkKnownKeys('options', o, ['reason']);
     if (opts.reason !== undefined && typeof opts.reason !== 'string') throw new ValidationError('options.reason', opts.reason, 'must be a string');
-    return releaseIfLeaseHeld(this.ctx, l, opts.reason === undefined ? undefined : errorText(opts.reason));
+    const out = await releaseIfLeaseHeld(this.ctx, l, opts.reason === undefined ? undefined : errorText(opts.reason));
+    await this.freeSlot(l);
+    return out;
   }
 
   /** The operator's force-release by id: bumps the generation, returns a running job to pending; never touches a finished job. */

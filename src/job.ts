@@ -93,6 +93,8 @@ export interface Lease {
   readonly payload: Json;
   /** Set when this lease took over a running job whose lease had lapsed: the previous owner. */
   readonly takenOverFrom?: string;
+  /** Set when the job's queue has a concurrency limit: the slot this lease holds (see docs/flow-control.md). */
+  readonly slot?: number;
 }
 
 /** Outcome of a call made with a lease that no longer holds the job: a logged no-op. */

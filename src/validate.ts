@@ -171,6 +171,7 @@ export function checkLease(field: string, value: unknown): Lease {
   checkInt(`${field}.expiresAt`, l.expiresAt, 0, 8_640_000_000_000);
   checkInt(`${field}.attempt`, l.attempt, 1, 1_000_000);
   checkInt(`${field}.maxAttempts`, l.maxAttempts, 1, 1_000_000);
+  if (l.slot !== undefined) checkInt(`${field}.slot`, l.slot, 0, 999);
   return value as Lease;
 }
 
