@@ -9,7 +9,8 @@ import { UnknownQueueError, ValidationError } from '../../src/errors.js';
 import type { Lease } from '../../src/job.js';
 import { LIMITS_REFRESH_MS } from '../../src/store/flow-config.js';
 import { countRequests } from '../support/count.js';
-import { freshQueue } from '../support/harness.js';
+import { JobQueue, dynamoClient } from '../../src/job-queue.js';
+import { endpoint, freshQueue } from '../support/harness.js';
 
 const TTL = 10_000;
 
@@ -76,6 +77,40 @@ describe('concurrency limit', () => {
     expect(await running(t, 'email')).toBe(2);
   });
 
+  it('a slot the index showed free but another lease took meanwhile is not taken (the write decides)', async () => {
+    const t = await freshQueue();
+    await enqueueN(t.queue, 'q', 2);
+    await t.queue.setLimits('q', { maxRunning: 1 });
+    // Worker B's slot Query answers, then B is held until A has claimed: B acts on a stale view.
+    const client = dynamoClient({ endpoint: endpoint() });
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let seen!: () => void;
+    const sawSlots = new Promise<void>((r) => (seen = r));
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const out = await next(args);
+        const input = args.input as { ExpressionAttributeValues?: Record<string, unknown> };
+        const pk = input.ExpressionAttributeValues?.[':pk'];
+        if (context.commandName === 'QueryCommand' && (pk === 'slots|q' || (pk as { S?: string } | undefined)?.S === 'slots|q')) {
+          seen();
+          await gate;
+        }
+        return out;
+      },
+      { step: 'initialize', name: 'stale-slot-view' },
+    );
+    const b = new JobQueue({ tableName: t.tableName, client, clock: t.clock, logger: t.logger });
+    const bLease = b.lease({ owner: 'b', queues: ['q'], ttlMs: TTL });
+    await sawSlots;
+    const a = await t.queue.lease({ owner: 'a', queues: ['q'], ttlMs: TTL });
+    expect(a).toHaveLength(1);
+    release();
+    expect(await bLease).toEqual([]);
+    expect(await running(t, 'q')).toBe(1);
+    client.destroy();
+  });
+
   it('frees a crashed worker\'s slot when its lease lapses: the takeover bound, no later', async () => {
     const t = await freshQueue();
     await enqueueN(t.queue, 'q', 3);
@@ -113,6 +148,21 @@ describe('concurrency limit', () => {
     expect((await other.renew(now!, TTL)).outcome).toBe('renewed');
     expect((await other.ackDone(now!, 'ok')).outcome).toBe('done');
     expect(await running(t, 'q')).toBe(0);
+  });
+
+  it('a takeover of the same job holds the slot; the superseded lease can neither renew nor free it', async () => {
+    const t = await freshQueue();
+    await enqueueN(t.queue, 'q', 1);
+    await t.queue.setLimits('q', { maxRunning: 1 });
+    const [old] = await t.queue.lease({ owner: 'paused', queues: ['q'], ttlMs: TTL });
+    t.clock.advance(TTL + 1);
+    const [taken] = await t.peer().lease({ owner: 'alive', queues: ['q'], ttlMs: TTL });
+    expect(taken!.id).toBe(old!.id);
+    expect(taken!.generation).toBe(old!.generation + 1);
+    expect((await t.queue.ackDone(old!)).outcome).toBe('stale');
+    expect((await t.queue.release(old!)).outcome).toBe('stale');
+    expect(await running(t, 'q')).toBe(1);
+    expect((await t.queue.renew(taken!, TTL)).outcome).toBe('renewed');
   });
 
   it('keeps a force-released job\'s slot until its old lease would have lapsed (its holder may still run)', async () => {
