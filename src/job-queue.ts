@@ -23,6 +23,7 @@ import { makeSlots, releaseSlotIfHeld, renewSlotIfHeld } from './store/concurren
 import { FlowConfigCache, readLimits, writeLimits } from './store/flow-config.js';
 import { leaseUnderLimits, type LimitWait } from './store/flow-lease.js';
 import { flowStatus, type FlowStatus } from './store/flow-status.js';
+import { advanceGroup, enqueueGrouped, groupPosition, listedGroups } from './store/group-order.js';
 import { LeaseHints } from './store/lease-hints.js';
 import { reclaimExpiredLeases, type ReclaimCounts } from './store/reclaim-orphaned.js';
 import { releaseIfLeaseHeld, type ReleaseOutcome } from './store/release.js';
@@ -35,6 +36,7 @@ import { waitForJob, type WaitOptions, type WaitOutcome } from './wait-for.js';
 import { DEFAULT_RETENTION_MS } from './store/retention.js';
 import { runNowIfScheduled, type RunNowOutcome } from './store/run-now.js';
 import {
+  checkGroup,
   checkId,
   checkInt,
   checkJson,
@@ -159,6 +161,7 @@ export class JobQueue implements JobStore {
   async enqueue(input: EnqueueInput): Promise<EnqueueOutcome> {
     const item = prepareEnqueue('job', input, this.ctx.clock());
     await this.register([item.queue as string]);
+    if (item.group !== undefined) return enqueueGrouped(this.ctx, item, () => this.groupOnDead(item.queue as string));
     return putIfAbsent(this.ctx, item);
   }
 
@@ -179,8 +182,13 @@ export class JobQueue implements JobStore {
     await this.register([...new Set(items.map((i) => i.queue as string))]);
     const out = new Map<string, EnqueueOutcome>();
     // Ids the store generated cannot exist yet: those go 25 to a request, unguarded.
-    const generated = items.filter((_, i) => (inputs[i] as { id?: unknown }).id === undefined);
-    const keyed = items.filter((_, i) => (inputs[i] as { id?: unknown }).id !== undefined);
+    // Grouped jobs one at a time, in input order: their group's order is their enqueue order.
+    const grouped = items.filter((i) => i.group !== undefined);
+    const generated = items.filter((i, k) => i.group === undefined && (inputs[k] as { id?: unknown }).id === undefined);
+    const keyed = items.filter((i, k) => i.group === undefined && (inputs[k] as { id?: unknown }).id !== undefined);
+    const writeGrouped = async (): Promise<void> => {
+      for (const item of grouped) out.set(item.id as string, await enqueueGrouped(this.ctx, item, () => this.groupOnDead(item.queue as string)));
+    };
     const chunks = Array.from({ length: Math.ceil(generated.length / 100) }, (_, k) => generated.slice(k * 100, k * 100 + 100));
     const writeGenerated = async (): Promise<void> => {
       for (let chunk = chunks.shift(); chunk; chunk = chunks.shift()) for (const o of await putGenerated(this.ctx, chunk)) out.set(o.id, o);
@@ -189,6 +197,7 @@ export class JobQueue implements JobStore {
       for (let item = keyed.shift(); item; item = keyed.shift()) out.set(item.id as string, await putIfAbsent(this.ctx, item));
     };
     await Promise.all([
+      writeGrouped(),
       ...Array.from({ length: Math.min(4, chunks.length) }, writeGenerated),
       ...Array.from({ length: Math.min(16, keyed.length) }, writeKeyed),
     ]);
@@ -279,6 +288,34 @@ export class JobQueue implements JobStore {
     return Promise.all(names.map((q) => flowStatus(this.ctx, q)));
   }
 
+  /** What a dead job of an ordered group in `queue` does to its group (the queue's setting). */
+  private async groupOnDead(queue: string): Promise<'release' | 'hold'> {
+    return (await this.flowConfig.limitsOf(this.ctx, [queue])).get(queue)?.groupOnDead ?? 'release';
+  }
+
+  /** Lets a finished grouped job's group go on: pops it and unparks the next job. */
+  private async advance(lease: { queue: string; group?: string }): Promise<void> {
+    if (lease.group === undefined) return;
+    await advanceGroup(this.ctx, lease.queue, lease.group, await this.groupOnDead(lease.queue));
+  }
+
+  /**
+   * Advances every ordered group that has members (at most `max`): a group whose advance a crash
+   * interrupted, whose dead head was purged, or whose entry's producer died goes on. The reclaim
+   * run calls it; it reads each group's item and head job, and writes only where one is stuck.
+   */
+  async advanceGroups(opts: { max?: number } = {}): Promise<number> {
+    const max = opts.max === undefined ? 1000 : checkInt('options.max', opts.max, 1, 100_000);
+    const groups = await listedGroups(this.ctx, max);
+    for (const g of groups) await advanceGroup(this.ctx, g.queue, g.group, await this.groupOnDead(g.queue));
+    return groups.length;
+  }
+
+  /** Where a grouped job stands in its group (0 = head), the group's size and the job just ahead of it. */
+  async groupPosition(queue: string, group: string, id: string): Promise<{ position: number; size: number; ahead?: string; head?: string }> {
+    return groupPosition(this.ctx, checkQueue('queue', queue), checkGroup('group', group), checkId('id', id));
+  }
+
   /** Frees the concurrency slot a settled lease held, and wakes local workers: a slot is free. */
   private async freeSlot(lease: Lease): Promise<void> {
     if (lease.slot === undefined) return;
@@ -290,6 +327,7 @@ export class JobQueue implements JobStore {
     const l = checkLease('lease', lease);
     const out = await ackDoneIfLeaseHeld(this.ctx, l, checkJson('result', result));
     await this.freeSlot(l);
+    if (out.outcome === 'done') await this.advance(l);
     return out;
   }
 
@@ -306,6 +344,8 @@ export class JobQueue implements JobStore {
     if (!(error instanceof Error)) checkNesting('error', error);
     const out = await ackFailedIfLeaseHeld(this.ctx, l, errorText(error), opts.retryable ?? true);
     await this.freeSlot(l);
+    // A retrying job stays its group's head, so the group waits for it; a dead one lets it go on.
+    if (out.outcome === 'dead') await this.advance(l);
     return out;
   }
 
@@ -356,7 +396,12 @@ export class JobQueue implements JobStore {
 
   /** Cancels a pending or running job (a running holder's acks become stale). */
   async cancel(id: string): Promise<CancelOutcome> {
-    return cancelIfLive(this.ctx, checkId('id', id));
+    const out = await cancelIfLive(this.ctx, checkId('id', id));
+    if (out.outcome === 'cancelled') {
+      const job = await readItem(this.ctx, id);
+      if (typeof job?.group === 'string') await this.advance({ queue: job.queue as string, group: job.group });
+    }
+    return out;
   }
 
   /** Puts a dead job back to pending with its attempts reset. */

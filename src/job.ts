@@ -53,6 +53,8 @@ export interface Job {
   readonly progressAt?: number;
   /** For dead jobs: whether the dead-job notification has been delivered. */
   readonly deadNotified?: boolean;
+  /** The ordered group the job was enqueued in, if any. */
+  readonly group?: string;
   /** Epoch ms. */
   readonly createdAt: number;
   /** Epoch ms. */
@@ -95,6 +97,8 @@ export interface Lease {
   readonly takenOverFrom?: string;
   /** Set when the job's queue has a concurrency limit: the slot this lease holds (see docs/flow-control.md). */
   readonly slot?: number;
+  /** The job's ordered group, if any: when it finishes, the next job of the group is let go. */
+  readonly group?: string;
 }
 
 /** Outcome of a call made with a lease that no longer holds the job: a logged no-op. */

@@ -27,6 +27,7 @@ export function itemToJob(item: Item): Job {
     settledGeneration: item.settledGeneration as number | undefined,
     settledBy: item.settledBy as SettledBy | undefined,
     deadNotified: item.deadNotified as boolean | undefined,
+    group: item.group as string | undefined,
     progress: parseJson(item.progress as string | undefined),
     progressAt: item.progressAt as number | undefined,
     createdAt: item.createdAt as number,
@@ -52,5 +53,6 @@ export function itemToLease(item: Item, secret: string): Lease {
     maxAttempts: item.maxAttempts as number,
     queue: item.queue as string,
     payload: parseJson(item.payload as string) ?? null,
+    ...(typeof item.group === 'string' ? { group: item.group } : {}),
   };
 }

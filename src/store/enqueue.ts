@@ -21,6 +21,7 @@ import {
   checkJson,
   checkKnownKeys,
   checkObject,
+  checkGroup,
   checkPriority,
   checkQueue,
 } from '../validate.js';
@@ -42,6 +43,12 @@ export interface EnqueueInput {
   readonly priority?: number;
   /** Attempts before a failing job is dead; default 5. */
   readonly maxAttempts?: number;
+  /**
+   * An ordered group (the job id alphabet): jobs of one group in this queue run one at a time,
+   * in enqueue order; other groups run in parallel. Costs one more write at enqueue and about
+   * two when the job finishes; jobs without a group pay nothing for groups.
+   */
+  readonly group?: string;
 }
 
 /** Outcome of one enqueue: created, or already there (never overwritten). */
@@ -52,7 +59,7 @@ export type EnqueueOutcome =
 /** Attempts allowed when the producer does not say. */
 export const DEFAULT_MAX_ATTEMPTS = 5;
 
-const KNOWN = ['queue', 'payload', 'id', 'runAt', 'priority', 'maxAttempts'] as const;
+const KNOWN = ['queue', 'payload', 'id', 'runAt', 'priority', 'maxAttempts', 'group'] as const;
 
 /** Validates one input and builds the item it will write; throws a ValidationError and writes nothing. */
 export function prepareEnqueue(field: string, input: unknown, now: number): Item {
@@ -65,7 +72,9 @@ export function prepareEnqueue(field: string, input: unknown, now: number): Item
   const runAt = o.runAt === undefined ? now : checkInstant(`${field}.runAt`, o.runAt);
   const priority = o.priority === undefined ? 0 : checkPriority(`${field}.priority`, o.priority);
   const maxAttempts = o.maxAttempts === undefined ? DEFAULT_MAX_ATTEMPTS : checkInt(`${field}.maxAttempts`, o.maxAttempts, 1, 1000);
+  const group = o.group === undefined ? undefined : checkGroup(`${field}.group`, o.group);
   return {
+    ...(group === undefined ? {} : { group }),
     id,
     queue,
     state: 'pending',
