@@ -6,7 +6,7 @@ import type { QueueLimits } from '../flow-limits.js';
 import { listSlots } from './concurrency-slots.js';
 import type { StoreContext } from './context.js';
 import { readLimits } from './flow-config.js';
-import { readBucket, refill } from './rate-tokens.js';
+import { nextTokenAt, readBucket, refill } from './rate-tokens.js';
 
 /** One queue's limits and their state. */
 export interface FlowStatus {
@@ -46,7 +46,7 @@ export async function flowStatus(ctx: StoreContext, queue: string): Promise<Flow
     out = {
       ...out,
       tokens: b.tokens,
-      ...(b.tokens < 1 ? { nextTokenAt: b.at + Math.ceil(((1 - b.tokens) * 1000) / limits.ratePerSecond) } : {}),
+      ...(b.tokens < 1 ? { nextTokenAt: nextTokenAt(b, limits.ratePerSecond) } : {}),
     };
   }
   return out;

@@ -61,6 +61,12 @@ export function refill(b: BucketState | undefined, limits: { ratePerSecond: numb
   return { tokens: Math.min(limits.burst, b.tokens + ((at - b.at) * limits.ratePerSecond) / 1000), at };
 }
 
+/** When the next whole token is due in a bucket holding less than one (rounded up to a whole ms, never now). */
+export function nextTokenAt(b: { tokens: number; at: number }, ratePerSecond: number): number {
+  // The tolerance keeps float dust (0.998 tokens at 2/s is 1.0000000000000009 ms short) from adding a millisecond.
+  return b.at + Math.max(1, Math.ceil(((1 - b.tokens) * 1000) / ratePerSecond - 1e-6));
+}
+
 const TAKE_ATTEMPTS = 5;
 
 /** Takes up to `want` tokens from a queue's bucket. */
@@ -75,7 +81,7 @@ export async function takeTokens(
     const { tokens, at } = refill(seen, limits, ctx.clock());
     const granted = Math.min(want, Math.floor(tokens + 1e-9));
     if (granted <= 0) {
-      return { granted: 0, at, nextAt: at + Math.max(1, Math.ceil(((1 - tokens) * 1000) / limits.ratePerSecond)) };
+      return { granted: 0, at, nextAt: nextTokenAt({ tokens, at }, limits.ratePerSecond) };
     }
     const guard = atVersion(seen?.version);
     try {
