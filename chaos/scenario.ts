@@ -74,7 +74,7 @@ export const CHAOS_DEFAULTS: Omit<ChaosOptions, 'seed' | 'log' | 'endpoint'> = {
   reclaimEveryMs: 1_000,
   deadlineMs: 300_000,
   faults: DEFAULT_FAULTS,
-  flow: { jobs: 300, maxRunning: 3, ratePerSecond: 20, burst: 5, groups: 0 },
+  flow: { jobs: 300, maxRunning: 3, ratePerSecond: 20, burst: 5, groups: 8 },
 };
 
 /** What a run did and found. */
@@ -149,10 +149,14 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   const flowRuns = new Map<string, FlowRun>();
   const onEvent = (e: WorkerEvent) => {
     if (e.ev === 'flow-start') flowRuns.set(`${e.owner}|${e.id}|${e.generation}`, { owner: e.owner, id: e.id, generation: e.generation, start: e.t, firstExpiresAt: e.expiresAt, group: e.group, seq: e.seq });
-    else if (e.ev === 'flow-end') {
+    else if (e.ev === 'flow-abort') {
       const key = `${e.owner}|${e.id}|${e.generation}`;
       const r = flowRuns.get(key);
-      if (r) flowRuns.set(key, { ...r, end: e.t, lastExpiresAt: e.expiresAt, ...(e.abortedAt === undefined ? {} : { abortedAt: e.abortedAt }) });
+      if (r && r.abortedAt === undefined) flowRuns.set(key, { ...r, abortedAt: e.t });
+    } else if (e.ev === 'flow-end') {
+      const key = `${e.owner}|${e.id}|${e.generation}`;
+      const r = flowRuns.get(key);
+      if (r) flowRuns.set(key, { ...r, end: e.t, lastExpiresAt: e.expiresAt, ...(r.abortedAt === undefined && e.abortedAt !== undefined ? { abortedAt: e.abortedAt } : {}) });
     }
     if (e.ev === 'start') starts.push({ id: e.id, generation: e.generation, t: e.t });
     else if (e.ev === 'effect') {

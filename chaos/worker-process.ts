@@ -45,6 +45,7 @@ export type WorkerEvent =
   | { ev: 'start'; owner: string; id: string; generation: number; attempt: number; t: number }
   | { ev: 'effect'; owner: string; id: string; generation: number; outcome: string; t: number }
   | { ev: 'flow-start'; owner: string; id: string; generation: number; t: number; expiresAt: number; group?: string; seq?: number }
+  | { ev: 'flow-abort'; owner: string; id: string; generation: number; t: number }
   | { ev: 'flow-end'; owner: string; id: string; generation: number; t: number; expiresAt: number; abortedAt?: number }
   | { ev: 'stopped'; owner: string; rssMb: number; heapUsedMb: number; t: number };
 
@@ -112,8 +113,12 @@ if (config.flowQueue) {
     emit({ ev: 'flow-start', owner: config.owner, id: job.id, generation: job.generation, t: Date.now(), expiresAt: ctx.lease.expiresAt, group: p.group, seq: p.seq });
     // The worker aborts a run before it gives its lease (and slot) back: from then on the run no
     // longer counts, though this handler, deliberately not abortable, carries on to its fenced write.
+    // Printed at once: a stopping process may exit before this handler returns.
     let abortedAt: number | undefined;
-    ctx.signal.addEventListener('abort', () => (abortedAt ??= Date.now()), { once: true });
+    ctx.signal.addEventListener('abort', () => {
+      abortedAt ??= Date.now();
+      emit({ ev: 'flow-abort', owner: config.owner, id: job.id, generation: job.generation, t: abortedAt });
+    }, { once: true });
     try {
       return await chaosHandler(job, ctx);
     } finally {

@@ -18,7 +18,7 @@ describe('chaos run (short, seed 7)', () => {
       enqueueOverMs: 3_000,
       disruptEveryMs: [400, 900],
       deadlineMs: 100_000,
-      flow: { jobs: 60, maxRunning: 2, ratePerSecond: 10, burst: 3, groups: 0 },
+      flow: { jobs: 60, maxRunning: 2, ratePerSecond: 10, burst: 3, groups: 4 },
       log: () => undefined,
     });
     const v = report.verdict;
