@@ -40,7 +40,7 @@ try {
     workers: o.workers,
     seed,
     log,
-    ...(o.quick ? { flow: { ...CHAOS_DEFAULTS.flow!, jobs: 100 } } : {}),
+    ...(o.quick ? { flow: { ...CHAOS_DEFAULTS.flow!, jobs: 100, ratePerSecond: 5, burst: 3 } } : {}),
     ...(o.break ? { breaks: o.break } : {}),
   });
 } catch (err) {

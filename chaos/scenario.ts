@@ -74,7 +74,7 @@ export const CHAOS_DEFAULTS: Omit<ChaosOptions, 'seed' | 'log' | 'endpoint'> = {
   reclaimEveryMs: 1_000,
   deadlineMs: 300_000,
   faults: DEFAULT_FAULTS,
-  flow: { jobs: 300, maxRunning: 3, ratePerSecond: 20, burst: 5, groups: 8 },
+  flow: { jobs: 300, maxRunning: 3, ratePerSecond: 2, burst: 3, groups: 8 },
 };
 
 /** What a run did and found. */
