@@ -361,9 +361,9 @@ export class JobQueue implements JobStore {
       // The slot lapsed and another lease took it: this run no longer counts, so it must stop.
       // Give the job back at once rather than let it wait out its lease.
       const back = await releaseIfLeaseHeld(this.ctx, l, `concurrency slot ${l.slot} of ${l.queue} lapsed and was taken; job handed back`);
-      return back.outcome === 'released'
-        ? { outcome: 'stale', id: l.id, generation: l.generation, currentGeneration: back.generation, currentState: 'pending' }
-        : back;
+      if (back.outcome === 'released' && !back.repeated) return { outcome: 'stale', id: l.id, generation: l.generation, currentGeneration: back.generation, currentState: 'pending' };
+      // The lease held the job no more either: the renew's own answer says where the job is now.
+      return renewIfLeaseHeld(this.ctx, l, ttl, progressText);
     }
     const out = await renewIfLeaseHeld(this.ctx, l, ttl, progressText, at);
     if (out.outcome === 'stale') await this.freeSlot(l);
