@@ -13,10 +13,9 @@
  * releaseSlotIfHeld: held -> free, after the job was acked, failed or released (or its renew
  *   found it superseded). Guard: slotHeldBy. Lost race: false, nothing to do: the slot was
  *   taken after it lapsed, or was already freed by a repeat of this call.
- * makeSlots: (no item) -> free for k < n; free slots k >= n are deleted (a held one stays until
- *   its holder frees it; lease calls use only k < n).
+ * makeSlots: (no item) -> free for k < n (slots from n up stay, unused: lease calls use k < n).
  */
-import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { Lease } from '../job.js';
 import { TABLE_SCHEMA } from '../schema.js';
@@ -110,31 +109,33 @@ export async function releaseSlotIfHeld(ctx: StoreContext, lease: Lease): Promis
   return item !== null;
 }
 
-/** Makes slots 0..n-1 of a queue (those missing) and deletes free slots from n up. */
+/**
+ * Makes slots 0..n-1 of a queue (those missing), each with a conditional UpdateItem that creates
+ * it free. Slots from n up (a lowered limit) are left as they are: lease calls use only slots
+ * below the limit, a held one is freed by its holder, and no DeleteItem permission is needed.
+ */
 export async function makeSlots(ctx: StoreContext, queue: string, n: number): Promise<void> {
-  const existing = await listSlots(ctx, queue);
-  const have = new Set(existing.map((s) => s.k));
+  const have = new Set((await listSlots(ctx, queue)).map((s) => s.k));
   const now = ctx.clock();
-  const create = Array.from({ length: n }, (_, k) => k).filter((k) => !have.has(k));
-  const drop = existing.filter((s) => s.k >= n).map((s) => s.k);
-  const run = async (fn: () => Promise<unknown>) => {
-    try {
-      await fn();
-    } catch (err) {
-      if (!(err instanceof ConditionalCheckFailedException)) throw translate(ctx, err);
+  const todo = Array.from({ length: n }, (_, k) => k).filter((k) => !have.has(k));
+  const one = async () => {
+    for (let k = todo.shift(); k !== undefined; k = todo.shift()) {
+      const { id, gpk, gsk } = slotKeys(queue, k);
+      try {
+        await ctx.doc.send(
+          new UpdateCommand({
+            TableName: ctx.tableName,
+            Key: { id },
+            UpdateExpression: 'SET #gpk = :gpk, #gsk = :gsk, #queue = :queue, #state = :free, #createdAt = :now, #updatedAt = :now',
+            ConditionExpression: 'attribute_not_exists(id)',
+            ExpressionAttributeNames: { '#gpk': 'gpk', '#gsk': 'gsk', '#queue': 'queue', '#state': 'state', '#createdAt': 'createdAt', '#updatedAt': 'updatedAt' },
+            ExpressionAttributeValues: { ':gpk': gpk, ':gsk': gsk, ':queue': queue, ':free': 'free', ':now': now },
+          }),
+        );
+      } catch (err) {
+        if (!(err instanceof ConditionalCheckFailedException)) throw translate(ctx, err);
+      }
     }
   };
-  const todo = [
-    ...create.map((k) => () =>
-      ctx.doc.send(new PutCommand({ TableName: ctx.tableName, Item: { ...slotKeys(queue, k), queue, state: 'free', createdAt: now, updatedAt: now }, ConditionExpression: 'attribute_not_exists(id)' })),
-    ),
-    ...drop.map((k) => () => {
-      const g = slotFree(now);
-      return ctx.doc.send(new DeleteCommand({ TableName: ctx.tableName, Key: { id: slotKeys(queue, k).id }, ConditionExpression: g.ConditionExpression, ExpressionAttributeNames: g.ExpressionAttributeNames, ExpressionAttributeValues: g.ExpressionAttributeValues }));
-    }),
-  ];
-  const worker = async () => {
-    for (let f = todo.shift(); f; f = todo.shift()) await run(f);
-  };
-  await Promise.all(Array.from({ length: Math.min(8, todo.length) }, worker));
+  await Promise.all(Array.from({ length: Math.min(8, todo.length) }, one));
 }
