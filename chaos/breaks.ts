@@ -5,18 +5,18 @@
  * - concurrency: the worker leases the flow queue as if it had no concurrency limit.
  * - rate: the worker leases the flow queue as if it had no rate limit.
  * - groups: the worker leases the flow queue as if its jobs had no group.
- * - sleep: a limited worker sleeps an hour instead of until the next token (jobs get stuck).
+ * - stuck: a finished head never lets its group go on (the workers skip the advance and the
+ *   orchestrator's reclaim pass skips its heal): the group's other jobs stay parked.
  */
 import type { JobQueue } from '../src/job-queue.js';
 import type { QueueLimits } from '../src/flow-limits.js';
 
 /** The breaks there are. */
-export const BREAKS = ['concurrency', 'rate', 'groups', 'sleep'] as const;
+export const BREAKS = ['concurrency', 'rate', 'groups', 'stuck'] as const;
 
 type Patchable = {
   flowConfig: { limitsOf(ctx: unknown, queues: readonly string[]): Promise<Map<string, QueueLimits>> };
-  groupsIgnored?: boolean;
-  limitWait(queues: readonly string[]): { reason: string; until: number } | undefined;
+  advance(lease: unknown): Promise<void>;
 };
 
 /** Applies the named breaks to one JobQueue. */
@@ -41,12 +41,6 @@ export function applyBreaks(queue: JobQueue, breaks: readonly string[]): void {
       return out;
     };
   }
-  if (breaks.includes('groups')) q.groupsIgnored = true;
-  if (breaks.includes('sleep')) {
-    const limitWait = q.limitWait.bind(q);
-    q.limitWait = (queues) => {
-      const w = limitWait(queues);
-      return w && { ...w, until: w.until + 3_600_000 };
-    };
-  }
+  // `groups` is the producer's break (chaos/scenario.ts): workers are not involved.
+  if (breaks.includes('stuck')) q.advance = async () => undefined;
 }

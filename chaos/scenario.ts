@@ -218,7 +218,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
         );
         try {
           reclaimed += (await queue.reclaimOrphaned()).reclaimed;
-          if (opts.flow?.groups) await queue.advanceGroups();
+          if (opts.flow?.groups && !opts.breaks?.includes('stuck')) await queue.advanceGroups();
         } catch {
           // the next period retries
         }
@@ -258,7 +258,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     opts.log(`chaos: ${opts.jobs} jobs enqueued in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     for (let lastLog = Date.now(); ; ) {
       // Parked jobs of ordered groups are in no partition stats reads: a listed group is live work.
-      const groupsLive = opts.flow?.groups ? await queue.advanceGroups() : 0;
+      const groupsLive = opts.flow?.groups && !opts.breaks?.includes('stuck') ? await queue.advanceGroups() : 0;
       const live = groupsLive + (await queue.stats(opts.flow ? ['chaos', FLOW_QUEUE] : ['chaos'])).reduce((n, s) => n + s.pending + s.running, 0);
       if (live === 0) break;
       if (Date.now() - t0 > opts.deadlineMs) {
