@@ -30,7 +30,9 @@ describe('fenceq limits, stats and inspect with flow control', () => {
     expect(stats.stdout).toMatch(/1\/1 running, 2\/s burst 4 \(3 tokens\)/);
     const statsJson = json<{ queue: string; flow: { running: number } }[]>(await cli(['--json', 'stats', 'email'], { env }));
     expect(statsJson[0]!.flow.running).toBe(1);
-    const inspect = await cli(['inspect', 'e1'], { env });
+    // Which job the lease took depends on the shard it read; inspect one that waits.
+    const waiting = ['e0', 'e1', 'e2'].find((id) => id !== l!.id)!;
+    const inspect = await cli(['inspect', waiting], { env });
     expect(inspect.stdout).toMatch(/waits for a concurrency slot: queue email is limited to 1 running and 1 are running now/);
     const clear = await cli(['limits', 'set', 'email', '--clear'], { env });
     expect(clear.stdout).toMatch(/no limits/);
