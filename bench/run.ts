@@ -11,6 +11,7 @@ import { cpus, totalmem, loadavg } from 'node:os';
 import { Command, InvalidArgumentError } from 'commander';
 import { measureCeiling, type CeilingResult } from './ceiling.js';
 import { modelLives } from './cost.js';
+import { modelFlowCost } from './flow-cost.js';
 import { measureGrowth, type GrowthResult } from './growth.js';
 import { measureLatency, type LatencyResult } from './latency.js';
 import { throughputChart } from '../tools/chart.js';
@@ -102,6 +103,17 @@ try {
     return m;
   });
   const happyWcu = lives?.happy[0]?.writeUnits ?? 7;
+
+  // 1b. What each flow control adds to a job (modelled from the control items' images).
+  await section('cost', async () => {
+    const rows = await modelFlowCost(emu.endpoint);
+    table(
+      ['flow control', 'extra WCU per job', 'extra WCU per renewal', 'RCU', 'how'],
+      rows.map((r) => [r.control, r.wcuPerJob, r.wcuPerRenew, r.rcu, r.steps]),
+    );
+    results.flowCost = rows;
+    return rows;
+  });
 
   // 2. Ceiling and throughput, measured back to back, the ceiling before and after each run.
   await section('throughput', async () => {

@@ -6,6 +6,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
+import { BREAKS } from '../tools/breaks.js';
 import { CHAOS_DEFAULTS, runChaos, type ChaosReport } from './scenario.js';
 
 const int = (name: string) => (v: string) => {
@@ -21,12 +22,13 @@ const program = new Command('chaos')
   .option('--workers <n>', 'worker processes', int('--workers'), CHAOS_DEFAULTS.workers)
   .option('--quick', 'a short run (300 jobs enqueued over 20 s)')
   .option('--out <file>', 'also write the report as JSON here')
+  .option('--break <name...>', `break a flow control on purpose to see the check catch it (${BREAKS.join(', ')})`)
   .parse();
 
-const o = program.opts<{ seed?: number; jobs?: number; workers: number; quick?: boolean; out?: string }>();
+const o = program.opts<{ seed?: number; jobs?: number; workers: number; quick?: boolean; out?: string; break?: string[] }>();
 const seed = o.seed ?? Math.floor(Math.random() * 2 ** 31);
 const log = (line: string) => process.stderr.write(`${line}\n`);
-const replay = `npm run chaos -- --seed ${seed}${o.quick ? ' --quick' : ''}${o.jobs !== undefined ? ` --jobs ${o.jobs}` : ''}${o.workers !== CHAOS_DEFAULTS.workers ? ` --workers ${o.workers}` : ''}`;
+const replay = `npm run chaos -- --seed ${seed}${o.break ? ` --break ${o.break.join(' ')}` : ''}${o.quick ? ' --quick' : ''}${o.jobs !== undefined ? ` --jobs ${o.jobs}` : ''}${o.workers !== CHAOS_DEFAULTS.workers ? ` --workers ${o.workers}` : ''}`;
 log(`chaos: seed ${seed} (replay with: ${replay})`);
 
 let report: ChaosReport;
@@ -38,6 +40,8 @@ try {
     workers: o.workers,
     seed,
     log,
+    ...(o.quick ? { flow: { ...CHAOS_DEFAULTS.flow!, jobs: 100, ratePerSecond: 5, burst: 3 } } : {}),
+    ...(o.break ? { breaks: o.break } : {}),
   });
 } catch (err) {
   log(`chaos: the run itself failed: ${(err as Error).stack ?? String(err)}`);
@@ -49,6 +53,22 @@ if (o.out) {
   writeFileSync(o.out, `${JSON.stringify(report, null, 2)}\n`);
 }
 process.exit(report.verdict.violations.length === 0 ? 0 : 1);
+
+function flowLines(r: ChaosReport): string[] {
+  const f = r.flow;
+  const lim = r.options.flow;
+  if (!f || !lim) return [];
+  const ok = (n: number) => (n === 0 ? 'ok ' : 'FAIL');
+  return [
+    `  flow queue: ${lim.jobs} jobs limited to ${lim.maxRunning} running and ${lim.ratePerSecond}/s (burst ${lim.burst})${lim.groups ? ` in ${lim.groups} ordered groups` : ''}, ${f.runs} handler runs${r.options.breaks?.length ? `; BROKEN ON PURPOSE: ${r.options.breaks.join(', ')}` : ''}`,
+    `  [${ok(f.counts.overConcurrency)}] never more than ${lim.maxRunning} running, from the handlers' own records (peak ${f.peakRunning})`,
+    `  [${ok(f.counts.overRate)}] never more leases in a window than burst + rate x window (worst excess ${f.worstRateExcess.toFixed(2)})`,
+    ...(lim.groups ? [
+      `  [${ok(f.counts.groupOverlap)}] never two jobs of one group running at once`,
+      `  [${ok(f.counts.groupOutOfOrder)}] every group's jobs first started in enqueue order`,
+    ] : []),
+  ];
+}
 
 function printReport(r: ChaosReport): void {
   const v = r.verdict;
@@ -66,6 +86,7 @@ function printReport(r: ChaosReport): void {
     `  [${ok(v.counts.resultNotFromFinalGeneration)}] each done job's result and side effect came from its final generation${v.counts.resultNotFromFinalGeneration ? `: ${v.counts.resultNotFromFinalGeneration} did not` : ''}`,
     `  at-least-once: ${v.ranMoreThanOnce} jobs ran more than once (${v.ranMoreThanOnceUnplanned} beyond their planned failures), ${v.starts} handler starts for ${v.jobs} jobs`,
     `  longest wait past due: ${v.waitPastDueMs.firstStartMax} ms to the first start (p99 ${v.waitPastDueMs.firstStartP99} ms), ${v.waitPastDueMs.finalStartMax} ms to the start of the run that settled it`,
+    ...flowLines(r),
     `  schedule: ${r.scheduleTicks} ticks of an every-second schedule fired by two racing schedulers (one through the fault proxy): one job per tick, none missing unless listed below`,
     ...(v.violations.length ? ['  violations:', ...v.violations.map((x) => `    ${x}`)] : []),
     v.violations.length ? `FAILED (replay: ${replay})` : 'PASSED',

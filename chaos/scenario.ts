@@ -14,6 +14,7 @@ import { prepareWorkerBundle, spawnWorker, killAllWorkers, type WorkerChild } fr
 import { sleep } from '../tools/stats.js';
 import type { JobQueue } from '../src/job-queue.js';
 import { checkRun, type ChaosVerdict, type PlannedJob } from './check.js';
+import { checkFlow, type FlowRun, type FlowVerdict } from './check-flow.js';
 import { DEFAULT_FAULTS, startFaultProxy, type FaultRates, type ProxyCounts } from './fault-proxy.js';
 import { between, pick, prng } from './prng.js';
 import type { WorkerEvent } from '../tools/worker-process.js';
@@ -40,7 +41,24 @@ export interface ChaosOptions {
   readonly log: (line: string) => void;
   /** A DynamoDB endpoint to use; default DYNAMODB_ENDPOINT, else an emulator started for the run. */
   readonly endpoint?: string;
+  /** A second queue under flow limits, with its own jobs (none when absent). */
+  readonly flow?: FlowScenario;
+  /** Deliberate breaks the worker processes apply (chaos/breaks.ts), to show the check catches them. */
+  readonly breaks?: readonly string[];
 }
+
+/** The flow-limited queue of a chaos run. */
+export interface FlowScenario {
+  readonly jobs: number;
+  readonly maxRunning: number;
+  readonly ratePerSecond: number;
+  readonly burst: number;
+  /** Ordered groups the jobs are spread over (0: no groups). */
+  readonly groups: number;
+}
+
+/** The flow queue's name. */
+export const FLOW_QUEUE = 'chaos-flow';
 
 /** Defaults of `npm run chaos`: a few thousand jobs in a few minutes at most. */
 export const CHAOS_DEFAULTS: Omit<ChaosOptions, 'seed' | 'log' | 'endpoint'> = {
@@ -56,6 +74,7 @@ export const CHAOS_DEFAULTS: Omit<ChaosOptions, 'seed' | 'log' | 'endpoint'> = {
   reclaimEveryMs: 1_000,
   deadlineMs: 300_000,
   faults: DEFAULT_FAULTS,
+  flow: { jobs: 300, maxRunning: 3, ratePerSecond: 2, burst: 3, groups: 8 },
 };
 
 /** What a run did and found. */
@@ -71,6 +90,8 @@ export interface ChaosReport {
   readonly verdict: ChaosVerdict;
   /** Ticks of the every-second schedule (fired by two racing schedulers, one through the fault proxy) checked: one job each, none missing. */
   readonly scheduleTicks: number;
+  /** The flow queue's invariants (absent without a flow queue). */
+  readonly flow?: FlowVerdict;
 }
 
 type Action = 'kill' | 'pause' | 'term';
@@ -125,7 +146,18 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   const paused = new Set<WorkerChild>();
   const disruptions = { kill: 0, pause: 0, term: 0 };
   const t0 = Date.now();
+  const flowRuns = new Map<string, FlowRun>();
   const onEvent = (e: WorkerEvent) => {
+    if (e.ev === 'flow-start') flowRuns.set(`${e.owner}|${e.id}|${e.generation}`, { owner: e.owner, id: e.id, generation: e.generation, start: e.t, firstExpiresAt: e.expiresAt, group: e.group, seq: e.seq });
+    else if (e.ev === 'flow-abort') {
+      const key = `${e.owner}|${e.id}|${e.generation}`;
+      const r = flowRuns.get(key);
+      if (r && r.abortedAt === undefined) flowRuns.set(key, { ...r, abortedAt: e.t });
+    } else if (e.ev === 'flow-end') {
+      const key = `${e.owner}|${e.id}|${e.generation}`;
+      const r = flowRuns.get(key);
+      if (r) flowRuns.set(key, { ...r, end: e.t, lastExpiresAt: e.expiresAt, ...(r.abortedAt === undefined && e.abortedAt !== undefined ? { abortedAt: e.abortedAt } : {}) });
+    }
     if (e.ev === 'start') starts.push({ id: e.id, generation: e.generation, t: e.t });
     else if (e.ev === 'effect') {
       if (e.outcome === 'fenced-out') fencedOut++;
@@ -146,6 +178,8 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
         pollIntervalMs: opts.pollIntervalMs,
         graceMs: opts.graceMs,
         maxAttempts: 4,
+        ...(opts.flow ? { flowQueue: FLOW_QUEUE } : {}),
+        ...(opts.breaks?.length ? { breaks: opts.breaks } : {}),
       },
       onEvent,
     );
@@ -156,10 +190,21 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   let finished = false;
   try {
     await prepareWorkerBundle();
+    const flowPlanned = opts.flow ? planFlowJobs(random, opts.flow, opts.enqueueOverMs) : [];
+    if (opts.breaks?.includes('groups')) {
+      // The producer forgets the groups: its jobs run in any order, side by side (payload keeps group and seq for the check).
+      const enqueue = queue.enqueue.bind(queue);
+      queue.enqueue = ({ group: _g, ...rest }) => enqueue(rest);
+    }
+    if (opts.flow) {
+      // The queue must exist before it can be limited: its first job registers it, before any worker runs.
+      await enqueueFlow(queue, flowPlanned.slice(0, 1));
+      await queue.setLimits(FLOW_QUEUE, { maxRunning: opts.flow.maxRunning, ratePerSecond: opts.flow.ratePerSecond, burst: opts.flow.burst });
+    }
     await Promise.all(Array.from({ length: opts.workers }, (_, i) => launch(i).ready));
     opts.log(`chaos: seed ${opts.seed}, ${opts.jobs} jobs, ${opts.workers} worker processes x ${opts.concurrency} slots, lease ${opts.leaseTtlMs} ms, proxy ${proxy.endpoint}`);
     const planned = planJobs(random, opts.jobs, opts.enqueueOverMs);
-    const enqueueing = enqueuePlanned(queue, planned, t0, opts.enqueueOverMs);
+    const enqueueing = Promise.all([enqueuePlanned(queue, planned, t0, opts.enqueueOverMs), enqueueFlowOverTime(queue, flowPlanned.slice(1), t0)]);
     // A recurring schedule (every second), fired by two racing schedulers each period: one
     // directly, one through the fault proxy (its answers get lost, its requests fail).
     await queue.schedules.put({ name: CHAOS_SCHEDULE, cron: '* * * * * *', queue: 'chaos-sched', catchUp: { max: 1000 } });
@@ -173,6 +218,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
         );
         try {
           reclaimed += (await queue.reclaimOrphaned()).reclaimed;
+          if (opts.flow?.groups && !opts.breaks?.includes('stuck')) await queue.advanceGroups();
         } catch {
           // the next period retries
         }
@@ -211,8 +257,9 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     await enqueueing;
     opts.log(`chaos: ${opts.jobs} jobs enqueued in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     for (let lastLog = Date.now(); ; ) {
-      const stats = (await queue.stats(['chaos']))[0];
-      const live = (stats?.pending ?? 0) + (stats?.running ?? 0);
+      // Parked jobs of ordered groups are in no partition stats reads: a listed group is live work.
+      const groupsLive = opts.flow?.groups && !opts.breaks?.includes('stuck') ? await queue.advanceGroups() : 0;
+      const live = groupsLive + (await queue.stats(opts.flow ? ['chaos', FLOW_QUEUE] : ['chaos'])).reduce((n, s) => n + s.pending + s.running, 0);
       if (live === 0) break;
       if (Date.now() - t0 > opts.deadlineMs) {
         opts.log(`chaos: deadline of ${opts.deadlineMs} ms reached with ${live} jobs still live`);
@@ -236,11 +283,12 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     const jobs = await scanAll(doc, table.tableName);
     const effects = await scanAll(doc, effectsTable);
     const schedule = (await queue.schedules.get(CHAOS_SCHEDULE))!;
-    const base = checkRun(planned, jobs, effects, starts);
+    const base = checkRun([...planned, ...flowPlanned], jobs, effects, starts);
     const scheduleCheck = checkScheduleTicks(jobs, CHAOS_SCHEDULE, firstTick, schedule.lastTick ?? firstTick - 1000, 1000);
-    const verdict = { ...base, violations: [...base.violations, ...scheduleCheck.violations] };
+    const flow = opts.flow ? checkFlow([...flowRuns.values()], { ...opts.flow, leaseTtlMs: opts.leaseTtlMs }) : undefined;
+    const verdict = { ...base, violations: [...base.violations, ...scheduleCheck.violations, ...(flow?.violations ?? [])] };
     const { log: _log, ...options } = opts;
-    return { seed: opts.seed, options, seconds, disruptions, proxy: { ...proxy.counts }, fencedOut, effectErrors, reclaimed, verdict, scheduleTicks: scheduleCheck.ticks };
+    return { seed: opts.seed, options, seconds, disruptions, proxy: { ...proxy.counts }, fencedOut, effectErrors, reclaimed, verdict, scheduleTicks: scheduleCheck.ticks, ...(flow ? { flow } : {}) };
   } finally {
     finished = true;
     killAllWorkers();
@@ -294,6 +342,53 @@ async function enqueuePlanned(queue: JobQueue, planned: (PlannedJob & { at: numb
       );
     }
     if (from < planned.length) await sleep(Math.max(0, t0 + Math.min(overMs, until) - Date.now()));
+  }
+}
+
+type FlowPlanned = PlannedJob & { at: number; workMs: number; maxAttempts: number; group?: string; seq?: number };
+
+/** Draws the flow queue's jobs: short work, a few planned failures, spread over groups in enqueue order. */
+function planFlowJobs(random: () => number, flow: FlowScenario, overMs: number): FlowPlanned[] {
+  const seqs = new Map<string, number>();
+  return Array.from({ length: flow.jobs }, (_, i) => {
+    const group = flow.groups > 0 ? `g${between(random, 0, flow.groups - 1)}` : undefined;
+    const seq = group === undefined ? undefined : (seqs.get(group) ?? 0) + 1;
+    if (group !== undefined) seqs.set(group, seq!);
+    return {
+      id: `flow-${String(i).padStart(5, '0')}`,
+      runAt: 0,
+      at: Math.floor((i / flow.jobs) * overMs * 0.8),
+      workMs: between(random, 5, 80),
+      expectDead: false,
+      failAttempts: random() < 0.05 ? 1 : 0,
+      maxAttempts: 50,
+      ...(group === undefined ? {} : { group, seq }),
+    };
+  });
+}
+
+/** Enqueues flow jobs now, one at a time (a group's order is its enqueue order). */
+async function enqueueFlow(queue: JobQueue, jobs: readonly FlowPlanned[]): Promise<void> {
+  for (const p of jobs) {
+    (p as { runAt: number }).runAt = Date.now();
+    await queue.enqueue({
+      queue: FLOW_QUEUE,
+      id: p.id,
+      payload: { workMs: p.workMs, failAttempts: p.failAttempts, ...(p.group === undefined ? {} : { group: p.group, seq: p.seq! }) },
+      maxAttempts: p.maxAttempts,
+      ...(p.group === undefined ? {} : { group: p.group }),
+    } as Parameters<JobQueue['enqueue']>[0]);
+  }
+}
+
+/** Enqueues the flow jobs on their schedule. */
+async function enqueueFlowOverTime(queue: JobQueue, jobs: readonly FlowPlanned[], t0: number): Promise<void> {
+  for (let from = 0; from < jobs.length; ) {
+    const until = Date.now() - t0 + 250;
+    const batch: FlowPlanned[] = [];
+    while (from < jobs.length && jobs[from]!.at <= until) batch.push(jobs[from++]!);
+    await enqueueFlow(queue, batch);
+    if (from < jobs.length) await sleep(250);
   }
 }
 

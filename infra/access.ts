@@ -1,13 +1,13 @@
 import { Grant, type IGrantable } from 'aws-cdk-lib/aws-iam';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
-import { QUEUE_REGISTRY_ID_PREFIX } from '../src/keys.js';
+import { GROUP_ID_PREFIX, QUEUE_REGISTRY_ID_PREFIX } from '../src/keys.js';
 import { TABLE_SCHEMA } from '../src/schema.js';
 
 /** What one principal may do: actions on the table, on its work index, and which queues it sends to. */
 export interface AccessProfile {
   readonly table: readonly string[];
-  /** Table actions allowed on the queue registry's items only (`dynamodb:LeadingKeys` like `~queue|*`). */
+  /** Table actions allowed on the queue registry's and ordered groups' items only (`dynamodb:LeadingKeys` like `~queue|*`, `~group|*`). */
   readonly registry?: readonly string[];
   readonly index: readonly string[];
   readonly sendTo: readonly ('wake' | 'dead')[];
@@ -26,8 +26,8 @@ export interface AccessProfile {
 export const ACCESS = {
   /**
    * Producers: enqueue one (conditional PutItem) or many (BatchWriteItem for store-made ids), read
-   * their jobs, wait for them; wake the worker. UpdateItem (registering a new queue name) only on
-   * registry items, so a producer's credentials cannot ack, release or cancel a job.
+   * their jobs, wait for them; wake the worker. UpdateItem (registering a new queue name, appending
+   * to an ordered group) only on registry and group items, so a producer's credentials cannot ack, release or cancel a job.
    */
   producer: { table: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:BatchWriteItem'], registry: ['dynamodb:UpdateItem'], index: [], sendTo: ['wake'] },
   /** Workers (the API function, the Lambda worker, a Fargate worker): lease, renew, progress, ack-done, ack-failed, release. */
@@ -67,7 +67,7 @@ export function grantAccess(grantee: IGrantable, profile: AccessProfile, targets
       grantee,
       actions: [...profile.registry],
       resourceArns: [targets.table.tableArn],
-      conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${QUEUE_REGISTRY_ID_PREFIX}*`] } },
+      conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${QUEUE_REGISTRY_ID_PREFIX}*`, `${GROUP_ID_PREFIX}*`] } },
     });
   }
   if (profile.index.length > 0) Grant.addToPrincipal({ grantee, actions: [...profile.index], resourceArns: [workIndexArn(targets.table)] });

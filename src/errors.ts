@@ -112,3 +112,14 @@ export class WaitTimeoutError extends FenceqError {
     this.lastState = lastState;
   }
 }
+
+/** Limits were asked for a queue no job was ever enqueued to (it is not in the registry); nothing was written. */
+export class UnknownQueueError extends ValidationError {
+  override name = 'UnknownQueueError';
+  /** The queue asked for. */
+  readonly queue: string;
+  constructor(field: string, queue: string, options?: { cause?: unknown }) {
+    super(field, queue, 'names no registered queue (enqueue a job to it first, or check the spelling)', options);
+    this.queue = queue;
+  }
+}

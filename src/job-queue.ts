@@ -1,6 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { ValidationError } from './errors.js';
+import { UnknownQueueError, ValidationError } from './errors.js';
+import { checkLimits, isUnlimited, type QueueLimits } from './flow-limits.js';
 import type { Job, Json, Lease } from './job.js';
 import type { JobStore, LeaseRequest } from './job-store.js';
 import { defaultLogger, type Logger } from './log.js';
@@ -11,13 +12,18 @@ import { ackFailedIfLeaseHeld, type AckFailedOutcome } from './store/ack-failed.
 import { indexTotals, listJobs, queueStats, type IndexTotals, type JobPage, type QueueStats } from './store/browse.js';
 import { cancelIfLive, type CancelOutcome } from './store/cancel.js';
 import { itemToJob } from './store/codec.js';
-import type { DeadJobNotice, QueueHooks, StoreContext } from './store/context.js';
+import { fireHook, type DeadJobNotice, type QueueHooks, type StoreContext } from './store/context.js';
 import { findUndeliveredDeadNotices, markDeadNotifiedIfUndelivered } from './store/dead-notices.js';
 import { prepareEnqueue, putGenerated, putIfAbsent, type EnqueueInput, type EnqueueOutcome } from './store/enqueue.js';
 import { ensureTable } from './store/ensure-table.js';
 import { readItem } from './store/io.js';
 import { listQueuePage, nextQueueRotation, registerQueues, upgradeLegacyRegistry, type QueuePage } from './store/queue-registry.js';
 import { leaseDue } from './store/lease.js';
+import { makeSlots, releaseSlotIfHeld, renewSlotIfHeld } from './store/concurrency-slots.js';
+import { FlowConfigCache, readLimits, writeLimits } from './store/flow-config.js';
+import { leaseUnderLimits, type LimitWait } from './store/flow-lease.js';
+import { flowStatus, type FlowStatus } from './store/flow-status.js';
+import { advanceGroup, enqueueGrouped, groupPosition, listedGroups } from './store/group-order.js';
 import { LeaseHints } from './store/lease-hints.js';
 import { reclaimExpiredLeases, type ReclaimCounts } from './store/reclaim-orphaned.js';
 import { releaseIfLeaseHeld, type ReleaseOutcome } from './store/release.js';
@@ -30,6 +36,7 @@ import { waitForJob, type WaitOptions, type WaitOutcome } from './wait-for.js';
 import { DEFAULT_RETENTION_MS } from './store/retention.js';
 import { runNowIfScheduled, type RunNowOutcome } from './store/run-now.js';
 import {
+  checkGroup,
   checkId,
   checkInt,
   checkJson,
@@ -109,6 +116,8 @@ export class JobQueue implements JobStore {
   private readonly ctx: StoreContext;
   private readonly registered = new Set<string>();
   private upgraded: Promise<boolean> | undefined;
+  private readonly flowConfig = new FlowConfigCache();
+  private readonly limitWaits = new Map<string, LimitWait>();
 
   constructor(options: JobQueueOptions) {
     const o = checkObject('options', options);
@@ -152,6 +161,7 @@ export class JobQueue implements JobStore {
   async enqueue(input: EnqueueInput): Promise<EnqueueOutcome> {
     const item = prepareEnqueue('job', input, this.ctx.clock());
     await this.register([item.queue as string]);
+    if (item.group !== undefined) return enqueueGrouped(this.ctx, item, () => this.groupOnDead(item.queue as string));
     return putIfAbsent(this.ctx, item);
   }
 
@@ -172,8 +182,13 @@ export class JobQueue implements JobStore {
     await this.register([...new Set(items.map((i) => i.queue as string))]);
     const out = new Map<string, EnqueueOutcome>();
     // Ids the store generated cannot exist yet: those go 25 to a request, unguarded.
-    const generated = items.filter((_, i) => (inputs[i] as { id?: unknown }).id === undefined);
-    const keyed = items.filter((_, i) => (inputs[i] as { id?: unknown }).id !== undefined);
+    // Grouped jobs one at a time, in input order: their group's order is their enqueue order.
+    const grouped = items.filter((i) => i.group !== undefined);
+    const generated = items.filter((i, k) => i.group === undefined && (inputs[k] as { id?: unknown }).id === undefined);
+    const keyed = items.filter((i, k) => i.group === undefined && (inputs[k] as { id?: unknown }).id !== undefined);
+    const writeGrouped = async (): Promise<void> => {
+      for (const item of grouped) out.set(item.id as string, await enqueueGrouped(this.ctx, item, () => this.groupOnDead(item.queue as string)));
+    };
     const chunks = Array.from({ length: Math.ceil(generated.length / 100) }, (_, k) => generated.slice(k * 100, k * 100 + 100));
     const writeGenerated = async (): Promise<void> => {
       for (let chunk = chunks.shift(); chunk; chunk = chunks.shift()) for (const o of await putGenerated(this.ctx, chunk)) out.set(o.id, o);
@@ -182,6 +197,7 @@ export class JobQueue implements JobStore {
       for (let item = keyed.shift(); item; item = keyed.shift()) out.set(item.id as string, await putIfAbsent(this.ctx, item));
     };
     await Promise.all([
+      writeGrouped(),
       ...Array.from({ length: Math.min(4, chunks.length) }, writeGenerated),
       ...Array.from({ length: Math.min(16, keyed.length) }, writeKeyed),
     ]);
@@ -210,13 +226,109 @@ export class JobQueue implements JobStore {
       queues = req.queues.map((q, i) => checkQueue(`lease.queues[${i}]`, q));
     }
     if (queues.length === 0) return [];
-    return leaseDue(this.ctx, { owner, queues, ttlMs, max });
+    // Queues without limits take the plain path: no read or write beyond it (the limits
+    // themselves are read once per queue per refresh period, not per job).
+    const limits = await this.flowConfig.limitsOf(this.ctx, queues);
+    const plain = queues.filter((q) => isUnlimited(limits.get(q)!));
+    const won = plain.length ? await leaseDue(this.ctx, { owner, queues: plain, ttlMs, max }) : [];
+    for (const queue of queues) {
+      if (won.length >= max || isUnlimited(limits.get(queue)!)) continue;
+      const out = await leaseUnderLimits(this.ctx, { owner, queue, limits: limits.get(queue)!, ttlMs, max: max - won.length });
+      won.push(...out.leases);
+      if (out.wait) this.limitWaits.set(queue, out.wait);
+      else this.limitWaits.delete(queue);
+    }
+    return won;
+  }
+
+  /**
+   * Why the last lease call of this JobQueue got nothing from a limited queue among `queues`, and
+   * until when: the next rate token, or the earliest lapse of a held concurrency slot. The Worker
+   * sleeps until a token is due instead of polling; undefined when no queue was held back.
+   */
+  limitWait(queues: readonly string[]): LimitWait | undefined {
+    let best: LimitWait | undefined;
+    for (const q of queues) {
+      const w = this.limitWaits.get(q);
+      if (w && (!best || w.until < best.until)) best = w;
+    }
+    return best;
+  }
+
+  /**
+   * Sets a registered queue's flow limits, replacing the previous ones (`{}` removes them all);
+   * workers apply them within 2 s. A bad value is a ValidationError on its field, an unknown
+   * queue an UnknownQueueError; either way nothing is written.
+   * @example
+   * await queue.setLimits('email', { maxRunning: 10, ratePerSecond: 5, burst: 10 });
+   */
+  async setLimits(queue: string, limits: QueueLimits): Promise<QueueLimits> {
+    const name = checkQueue('queue', queue);
+    const checked = checkLimits('limits', limits);
+    if ((await readLimits(this.ctx, name)) === null) throw new UnknownQueueError('queue', name);
+    // Slots before the setting that uses them: a lease that sees the limit finds its slots.
+    await makeSlots(this.ctx, name, checked.maxRunning ?? 0);
+    await writeLimits(this.ctx, name, checked);
+    this.flowConfig.forget(name);
+    return checked;
+  }
+
+  /** A registered queue's flow limits (`{}` when it has none); UnknownQueueError for an unknown queue. */
+  async getLimits(queue: string): Promise<QueueLimits> {
+    const name = checkQueue('queue', queue);
+    const limits = await readLimits(this.ctx, name);
+    if (limits === null) throw new UnknownQueueError('queue', name);
+    return limits;
+  }
+
+  /** Limits and what they hold back now, per queue: running against maxRunning, tokens left. */
+  async flowStatus(queues: readonly string[]): Promise<FlowStatus[]> {
+    if (!Array.isArray(queues) || queues.length > MAX_STATS_QUEUES) throw new ValidationError('queues', queues, `must be an array of at most ${MAX_STATS_QUEUES} queue names`);
+    const names = queues.map((q, i) => checkQueue(`queues[${i}]`, q));
+    return Promise.all(names.map((q) => flowStatus(this.ctx, q)));
+  }
+
+  /** What a dead job of an ordered group in `queue` does to its group (the queue's setting). */
+  private async groupOnDead(queue: string): Promise<'release' | 'hold'> {
+    return (await this.flowConfig.limitsOf(this.ctx, [queue])).get(queue)?.groupOnDead ?? 'release';
+  }
+
+  /** Lets a finished grouped job's group go on: pops it and unparks the next job. */
+  private async advance(lease: { queue: string; group?: string }): Promise<void> {
+    if (lease.group === undefined) return;
+    await advanceGroup(this.ctx, lease.queue, lease.group, await this.groupOnDead(lease.queue));
+  }
+
+  /**
+   * Advances every ordered group that has members (at most `max`): a group whose advance a crash
+   * interrupted, whose dead head was purged, or whose entry's producer died goes on. The reclaim
+   * run calls it; it reads each group's item and head job, and writes only where one is stuck.
+   */
+  async advanceGroups(opts: { max?: number } = {}): Promise<number> {
+    const max = opts.max === undefined ? 1000 : checkInt('options.max', opts.max, 1, 100_000);
+    const groups = await listedGroups(this.ctx, max);
+    for (const g of groups) await advanceGroup(this.ctx, g.queue, g.group, await this.groupOnDead(g.queue));
+    return groups.length;
+  }
+
+  /** Where a grouped job stands in its group (0 = head), the group's size and the job just ahead of it. */
+  async groupPosition(queue: string, group: string, id: string): Promise<{ position: number; size: number; ahead?: string; head?: string }> {
+    return groupPosition(this.ctx, checkQueue('queue', queue), checkGroup('group', group), checkId('id', id));
+  }
+
+  /** Frees the concurrency slot a settled lease held, and wakes local workers: a slot is free. */
+  private async freeSlot(lease: Lease): Promise<void> {
+    if (lease.slot === undefined) return;
+    if (await releaseSlotIfHeld(this.ctx, lease)) fireHook(this.ctx, 'onJobsDue', () => this.ctx.hooks.onJobsDue?.([lease.queue]));
   }
 
   /** Marks the leased job done with `result` (default null). Stale leases get `{ outcome: 'stale' }`. */
   async ackDone(lease: Lease, result: Json = null): Promise<AckDoneOutcome> {
     const l = checkLease('lease', lease);
-    return ackDoneIfLeaseHeld(this.ctx, l, checkJson('result', result));
+    const out = await ackDoneIfLeaseHeld(this.ctx, l, checkJson('result', result));
+    await this.freeSlot(l);
+    if (out.outcome === 'done') await this.advance(l);
+    return out;
   }
 
   /** Records a failed attempt: retried after backoff while attempts remain and `retryable` (default true), else dead. */
@@ -230,14 +342,32 @@ export class JobQueue implements JobStore {
     // An Error is stored as its name and message; anything else as JSON text, which a value
     // nested deeper than JSON payloads may be cannot become (and must not overflow the stack).
     if (!(error instanceof Error)) checkNesting('error', error);
-    return ackFailedIfLeaseHeld(this.ctx, l, errorText(error), opts.retryable ?? true);
+    const out = await ackFailedIfLeaseHeld(this.ctx, l, errorText(error), opts.retryable ?? true);
+    await this.freeSlot(l);
+    // A retrying job stays its group's head, so the group waits for it; a dead one lets it go on.
+    if (out.outcome === 'dead') await this.advance(l);
+    return out;
   }
 
   /** Extends the lease to now + ttlMs; the generation never changes. `progress` (JSON up to 4 KiB) is stored by the same guarded write. */
   async renew(lease: Lease, ttlMs: number, progress?: Json): Promise<RenewOutcome> {
     const l = checkLease('lease', lease);
     const ttl = checkTtl('ttlMs', ttlMs);
-    return renewIfLeaseHeld(this.ctx, l, ttl, progress === undefined ? undefined : checkProgress('progress', progress));
+    const progressText = progress === undefined ? undefined : checkProgress('progress', progress);
+    if (l.slot === undefined) return renewIfLeaseHeld(this.ctx, l, ttl, progressText);
+    // The slot first, to the expiry the job then gets: the slot never ends before the lease.
+    const at = this.ctx.clock();
+    if (!(await renewSlotIfHeld(this.ctx, l, at + ttl))) {
+      // The slot lapsed and another lease took it: this run no longer counts, so it must stop.
+      // Give the job back at once rather than let it wait out its lease.
+      const back = await releaseIfLeaseHeld(this.ctx, l, `concurrency slot ${l.slot} of ${l.queue} lapsed and was taken; job handed back`);
+      if (back.outcome === 'released' && !back.repeated) return { outcome: 'stale', id: l.id, generation: l.generation, currentGeneration: back.generation, currentState: 'pending' };
+      // The lease held the job no more either: the renew's own answer says where the job is now.
+      return renewIfLeaseHeld(this.ctx, l, ttl, progressText);
+    }
+    const out = await renewIfLeaseHeld(this.ctx, l, ttl, progressText, at);
+    if (out.outcome === 'stale') await this.freeSlot(l);
+    return out;
   }
 
   /** Hands the job back to pending at once (graceful stop); the attempt is not counted. */
@@ -246,7 +376,9 @@ export class JobQueue implements JobStore {
     const o = checkObject('options', opts);
     checkKnownKeys('options', o, ['reason']);
     if (opts.reason !== undefined && typeof opts.reason !== 'string') throw new ValidationError('options.reason', opts.reason, 'must be a string');
-    return releaseIfLeaseHeld(this.ctx, l, opts.reason === undefined ? undefined : errorText(opts.reason));
+    const out = await releaseIfLeaseHeld(this.ctx, l, opts.reason === undefined ? undefined : errorText(opts.reason));
+    await this.freeSlot(l);
+    return out;
   }
 
   /** The operator's force-release by id: bumps the generation, returns a running job to pending; never touches a finished job. */
@@ -264,7 +396,12 @@ export class JobQueue implements JobStore {
 
   /** Cancels a pending or running job (a running holder's acks become stale). */
   async cancel(id: string): Promise<CancelOutcome> {
-    return cancelIfLive(this.ctx, checkId('id', id));
+    const out = await cancelIfLive(this.ctx, checkId('id', id));
+    if (out.outcome === 'cancelled') {
+      const job = await readItem(this.ctx, id);
+      if (typeof job?.group === 'string') await this.advance({ queue: job.queue as string, group: job.group });
+    }
+    return out;
   }
 
   /** Puts a dead job back to pending with its attempts reset. */

@@ -3,6 +3,7 @@ import type { AckDoneOutcome } from './store/ack-done.js';
 import type { AckFailedOutcome } from './store/ack-failed.js';
 import type { ReleaseOutcome } from './store/release.js';
 import type { RenewOutcome } from './store/renew.js';
+import type { LimitWait } from './store/flow-lease.js';
 
 /** Arguments of a lease call. */
 export interface LeaseRequest {
@@ -31,6 +32,12 @@ export interface JobStore {
   renew(lease: Lease, ttlMs: number, progress?: Json): Promise<RenewOutcome>;
   /** Hands the job back to pending at once, not counting the attempt. */
   release(lease: Lease, opts?: { reason?: string }): Promise<ReleaseOutcome>;
+  /**
+   * Optional: why the last lease call got nothing from a rate- or concurrency-limited queue of
+   * `queues`, and until when (JobQueue has it; a transport without it leaves the worker to its
+   * idle backoff).
+   */
+  limitWait?(queues: readonly string[]): LimitWait | undefined;
 }
 
-export type { AckDoneOutcome, AckFailedOutcome, ReleaseOutcome, RenewOutcome };
+export type { AckDoneOutcome, AckFailedOutcome, LimitWait, ReleaseOutcome, RenewOutcome };

@@ -55,6 +55,8 @@ export interface Job {
   readonly deadNotified?: boolean;
   /** For cancelled jobs: true when a schedule's pause withdrew it before it started (a resume may fire its tick again). */
   readonly withdrawn?: boolean;
+  /** The ordered group the job was enqueued in, if any. */
+  readonly group?: string;
   /** Epoch ms. */
   readonly createdAt: number;
   /** Epoch ms. */
@@ -95,6 +97,10 @@ export interface Lease {
   readonly payload: Json;
   /** Set when this lease took over a running job whose lease had lapsed: the previous owner. */
   readonly takenOverFrom?: string;
+  /** Set when the job's queue has a concurrency limit: the slot this lease holds (see docs/flow-control.md). */
+  readonly slot?: number;
+  /** The job's ordered group, if any: when it finishes, the next job of the group is let go. */
+  readonly group?: string;
 }
 
 /** Outcome of a call made with a lease that no longer holds the job: a logged no-op. */

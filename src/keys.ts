@@ -73,6 +73,9 @@ export const QUEUE_REGISTRY_PARTITION = 'registry';
 /** The id prefix of the queue registry's items: a producer's UpdateItem is limited to it (infra/access.ts). */
 export const QUEUE_REGISTRY_ID_PREFIX = '~queue|';
 
+/** Ids of ordered-group items (`~group|<queue>|<group>`): the one other item a producer writes, enqueueing into a group. */
+export const GROUP_ID_PREFIX = '~group|';
+
 /** The item that registers one queue name: id `~queue|<name>`, in the registry partition sorted by name. */
 export function queueRegistryKeys(queue: string): { id: string } & IndexKeys {
   return { id: `${QUEUE_REGISTRY_ID_PREFIX}${queue}`, gpk: QUEUE_REGISTRY_PARTITION, gsk: queue };

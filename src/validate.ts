@@ -44,6 +44,14 @@ export function checkId(field: string, value: unknown): string {
   return value;
 }
 
+/** An ordered group's key: the job id alphabet (1-200 of A-Z a-z 0-9 _ . : @ = + / -). */
+export function checkGroup(field: string, value: unknown): string {
+  if (typeof value !== 'string' || !ID_RE.test(value)) {
+    throw new ValidationError(field, value, 'a group key is 1-200 characters of A-Z a-z 0-9 _ . : @ = + / - starting with a letter, digit or _ (the job id alphabet)');
+  }
+  return value;
+}
+
 /** A lease owner: 1-128 printable ASCII characters without spaces. */
 export function checkOwner(field: string, value: unknown): string {
   if (typeof value !== 'string' || !OWNER_RE.test(value) || value.includes('|')) {
@@ -171,6 +179,8 @@ export function checkLease(field: string, value: unknown): Lease {
   checkInt(`${field}.expiresAt`, l.expiresAt, 0, 8_640_000_000_000);
   checkInt(`${field}.attempt`, l.attempt, 1, 1_000_000);
   checkInt(`${field}.maxAttempts`, l.maxAttempts, 1, 1_000_000);
+  if (l.slot !== undefined) checkInt(`${field}.slot`, l.slot, 0, 999);
+  if (l.group !== undefined) checkGroup(`${field}.group`, l.group);
   return value as Lease;
 }
 

@@ -15,6 +15,7 @@ import { fencedWrite } from '../src/fencing/fenced-write.js';
 import type { Json } from '../src/job.js';
 import { benchClient, benchQueue } from './env.js';
 import { createWorker, type BenchHandler } from './workers.js';
+import { applyBreaks } from './breaks.js';
 
 /** What the orchestrator passes in FENCEQ_WORKER_CONFIG. */
 export interface WorkerProcessConfig {
@@ -32,6 +33,10 @@ export interface WorkerProcessConfig {
   readonly graceMs: number;
   /** SDK attempts per call (the chaos run's proxy makes retries matter). */
   readonly maxAttempts?: number;
+  /** A second queue with flow limits (chaos only): its runs print start and end events. */
+  readonly flowQueue?: string;
+  /** Deliberate breaks of the flow controls, to show the chaos check catches each (see chaos/breaks.ts). */
+  readonly breaks?: readonly string[];
 }
 
 /** One line the process writes. */
@@ -39,6 +44,9 @@ export type WorkerEvent =
   | { ev: 'ready'; owner: string; pid: number; t: number }
   | { ev: 'start'; owner: string; id: string; generation: number; attempt: number; t: number }
   | { ev: 'effect'; owner: string; id: string; generation: number; outcome: string; t: number }
+  | { ev: 'flow-start'; owner: string; id: string; generation: number; t: number; expiresAt: number; group?: string; seq?: number }
+  | { ev: 'flow-abort'; owner: string; id: string; generation: number; t: number }
+  | { ev: 'flow-end'; owner: string; id: string; generation: number; t: number; expiresAt: number; abortedAt?: number }
   | { ev: 'stopped'; owner: string; rssMb: number; heapUsedMb: number; t: number };
 
 const config = JSON.parse(process.env.FENCEQ_WORKER_CONFIG ?? '{}') as WorkerProcessConfig;
@@ -75,8 +83,7 @@ async function recordEffect(id: string, generation: number): Promise<string> {
   return 'gave-up';
 }
 
-const handlers: Record<string, BenchHandler> = {
-  [config.queue]: async (job, ctx) => {
+const chaosHandler: BenchHandler = async (job, ctx) => {
     emit({ ev: 'start', owner: config.owner, id: job.id, generation: job.generation, attempt: job.attempt, t: Date.now() });
     if (config.handler === 'hold') {
       await sleep(3_600_000, ctx.signal);
@@ -96,11 +103,34 @@ const handlers: Record<string, BenchHandler> = {
     emit({ ev: 'effect', owner: config.owner, id: job.id, generation: job.generation, outcome, t: Date.now() });
     if (outcome !== 'written') throw new Error(`side effect refused: ${outcome}`);
     return { generation: job.generation } as Json;
-  },
 };
 
+const handlers: Record<string, BenchHandler> = { [config.queue]: chaosHandler };
+if (config.flowQueue) {
+  // The same work, between a start and an end record with the lease expiry the run knew.
+  handlers[config.flowQueue] = async (job, ctx) => {
+    const p = job.payload as { group?: string; seq?: number };
+    emit({ ev: 'flow-start', owner: config.owner, id: job.id, generation: job.generation, t: Date.now(), expiresAt: ctx.lease.expiresAt, group: p.group, seq: p.seq });
+    // The worker aborts a run before it gives its lease (and slot) back: from then on the run no
+    // longer counts, though this handler, deliberately not abortable, carries on to its fenced write.
+    // Printed at once: a stopping process may exit before this handler returns.
+    let abortedAt: number | undefined;
+    ctx.signal.addEventListener('abort', () => {
+      abortedAt ??= Date.now();
+      emit({ ev: 'flow-abort', owner: config.owner, id: job.id, generation: job.generation, t: abortedAt });
+    }, { once: true });
+    try {
+      return await chaosHandler(job, ctx);
+    } finally {
+      emit({ ev: 'flow-end', owner: config.owner, id: job.id, generation: job.generation, t: Date.now(), expiresAt: ctx.lease.expiresAt, ...(abortedAt === undefined ? {} : { abortedAt }) });
+    }
+  };
+}
+
+const jobQueue = benchQueue(config.tableName, client);
+applyBreaks(jobQueue, config.breaks ?? []);
 const worker = createWorker({
-  queue: benchQueue(config.tableName, client),
+  queue: jobQueue,
   handlers,
   owner: config.owner,
   concurrency: config.concurrency,

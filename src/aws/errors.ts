@@ -1,4 +1,4 @@
-import { EnqueueIncompleteError, FenceqError, InvalidStateError, JobNotFoundError, TableUnavailableError, ValidationError } from '../errors.js';
+import { EnqueueIncompleteError, FenceqError, InvalidStateError, JobNotFoundError, TableUnavailableError, UnknownQueueError, ValidationError } from '../errors.js';
 
 /** A handler's setting is missing or malformed (an environment variable): the function cannot start. */
 export class ConfigError extends FenceqError {
@@ -60,6 +60,9 @@ export function errorFromPayload(p: ErrorPayload): FenceqError {
   switch (p.name) {
     case 'ValidationError':
       err = new ValidationError(p.field ?? 'unknown', p.value, '');
+      break;
+    case 'UnknownQueueError':
+      err = new UnknownQueueError(p.field ?? 'queue', String(p.value));
       break;
     case 'JobNotFoundError':
       err = new JobNotFoundError(p.jobId ?? '');

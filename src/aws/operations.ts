@@ -8,6 +8,7 @@
  * validates every value.
  */
 import type { ScheduleInput } from '../schedules.js';
+import type { QueueLimits } from '../flow-limits.js';
 import { ValidationError } from '../errors.js';
 import type { Job, Json, Lease } from '../job.js';
 import type { JobQueue } from '../job-queue.js';
@@ -50,7 +51,10 @@ export type AdminEvent =
   | { readonly op: 'purgeDead'; readonly purge: { readonly olderThanMs: number; readonly queue?: string; readonly max?: number } }
   | { readonly op: 'schedulePut'; readonly schedule: ScheduleInput }
   | { readonly op: 'scheduleGet' | 'scheduleRemove' | 'schedulePause' | 'scheduleResume'; readonly name: string }
-  | { readonly op: 'scheduleList' };
+  | { readonly op: 'scheduleList' }
+  | { readonly op: 'limitsGet'; readonly queue: string }
+  | { readonly op: 'limitsSet'; readonly queue: string; readonly limits: QueueLimits }
+  | { readonly op: 'flowStatus'; readonly queues: readonly string[] };
 
 /** One enqueueMany outcome per input, in input order. */
 export type EnqueueManyReply = EnqueueOutcome[];
@@ -88,6 +92,9 @@ const ADMIN_ARGS = {
   scheduleRemove: [['name'], []],
   schedulePause: [['name'], []],
   scheduleResume: [['name'], []],
+  limitsGet: [['queue'], []],
+  limitsSet: [['queue', 'limits'], []],
+  flowStatus: [['queues'], []],
 } as const satisfies Record<AdminEvent['op'], readonly [readonly string[], readonly string[]]>;
 
 /** The enqueue function's operations. */
@@ -195,5 +202,11 @@ export async function runAdminOp(queue: JobQueue, e: AdminEvent): Promise<unknow
       return queue.schedules.pause(e.name);
     case 'scheduleResume':
       return queue.schedules.resume(e.name);
+    case 'limitsGet':
+      return queue.getLimits(e.queue);
+    case 'limitsSet':
+      return queue.setLimits(e.queue, e.limits);
+    case 'flowStatus':
+      return queue.flowStatus(e.queues);
   }
 }

@@ -73,6 +73,12 @@ export async function reclaimRun(aws: AwsQueue, opts: ReclaimRunOptions): Promis
       reclaimedIds.push(...c.ids.reclaimed);
       if (c.expired < batch || (opts.remainingMs && opts.remainingMs() < 20_000)) break;
     }
+    try {
+      // Ordered groups a crash left waiting (a finished head not popped, a parked head) go on.
+      await queue.advanceGroups({ max: batch });
+    } catch (error) {
+      opts.logger.error('reclaim_run.groups_failed', { error });
+    }
     const notices = aws.notifier ? await aws.notifier.resendUndelivered({ minAgeMs: opts.noticeMinAgeMs }) : NO_NOTICES;
     const measure = async () => queue.stats(await queue.nextQueues('health', opts.healthQueues ?? HEALTH_QUEUES_PER_RUN));
     const [stats, global, reclaimedByQueue] = await Promise.all([measure(), queue.totals(), countByQueue(aws, reclaimedIds)]);

@@ -10,6 +10,7 @@ import type { CliIo } from './io.js';
 import { packageVersion } from './version.js';
 import { cancelCommand, purgeCommand, reclaimCommand, releaseCommand, requeueCommand } from './commands/admin.js';
 import { enqueueCommand, getCommand, inspectCommand, listCommand, statsCommand } from './commands/jobs.js';
+import { limitsGetCommand, limitsSetCommand } from './commands/limits.js';
 import { registerSchedules } from './commands/schedules.js';
 
 /** Runs one CLI invocation (`argv` without node and script) and resolves to its exit code. */
@@ -73,6 +74,7 @@ function buildProgram(io: CliIo, context: ContextFactory, setExit: (code: number
     .option('--run-at <iso>', 'not due before this instant (ISO 8601)')
     .option('--priority <n>', 'larger runs first (default 0)')
     .option('--max-attempts <n>', 'attempts before the job is dead (default 5)')
+    .option('--group <key>', 'ordered group: jobs of one group run one at a time, in enqueue order')
     .action(async (queue: string, payload: string | undefined, o, cmd: Command) => enqueueCommand(ctx(cmd), queue, payload, o));
 
   sub('get')
@@ -128,6 +130,23 @@ function buildProgram(io: CliIo, context: ContextFactory, setExit: (code: number
     .action(async (o, cmd: Command) => purgeCommand(ctx(cmd), o));
 
   registerSchedules(sub, ctx);
+
+  const limits = sub('limits').description("a queue's flow limits: how many run at once, how fast they start, what a dead job does to its group");
+  limits
+    .command('get')
+    .description('show a queue\'s limits and what they hold back now')
+    .argument('<queue>', 'queue name')
+    .action(async (queue: string, _o, cmd: Command) => limitsGetCommand(ctx(cmd), queue));
+  limits
+    .command('set')
+    .description('replace a queue\'s limits (unset ones are removed); workers apply them within 2 s')
+    .argument('<queue>', 'queue name')
+    .option('--max-running <n>', 'at most this many jobs of the queue run at once (1-1000)')
+    .option('--rate <n>', 'job starts a second (needs --burst)')
+    .option('--burst <n>', 'most starts at once after a quiet spell (at least 1)')
+    .option('--group-on-dead <mode>', 'release (default): a dead job lets its group go on; hold: until requeued or purged')
+    .option('--clear', 'remove every limit')
+    .action(async (queue: string, o, cmd: Command) => limitsSetCommand(ctx(cmd), queue, o));
 
   sub('work')
     .description('run a worker process (as a Fargate task would); SIGTERM releases held leases before exiting')

@@ -28,6 +28,7 @@ export function itemToJob(item: Item): Job {
     settledBy: item.settledBy as SettledBy | undefined,
     deadNotified: item.deadNotified as boolean | undefined,
     withdrawn: item.withdrawn as boolean | undefined,
+    group: item.group as string | undefined,
     progress: parseJson(item.progress as string | undefined),
     progressAt: item.progressAt as number | undefined,
     createdAt: item.createdAt as number,
@@ -53,5 +54,6 @@ export function itemToLease(item: Item, secret: string): Lease {
     maxAttempts: item.maxAttempts as number,
     queue: item.queue as string,
     payload: parseJson(item.payload as string) ?? null,
+    ...(typeof item.group === 'string' ? { group: item.group } : {}),
   };
 }

@@ -21,6 +21,7 @@ import {
   checkJson,
   checkKnownKeys,
   checkObject,
+  checkGroup,
   checkPriority,
   checkQueue,
 } from '../validate.js';
@@ -47,6 +48,12 @@ export interface EnqueueInput extends JobRunFields {
   readonly id?: string;
   /** Not due before this instant (epoch ms or Date); default now. */
   readonly runAt?: number | Date;
+  /**
+   * An ordered group (the job id alphabet): jobs of one group in this queue run one at a time,
+   * in enqueue order; other groups run in parallel. Costs one more write at enqueue and about
+   * two when the job finishes; jobs without a group pay nothing for groups.
+   */
+  readonly group?: string;
 }
 
 /** Validates the {@link JobRunFields} of `o` (named `<field>.queue`, ...) and fills in the defaults. */
@@ -66,7 +73,7 @@ export type EnqueueOutcome =
 /** Attempts allowed when the producer does not say. */
 export const DEFAULT_MAX_ATTEMPTS = 5;
 
-const KNOWN = ['queue', 'payload', 'id', 'runAt', 'priority', 'maxAttempts'] as const;
+const KNOWN = ['queue', 'payload', 'id', 'runAt', 'priority', 'maxAttempts', 'group'] as const;
 
 /** Validates one input and builds the item it will write; throws a ValidationError and writes nothing. */
 export function prepareEnqueue(field: string, input: unknown, now: number): Item {
@@ -77,7 +84,9 @@ export function prepareEnqueue(field: string, input: unknown, now: number): Item
   const payload = checkJson(`${field}.payload`, o.payload);
   const id = o.id === undefined ? randomUUID() : checkId(`${field}.id`, o.id);
   const runAt = o.runAt === undefined ? now : checkInstant(`${field}.runAt`, o.runAt);
+  const group = o.group === undefined ? undefined : checkGroup(`${field}.group`, o.group);
   return {
+    ...(group === undefined ? {} : { group }),
     id,
     queue,
     state: 'pending',

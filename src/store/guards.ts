@@ -111,3 +111,36 @@ export function guarded<T extends { ExpressionAttributeNames: Record<string, str
     ExpressionAttributeValues: { ...update.ExpressionAttributeValues, ...guard.ExpressionAttributeValues },
   };
 }
+
+/**
+ * A concurrency slot another lease may take: it exists (slots are made by setLimits alone, so a
+ * claim never creates one) and is free, or its holder's lease expiry has passed. A holder's slot
+ * expiry is its lease expiry, so a slot is taken from a live lease never.
+ */
+export function slotFree(now: number): Guard {
+  return {
+    ConditionExpression: 'attribute_exists(id) AND (#state = :free OR #leaseExpiresAt < :now)',
+    ExpressionAttributeNames: { '#state': 'state', '#leaseExpiresAt': 'leaseExpiresAt' },
+    ExpressionAttributeValues: { ':free': 'free', ':now': now },
+  };
+}
+
+/**
+ * A concurrency slot held by exactly this lease: the job, its generation, and the SHA-256 of the
+ * lease secret. A superseded lease (taken over, force-released, reclaimed) matches nothing, and
+ * neither does one forged from the public id and generation.
+ */
+export function slotHeldBy(lease: Lease): Guard {
+  return {
+    ConditionExpression: '#state = :held AND #holderId = :holderId AND #leaseGeneration = :holderGen AND #holderSecretHash = :holderHash',
+    ExpressionAttributeNames: { '#state': 'state', '#holderId': 'holderId', '#leaseGeneration': 'leaseGeneration', '#holderSecretHash': 'holderSecretHash' },
+    ExpressionAttributeValues: { ':held': 'held', ':holderId': lease.id, ':holderGen': lease.generation, ':holderHash': leaseSecretHash(lease.secret) },
+  };
+}
+
+/** A version-counted item exactly as a read saw it (or still absent when the read found none). */
+export function atVersion(seen: number | undefined): Guard {
+  return seen === undefined
+    ? { ConditionExpression: 'attribute_not_exists(id)', ExpressionAttributeNames: {}, ExpressionAttributeValues: {} }
+    : { ConditionExpression: '#version = :seenVersion', ExpressionAttributeNames: { '#version': 'version' }, ExpressionAttributeValues: { ':seenVersion': seen } };
+}

@@ -128,9 +128,9 @@ export async function claimIfDue(
   owner: string,
   ttlMs: number,
   now: number,
+  secret = newLeaseSecret(),
 ): Promise<Lease | null> {
   const expiresAt = now + ttlMs;
-  const secret = newLeaseSecret();
   const update = buildUpdate({
     set: {
       state: 'running',

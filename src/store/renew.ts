@@ -22,9 +22,10 @@ export type RenewOutcome = { readonly outcome: 'renewed'; readonly lease: Lease 
  * same write stores the handler's latest progress and its time: progress rides the heartbeat, so a
  * superseded run (whose lease guard fails) can never overwrite its successor's progress.
  */
-export async function renewIfLeaseHeld(ctx: StoreContext, lease: Lease, ttlMs: number, progressText?: string): Promise<RenewOutcome> {
+export async function renewIfLeaseHeld(ctx: StoreContext, lease: Lease, ttlMs: number, progressText?: string, at?: number): Promise<RenewOutcome> {
   const now = ctx.clock();
-  const expiresAt = now + ttlMs;
+  // `at`: a concurrency-limited lease renews its slot first and its job to the same expiry.
+  const expiresAt = (at ?? now) + ttlMs;
   const update = buildUpdate({ set: { leaseExpiresAt: expiresAt, updatedAt: now, ...(progressText === undefined ? {} : { progress: progressText, progressAt: now }) } });
   const item = await updateIf(ctx, { Key: { id: lease.id }, ...guarded(update, leaseHeld(lease)) });
   if (item) {

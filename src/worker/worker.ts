@@ -21,6 +21,18 @@ type Outcome = { ok: true; result: unknown } | { ok: false; error: unknown; retr
 const ACK_RETRY_DELAYS_MS = [200, 800, 2_000];
 
 /**
+ * How long to sleep when a limit held a queue back. Rate: exactly until the next token is due
+ * (polling sooner finds the bucket empty; later wastes the token's time). Concurrency: the idle
+ * backoff, but no later than the earliest held slot lapses; an ack frees a slot sooner and wakes
+ * the workers it can reach (in-process at once, others by their wake-up message or backoff).
+ */
+function limitedDelay(wait: { reason: 'slots' | 'rate'; until: number } | undefined, otherwise: number, now: number): number {
+  if (!wait) return otherwise;
+  const until = Math.max(1, wait.until - now);
+  return wait.reason === 'rate' ? until : Math.min(otherwise, until);
+}
+
+/**
  * Runs handlers for leased jobs; see docs/worker.md.
  * @example
  * import { JobQueue, Worker } from 'fenceq';
@@ -155,9 +167,14 @@ export class Worker {
         break;
       }
       for (const lease of leases) this.accept(lease);
+      const held = o.store.limitWait?.(queues);
       if (leases.length === 0) {
-        delay = backoff.next();
+        delay = limitedDelay(held, backoff.next(), o.clock());
         this.checkIdle();
+      } else if (held && leases.length < max) {
+        // Some jobs, then a limit: look again when it lifts (the next token), not in a tight loop.
+        backoff.reset();
+        delay = limitedDelay(held, o.raceRetryMs, o.clock());
       } else {
         backoff.reset();
         // A full batch: more may be due, poll as soon as a slot frees. A short one: the store ran

@@ -45,6 +45,30 @@ afterAll(async () => {
 });
 
 describe('LambdaJobStore over the Lambda Invoke API', () => {
+  it('flow control through the admin and API functions: limits set, a slot held and freed, a group in order', async () => {
+    const client = lambdaClient({ endpoint: server.endpoint });
+    const admin = <T>(event: AdminEvent) => invokeFenceq<T>(client, 'fenceq-admin', event);
+    for (const id of ['fl-1', 'fl-2']) await producer.enqueue({ queue: 'lflow', payload: null, id });
+    await expect(admin({ op: 'limitsSet', queue: 'nosuch', limits: { maxRunning: 1 } })).rejects.toMatchObject({ name: 'UnknownQueueError', field: 'queue' });
+    await expect(admin({ op: 'limitsSet', queue: 'lflow', limits: { maxRunning: 0 } })).rejects.toMatchObject({ field: 'limits.maxRunning' });
+    expect(await admin({ op: 'limitsSet', queue: 'lflow', limits: { maxRunning: 1 } })).toEqual({ maxRunning: 1 });
+    expect(await admin({ op: 'limitsGet', queue: 'lflow' })).toEqual({ maxRunning: 1 });
+    const [first] = await store.lease({ owner: 'remote-flow', queues: ['lflow'], ttlMs: 5000, max: 2 });
+    expect(first!.slot).toBe(0);
+    expect(await store.lease({ owner: 'remote-flow', queues: ['lflow'], ttlMs: 5000, max: 2 })).toEqual([]);
+    expect(await admin<{ running: number }[]>({ op: 'flowStatus', queues: ['lflow'] })).toMatchObject([{ running: 1 }]);
+    expect((await store.renew(first!, 5000)).outcome).toBe('renewed');
+    expect((await store.ackDone(first!)).outcome).toBe('done');
+    expect(await store.lease({ owner: 'remote-flow', queues: ['lflow'], ttlMs: 5000 })).toHaveLength(1);
+    await producer.enqueue({ queue: 'lgroup', payload: 1, id: 'lg-1', group: 'cust' });
+    await producer.enqueue({ queue: 'lgroup', payload: 2, id: 'lg-2', group: 'cust' });
+    const [head] = await store.lease({ owner: 'remote-flow', queues: ['lgroup'], ttlMs: 5000, max: 2 });
+    expect(head).toMatchObject({ id: 'lg-1', group: 'cust' });
+    expect(await store.lease({ owner: 'remote-flow', queues: ['lgroup'], ttlMs: 5000, max: 2 })).toEqual([]);
+    await store.ackDone(head!);
+    expect((await store.lease({ owner: 'remote-flow', queues: ['lgroup'], ttlMs: 5000 }))[0]!.id).toBe('lg-2');
+  });
+
   it('enqueues, leases, renews and acks through the API function', async () => {
     const e = await producer.enqueue({ queue: 'lj', payload: { a: 1 }, id: 'lj-1', runAt: new Date(Date.now() - 1000) });
     expect(e).toMatchObject({ outcome: 'created', id: 'lj-1' });

@@ -18,11 +18,16 @@ describe('chaos run (short, seed 7)', () => {
       enqueueOverMs: 3_000,
       disruptEveryMs: [400, 900],
       deadlineMs: 100_000,
+      flow: { jobs: 60, maxRunning: 2, ratePerSecond: 10, burst: 3, groups: 4 },
       log: () => undefined,
     });
     const v = report.verdict;
     expect(v.violations).toEqual([]);
-    expect(v.done + v.dead).toBe(120);
+    expect(v.done + v.dead).toBe(180);
+    // The flow queue's limits held from the handlers' records, over every flow job's runs.
+    expect(report.flow!.counts).toEqual({ overConcurrency: 0, overRate: 0, groupOverlap: 0, groupOutOfOrder: 0 });
+    expect(report.flow!.peakRunning).toBeLessThanOrEqual(2);
+    expect(report.flow!.runs).toBeGreaterThanOrEqual(60);
     // The every-second schedule fired by two racing schedulers (one through the faults): one job per tick, none missing.
     expect(report.scheduleTicks).toBeGreaterThan(2);
     // The run did disrupt something and the proxy did inject faults, or it proved nothing.

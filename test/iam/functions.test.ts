@@ -35,6 +35,25 @@ async function leaseOne(queue: string, ttlMs = 10_000): Promise<Lease> {
   return lease!;
 }
 
+describe('flow control, each part under its own role', () => {
+  it('admin sets limits; a producer enqueues an ordered group; a worker holds a concurrency slot and frees it; the group advances', async () => {
+    await s.producer(P).enqueue({ queue: 'iam-flow', payload: 0, id: 'iam-flow-0' });
+    expect(await s.admin(A, { op: 'limitsSet', queue: 'iam-flow', limits: { maxRunning: 1, ratePerSecond: 100, burst: 10 } })).toMatchObject({ maxRunning: 1 });
+    expect(await s.admin(A, { op: 'limitsGet', queue: 'iam-flow' })).toMatchObject({ maxRunning: 1 });
+    await s.producer(P).enqueue({ queue: 'iam-flow', payload: 1, id: 'iam-flow-g1', group: 'cust-1' });
+    await s.producer(P).enqueue({ queue: 'iam-flow', payload: 2, id: 'iam-flow-g2', group: 'cust-1' });
+    const done: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const lease = await leaseOne('iam-flow');
+      expect(await s.workerStore(W).lease({ owner: 'iam-worker-2', queues: ['iam-flow'], ttlMs: 10_000 })).toEqual([]);
+      await s.workerStore(W).ackDone(lease, 'ok');
+      done.push(lease.id);
+    }
+    expect(done.filter((id) => id.includes('-g'))).toEqual(['iam-flow-g1', 'iam-flow-g2']);
+    expect(await s.admin(A, { op: 'flowStatus', queues: ['iam-flow'] })).toMatchObject([{ running: 0 }]);
+  });
+});
+
 describe('the enqueue function, under the producer role', () => {
   it('enqueues one job with an id and one without', async () => {
     expect(await s.producer(P).enqueue({ queue: 'iam-one', payload: 1, id: 'iam-one-1' })).toMatchObject({ outcome: 'created' });
@@ -171,9 +190,9 @@ describe('coverage', () => {
     expect([...used('api')].sort()).toEqual(['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem', 'sqs:SendMessage']);
     expect([...used('admin')].sort()).toEqual(['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem', 'sqs:SendMessage']);
     expect([...used('reclaim')].sort()).toEqual(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem', 'sqs:SendMessage']);
-    // The Lambda worker shares the worker profile with the API; its GetItem (reading back a lost
-    // condition) is exercised through the API's repeated ack above.
-    expect([...used('worker')].sort()).toEqual(['dynamodb:Query', 'dynamodb:UpdateItem', 'sqs:SendMessage']);
+    // The Lambda worker shares the worker profile with the API; it GetItems each queue's flow
+    // limits as it leases (cached for 2 s).
+    expect([...used('worker')].sort()).toEqual(['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem', 'sqs:SendMessage']);
     // Both queues were sent to by the roles that hold both (the Lambda worker shares the API's profile).
     for (const p of ['api', 'reclaim']) {
       const queues = new Set(s.decisions.filter((d) => d.principal === p && d.action === 'sqs:SendMessage').map((d) => d.resource.split(':').pop()));

@@ -5,6 +5,7 @@ import { LISTABLE_STATES, type JobSummary } from '../../store/browse.js';
 import { reclaimPeriodMs } from '../config.js';
 import type { CommandContext } from '../context.js';
 import { CliError, EXIT } from '../exit-codes.js';
+import { explainFlowWait, limitCell } from '../../text/explain-flow.js';
 import { explainJob } from '../../text/explain.js';
 import { formatDuration, formatInstant, oneLine, parseDuration, renderFields, renderTable } from '../../text/format.js';
 import { readPayload } from '../io.js';
@@ -18,6 +19,7 @@ export interface EnqueueOptions {
   readonly runAt?: string;
   readonly priority?: string;
   readonly maxAttempts?: string;
+  readonly group?: string;
 }
 
 /** `fenceq enqueue QUEUE [PAYLOAD]`: one job, payload from the argument, --file or stdin. */
@@ -38,6 +40,7 @@ export async function enqueueCommand(ctx: CommandContext, queueName: string, pay
     ...(runAt !== undefined ? { runAt } : {}),
     ...(o.priority !== undefined ? { priority: integer('--priority', o.priority) } : {}),
     ...(o.maxAttempts !== undefined ? { maxAttempts: integer('--max-attempts', o.maxAttempts) } : {}),
+    ...(o.group !== undefined ? { group: o.group } : {}),
   };
   const outcome = await ctx.queue().enqueue(input);
   ctx.print(() => {
@@ -58,7 +61,9 @@ export async function inspectCommand(ctx: CommandContext, id: string): Promise<v
   const period = reclaimPeriodMs(ctx.options, ctx.io.env);
   const job = await mustGet(ctx, id);
   const now = ctx.io.clock();
-  const explanation = explainJob(job, now, { reclaimPeriodMs: period });
+  const base = explainJob(job, now, { reclaimPeriodMs: period });
+  const flowWait = await flowLines(ctx, job, now);
+  const explanation = flowWait.length ? { ...base, details: [...base.details, ...flowWait] } : base;
   ctx.print(
     () =>
       [
@@ -71,6 +76,15 @@ export async function inspectCommand(ctx: CommandContext, id: string): Promise<v
       ].join('\n'),
     { job, explanation, now },
   );
+}
+
+/** What the queue's limits and the job's ordered group say about a live job (reads only when they apply). */
+async function flowLines(ctx: CommandContext, job: Job, now: number): Promise<string[]> {
+  if (job.state !== 'pending' && job.state !== 'running' && job.group === undefined) return [];
+  const queue = ctx.queue();
+  const [flow] = job.state === 'pending' ? await queue.flowStatus([job.queue]) : [undefined];
+  const group = job.group === undefined ? undefined : await queue.groupPosition(job.queue, job.group, job.id);
+  return explainFlowWait(job, now, flow, group);
 }
 
 /** Options of `list`. */
@@ -126,13 +140,16 @@ export async function listCommand(ctx: CommandContext, o: ListOptions): Promise<
 /** `fenceq stats [QUEUE...]`: per queue, pending, due, running, expired leases, dead, oldest due age. */
 export async function statsCommand(ctx: CommandContext, queues: string[]): Promise<void> {
   const stats = await ctx.queue().stats(queues.length ? queues : undefined);
+  // Running against the limit, for queues that have one (one GetItem per queue, a Query where limited).
+  const flow = stats.length ? await ctx.queue().flowStatus(stats.map((s) => s.queue)) : [];
+  const limited = new Map(flow.filter((f) => limitCell(f) !== '-').map((f) => [f.queue, f]));
   ctx.print(() => {
     if (stats.length === 0) return 'no queues yet (nothing has been enqueued)';
-    return renderTable(
-      ['queue', 'pending', 'due', 'running', 'expired', 'dead', 'oldest due'],
-      stats.map((s) => [s.queue, s.pending, s.due, s.running, s.expired, s.dead, s.due ? formatDuration(s.oldestDueAgeMs) : '-']),
-    );
-  }, stats);
+    const head = ['queue', 'pending', 'due', 'running', 'expired', 'dead', 'oldest due'];
+    const rows = stats.map((s) => [s.queue, s.pending, s.due, s.running, s.expired, s.dead, s.due ? formatDuration(s.oldestDueAgeMs) : '-']);
+    if (limited.size === 0) return renderTable(head, rows);
+    return renderTable([...head, 'limits'], rows.map((r, i) => [...r, limitCell(limited.get(stats[i]!.queue))]));
+  }, limited.size === 0 ? stats : stats.map((s) => (limited.has(s.queue) ? { ...s, flow: limited.get(s.queue) } : s)));
 }
 
 /** Reads a job or fails with JobNotFoundError (exit 3). */
@@ -149,6 +166,7 @@ export function renderJob(job: Job, now = Date.now()): string {
     ['queue', job.queue],
     ['state', job.state],
     ['attempts', `${job.attempts} of ${job.maxAttempts}`],
+    ...(job.group === undefined ? [] : [['group', job.group] as [string, string]]),
     ['generation', job.leaseGeneration],
     ['owner', job.leaseOwner],
     ['lease expires', job.leaseExpiresAt === undefined ? undefined : formatInstant(job.leaseExpiresAt)],
