@@ -108,16 +108,49 @@ const WORKER_ONLY = {
 const RESEND = { './store/dead-notices.js': ['findUndeliveredDeadNotices'] };
 const SCHEDULE_WRITES = { './store/schedule-put.js': ['putSchedule', 'removeSchedule'], './store/schedule-pause.js': ['setSchedulePaused'] };
 const SCHEDULE_FIRE = { './store/schedule-fire.js': ['fireDueSchedules'] };
+// Flow control (src/store/flow-*.ts, concurrency-slots.ts, rate-tokens.ts, group-order.ts), by
+// JobQueue method: lease claims under limits (flow-lease: slots, tokens); ackDone, ackFailed,
+// renew and release free or renew a slot (releaseSlotIfHeld, renewSlotIfHeld) and advance a
+// group (advanceGroup, as cancel does); setLimits makes slots and writes limits, getLimits reads
+// them, flowStatus reports; enqueue and enqueueMany write grouped jobs (enqueueGrouped);
+// advanceGroups (the reclaim run) lists groups; groupPosition is the CLI's alone.
+const FLOW_LEASE = { './store/flow-lease.js': ['leaseUnderLimits'] };
+const FLOW_ADMIN = { './store/flow-config.js': ['readLimits', 'writeLimits'], './store/flow-status.js': ['flowStatus'] };
+const SLOT_SETTLE = ['releaseSlotIfHeld', 'renewSlotIfHeld'];
+const AT_GROUPS = './store/group-order.js';
+// Functions that neither read nor write schedules nor measure queues (api, worker, enqueue): the
+// JobQueue builds its Schedules, whose methods they never call; stats and totals are the admin's
+// and the reclaim run's.
+const NO_SCHEDULES = { './store/schedules.js': ['checkScheduleInput', 'checkScheduleName', 'cronOf', 'itemToSchedule', 'tickJobId'], './store/browse.js': ['queueStats'] };
+const NO_BROWSE = { './store/browse.js': ['listJobs', 'indexTotals', 'queueStats'] };
+// Only setLimits checks a limits input; a lease reads stored limits with isUnlimited.
+const NO_LIMITS_INPUT = { './flow-limits.js': ['checkLimits'] };
+// api and worker never enqueue (a grouped job's enqueue is stubbed beside it).
+const NO_ENQUEUE = { './store/enqueue.js': ['prepareEnqueue', 'putGenerated', 'putIfAbsent'] };
 export const ABSENT = {
-  api: { [AT_QUEUE]: { ...ADMIN_ONLY, ...RESEND, './store/reclaim-orphaned.js': ['reclaimExpiredLeases'] }, [AT_SCHEDULES]: { ...SCHEDULE_WRITES, ...SCHEDULE_FIRE } },
-  worker: { [AT_QUEUE]: { ...ADMIN_ONLY, ...RESEND, './store/reclaim-orphaned.js': ['reclaimExpiredLeases'] }, [AT_SCHEDULES]: { ...SCHEDULE_WRITES, ...SCHEDULE_FIRE } },
+  api: {
+    [AT_QUEUE]: { ...ADMIN_ONLY, ...RESEND, ...FLOW_ADMIN, './store/reclaim-orphaned.js': ['reclaimExpiredLeases'], './store/concurrency-slots.js': ['makeSlots'], [AT_GROUPS]: ['enqueueGrouped', 'listedGroups', 'groupPosition'], ...NO_BROWSE, ...NO_LIMITS_INPUT, ...NO_ENQUEUE },
+    [AT_SCHEDULES]: { ...SCHEDULE_WRITES, ...SCHEDULE_FIRE, ...NO_SCHEDULES },
+  },
+  worker: {
+    [AT_QUEUE]: { ...ADMIN_ONLY, ...RESEND, ...FLOW_ADMIN, './store/reclaim-orphaned.js': ['reclaimExpiredLeases'], './store/concurrency-slots.js': ['makeSlots'], [AT_GROUPS]: ['enqueueGrouped', 'listedGroups', 'groupPosition'], ...NO_BROWSE, ...NO_LIMITS_INPUT, ...NO_ENQUEUE },
+    [AT_SCHEDULES]: { ...SCHEDULE_WRITES, ...SCHEDULE_FIRE, ...NO_SCHEDULES },
+  },
+  // Operators: cancel advances a cancelled grouped job's group; limitsSet makes slots.
   admin: {
-    [AT_QUEUE]: { ...WORKER_ONLY, ...RESEND, './store/reclaim-orphaned.js': ['reclaimExpiredLeases'], './wait-for.js': ['waitForJob'], './store/enqueue.js': ['putGenerated', 'putIfAbsent'] },
+    [AT_QUEUE]: { ...WORKER_ONLY, ...RESEND, ...FLOW_LEASE, './store/reclaim-orphaned.js': ['reclaimExpiredLeases'], './wait-for.js': ['waitForJob'], './store/enqueue.js': ['putGenerated', 'putIfAbsent'], './store/concurrency-slots.js': SLOT_SETTLE, [AT_GROUPS]: ['enqueueGrouped', 'listedGroups', 'groupPosition'] },
     [AT_SCHEDULES]: SCHEDULE_FIRE,
   },
   // Producers: enqueue, enqueueMany and get; waitFor polls get from the client.
-  enqueue: { [AT_QUEUE]: { ...WORKER_ONLY, ...ADMIN_ONLY, ...RESEND, './store/reclaim-orphaned.js': ['reclaimExpiredLeases'] }, [AT_SCHEDULES]: { ...SCHEDULE_WRITES, ...SCHEDULE_FIRE } },
-  reclaim: { [AT_QUEUE]: { ...WORKER_ONLY, ...ADMIN_ONLY, './store/enqueue.js': ['putGenerated'] }, [AT_SCHEDULES]: SCHEDULE_WRITES },
+  enqueue: {
+    [AT_QUEUE]: { ...WORKER_ONLY, ...ADMIN_ONLY, ...RESEND, ...FLOW_LEASE, ...FLOW_ADMIN, './store/reclaim-orphaned.js': ['reclaimExpiredLeases'], './store/concurrency-slots.js': ['makeSlots', ...SLOT_SETTLE], [AT_GROUPS]: ['advanceGroup', 'listedGroups', 'groupPosition'], ...NO_BROWSE, ...NO_LIMITS_INPUT },
+    [AT_SCHEDULES]: { ...SCHEDULE_WRITES, ...SCHEDULE_FIRE, ...NO_SCHEDULES },
+  },
+  // The reclaim run: fires schedules (their jobs are put by schedule-fire itself), reclaims, advances groups, measures.
+  reclaim: {
+    [AT_QUEUE]: { ...WORKER_ONLY, ...ADMIN_ONLY, ...FLOW_LEASE, ...FLOW_ADMIN, './store/enqueue.js': ['putGenerated'], './store/concurrency-slots.js': ['makeSlots', ...SLOT_SETTLE], [AT_GROUPS]: ['enqueueGrouped', 'groupPosition'], ...NO_LIMITS_INPUT },
+    [AT_SCHEDULES]: SCHEDULE_WRITES,
+  },
 };
 
 /** The esbuild plugin: the shims of {@link SHIMS} for one function, the schema rewrite, trimmed package.json reads. */

@@ -146,6 +146,9 @@ describe('the pre-bundled functions on the emulators', () => {
       scheduleResume: { op: 'scheduleResume', name: 'ops-s' },
       scheduleList: { op: 'scheduleList' },
       scheduleRemove: { op: 'scheduleRemove', name: 'ops-s' },
+      limitsSet: { op: 'limitsSet', queue: 'ops', limits: { maxRunning: 2, ratePerSecond: 50, burst: 5 } },
+      limitsGet: { op: 'limitsGet', queue: 'ops' },
+      flowStatus: { op: 'flowStatus', queues: ['ops'] },
     };
     const { ENQUEUE_OPS, API_OPS, ADMIN_OPS } = await import('../../src/aws/operations.js');
     expect(Object.keys(enqueueEvents).sort()).toEqual(ENQUEUE_OPS.filter((o) => !['enqueue', 'enqueueMany'].includes(o)).sort());
@@ -154,6 +157,68 @@ describe('the pre-bundled functions on the emulators', () => {
     expect(Object.keys(adminEvents).sort()).toEqual([...ADMIN_OPS].sort());
     for (const [op, event] of [...Object.entries(apiEvents).map(([o, e]) => [`api ${o}`, e] as const)]) expect(value(await api(event)), op).toBeDefined();
     for (const [op, event] of Object.entries(adminEvents)) expect((await admin(event)) as InvokeReply, `admin ${op}`).toMatchObject({ ok: true });
+  });
+
+  it('flow control through the bundles: limits set and read (admin), grouped jobs enqueued (enqueue), leased under limits, renewed, acked, released and failed with their slot and group (api), a grouped job cancelled (admin)', async () => {
+    value(await enq({ op: 'enqueue', job: { queue: 'flow', payload: 0, id: 'b-flow-0' } }));
+    expect(value(await admin({ op: 'limitsSet', queue: 'flow', limits: { maxRunning: 1, ratePerSecond: 100, burst: 10 } }))).toEqual({ maxRunning: 1, ratePerSecond: 100, burst: 10 });
+    expect(value(await admin({ op: 'limitsGet', queue: 'flow' }))).toEqual({ maxRunning: 1, ratePerSecond: 100, burst: 10 });
+    expect(value(await enq({ op: 'enqueue', job: { queue: 'flow', payload: 1, id: 'b-flow-g1', group: 'g' } }))).toMatchObject({ outcome: 'created' });
+    value(await enq({ op: 'enqueueMany', jobs: ['b-flow-g2', 'b-flow-g3', 'b-flow-g4'].map((id) => ({ queue: 'flow', payload: 1, id, group: 'g' })) }));
+    const lease1 = async (): Promise<Lease[]> => value<Lease[]>(await api({ op: 'lease', lease: { owner: 'wf', queues: ['flow'], ttlMs: 10_000, max: 5 } }));
+    // maxRunning 1: one job at a time, each with its slot.
+    const [plain] = await lease1();
+    expect(plain).toMatchObject({ id: 'b-flow-0' });
+    expect(plain!.slot).toBeDefined();
+    expect(await lease1()).toEqual([]);
+    expect(value<{ running: number }[]>(await admin({ op: 'flowStatus', queues: ['flow'] }))[0]).toMatchObject({ queue: 'flow' });
+    const renewed = value<{ outcome: string; lease: Lease }>(await api({ op: 'renew', lease: plain, ttlMs: 10_000 }));
+    expect(renewed.outcome).toBe('renewed');
+    expect(value(await api({ op: 'release', lease: renewed.lease, options: { reason: 'stop' } }))).toMatchObject({ outcome: 'released' });
+    const [again] = await lease1();
+    expect(value(await api({ op: 'ackDone', lease: again, result: 1 }))).toMatchObject({ outcome: 'done' });
+    // The group in order: g1 done lets g2 go on; g2 dead (release) lets g3 go on; g3 cancelled lets g4 go on.
+    const [g1] = await lease1();
+    expect(g1).toMatchObject({ id: 'b-flow-g1' });
+    expect(value(await api({ op: 'ackDone', lease: g1, result: 1 }))).toMatchObject({ outcome: 'done' });
+    const [g2] = await lease1();
+    expect(g2).toMatchObject({ id: 'b-flow-g2' });
+    expect(value(await api({ op: 'ackFailed', lease: g2, error: 'boom', options: { retryable: false } }))).toMatchObject({ outcome: 'dead' });
+    expect(value(await admin({ op: 'cancel', id: 'b-flow-g3' }))).toMatchObject({ outcome: 'cancelled' });
+    const [g4] = await lease1();
+    expect(g4).toMatchObject({ id: 'b-flow-g4' });
+    expect(value(await api({ op: 'ackDone', lease: g4, result: 1 }))).toMatchObject({ outcome: 'done' });
+  });
+
+  it('worker and reclaim with a limited queue and an ordered group: the worker runs the grouped jobs in order, the reclaim run advances groups without a failure', async () => {
+    await drain(wakeUrl, 0);
+    value(await enq({ op: 'enqueue', job: { queue: 'echo', payload: { n: 0 }, id: 'b-wflow-0' } }));
+    value(await admin({ op: 'limitsSet', queue: 'echo', limits: { maxRunning: 2, ratePerSecond: 100, burst: 10 } }));
+    value(await enq({ op: 'enqueueMany', jobs: [1, 2, 3].map((n) => ({ queue: 'echo', payload: { n }, id: `b-wflow-${n}`, group: 'wg' })) }));
+    const messages = await drain(wakeUrl, 1);
+    const worker = await bundle('worker', env);
+    for (let round = 0; round < 5 && (await raw.get('b-wflow-3'))?.state !== 'done'; round++) {
+      expect(await worker(sqsEvent(messages), fakeContext(60_000))).toEqual({ batchItemFailures: [] });
+    }
+    for (const n of [0, 1, 2, 3]) expect(await raw.get(`b-wflow-${n}`)).toMatchObject({ state: 'done' });
+    value(await admin({ op: 'limitsSet', queue: 'echo', limits: {} }));
+    // A group whose head job is leased and abandoned: the reclaim run reclaims it and walks the groups.
+    value(await enq({ op: 'enqueue', job: { queue: 'recf', payload: 1, id: 'b-recf-0' } }));
+    value(await admin({ op: 'limitsSet', queue: 'recf', limits: { maxRunning: 1 } }));
+    value(await enq({ op: 'enqueueMany', jobs: [1, 2].map((n) => ({ queue: 'recf', payload: n, id: `b-recf-g${n}`, group: 'rg' })) }));
+    const held = value<Lease[]>(await api({ op: 'lease', lease: { owner: 'gone', queues: ['recf'], ttlMs: 10_000, max: 3 } }));
+    expect(held).toHaveLength(1);
+    for (const l of held) await raw.set(l.id, { leaseExpiresAt: Date.now() - 5_000 });
+    const out = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
+    const err = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    const reclaim = await bundle('reclaim', { ...env, FENCEQ_LOG: undefined, POWERTOOLS_LOG_LEVEL: 'INFO' });
+    const run = (await reclaim(scheduledEvent(), fakeContext(30_000, 'fenceq-reclaim'))) as { reclaim: { reclaimed: number } };
+    const lines = [...out.mock.calls, ...err.mock.calls].map(([l]) => String(l));
+    out.mockRestore();
+    err.mockRestore();
+    expect(lines.filter((l) => l.includes('_failed') || l.includes('AbsentFromBundleError'))).toEqual([]);
+    expect(lines.some((l) => l.includes('reclaim_run.finished'))).toBe(true);
+    expect(run.reclaim.reclaimed).toBeGreaterThanOrEqual(1);
   });
 
   it('worker: runs the jobs a wake-up announces', async () => {
