@@ -12,6 +12,7 @@ import { measureCeiling, type CeilingResult } from './ceiling.js';
 import { modelLives } from './cost.js';
 import { measureGrowth, type GrowthResult } from './growth.js';
 import { measureLatency, type LatencyResult } from './latency.js';
+import { modelReport } from './model.js';
 import { throughputChart } from './lib/chart.js';
 import { dollarsPerMillionJobs, PRICES, sqsDollarsPerMillionJobs } from './lib/cost-model.js';
 import { emulator } from './lib/env.js';
@@ -45,8 +46,13 @@ const program = new Command('bench')
     return n;
   })
   .option('--out <file>', 'JSON results file (default bench/results/bench-<time>.json)')
+  .option('--model', 'print the capacity model (docs/capacity.md) and exit: a pure computation, no emulator')
   .parse();
-const opts = program.opts<{ quick?: boolean; only?: Section[]; depths?: number[]; out?: string; slots?: number }>();
+const opts = program.opts<{ quick?: boolean; only?: Section[]; depths?: number[]; out?: string; slots?: number; model?: boolean }>();
+if (opts.model) {
+  modelReport(table, (s) => process.stdout.write(`${s}\n`));
+  process.exit(0);
+}
 const quick = Boolean(opts.quick);
 const run = new Set<Section>(opts.only ?? SECTIONS);
 const log = (s: string) => process.stderr.write(`${s}\n`);
