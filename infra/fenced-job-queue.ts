@@ -8,6 +8,7 @@ import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { ValidationError } from '../src/errors.js';
+import { checkShardCounts } from '../src/store/shard-layout.js';
 import { checkInt, checkQueue } from '../src/validate.js';
 import { ACCESS, grantAccess } from './access.js';
 import { DEFAULTS, VISIBILITY_TIMEOUT_FACTOR } from './defaults.js';
@@ -54,6 +55,12 @@ export interface FencedJobQueueProps {
   readonly alarmActions?: readonly IAlarmAction[];
   /** Name of the dashboard. @default a name CloudFormation generates */
   readonly dashboardName?: string;
+  /**
+   * Index shards of the table (docs/capacity.md): ready and scheduled partitions per queue, lease
+   * and dead partitions per table, each 1-256. The reclaim run records them in the table on its
+   * next run and any later change drains safely on the live table. @default the table's recorded layout (4 x 4 when none)
+   */
+  readonly shards?: { readonly queueShards: number; readonly globalShards: number };
 }
 
 /**
@@ -122,6 +129,7 @@ export class FencedJobQueue extends Construct {
       logRetention: props.logRetention ?? DEFAULTS.logRetention,
       metricsNamespace: props.metricsNamespace ?? DEFAULTS.metricsNamespace,
       serviceName,
+      ...(props.shards ? { shards: checkShardCounts('props.shards', props.shards) } : {}),
     });
     [this.apiFunction, this.adminFunction, this.reclaimFunction, this.workerFunction] = [fns.api, fns.admin, fns.reclaim, fns.worker];
     this.schedule = new ReclaimSchedule(this, 'Schedule', { rate: reclaimRate, reclaim: fns.reclaim, worker: fns.worker }).rule;

@@ -24,6 +24,8 @@ export interface JobFunctionsProps {
   readonly logRetention: RetentionDays;
   readonly metricsNamespace: string;
   readonly serviceName: string;
+  /** Shard counts the reclaim run records in the table (FENCEQ_QUEUE_SHARDS, FENCEQ_GLOBAL_SHARDS); none: the table keeps what it records. */
+  readonly shards?: { readonly queueShards: number; readonly globalShards: number };
 }
 
 /** The three functions whose shape is fixed (the worker's is the user's to tune). */
@@ -64,7 +66,8 @@ export class JobFunctions extends Construct {
       jobFunction(this, name, { ...FIXED[role], bundle: role, memorySize: DEFAULTS.functionMemorySize, logRetention: props.logRetention, environment: environment(role) });
     this.api = fixed('api', 'Api');
     this.admin = fixed('admin', 'Admin');
-    this.reclaim = fixed('reclaim', 'Reclaim');
+    const shardEnv: Record<string, string> = props.shards ? { [ENV.queueShards]: String(props.shards.queueShards), [ENV.globalShards]: String(props.shards.globalShards) } : {};
+    this.reclaim = jobFunction(this, 'Reclaim', { ...FIXED.reclaim, bundle: 'reclaim', memorySize: DEFAULTS.functionMemorySize, logRetention: props.logRetention, environment: environment('reclaim', shardEnv) });
     this.worker = jobFunction(this, 'Worker', {
       ...(props.workerEntry !== undefined ? { entry: props.workerEntry } : { bundle: 'worker' }),
       description: 'fenceq Lambda worker',

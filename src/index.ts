@@ -33,6 +33,8 @@ export type { JobPage, JobSummary, QueueStats, IndexTotals } from './store/brows
 export type { PurgeCounts } from './store/purge-dead.js';
 export type { QueuePage } from './store/queue-registry.js';
 export { DEFAULT_RETENTION_MS } from './store/retention.js';
+export { MAX_SHARDS, DEFAULT_SHARD_LAYOUT, LAYOUT_REFRESH_MS, LAYOUT_GRACE_MS, type ShardCounts, type ShardLayout, type ConfigureShardsOutcome } from './store/shard-layout.js';
+export type { ShardLayoutCheck } from './store/shard-layout-drain.js';
 export type { QueueHooks, DeadJobNotice } from './store/context.js';
 export { DEFAULT_MAX_ATTEMPTS } from './store/enqueue.js';
 export { Worker } from './worker/worker.js';

@@ -20,7 +20,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { deadKeys, leaseKeys, scheduledKeys } from '../../src/keys.js';
-import { TABLE_SCHEMA } from '../../src/schema.js';
+import { GLOBAL_SHARDS, QUEUE_SHARDS, TABLE_SCHEMA } from '../../src/schema.js';
 import { prepareEnqueue } from '../../src/store/enqueue.js';
 import { baseWriteUnits, dollarsPerMillionJobs, indexWrite, queryReadUnits } from './cost-model.js';
 import { indexEntrySize } from './item-size.js';
@@ -107,7 +107,7 @@ const LEASE_TTL_MS = 30_000;
  */
 export function lifeImages(shape: JobShape, queue = 'jobs', now = 1_790_000_000_000): LifeImages {
   const payload = { body: 'x'.repeat(Math.max(0, shape.payloadBytes - 11)) };
-  const enqueued = prepareEnqueue('job', { queue, payload, priority: shape.priority, runAt: shape.delayed ? now + 60_000 : now }, now);
+  const enqueued = prepareEnqueue('job', { queue, payload, priority: shape.priority, runAt: shape.delayed ? now + 60_000 : now }, now, QUEUE_SHARDS);
   const id = enqueued.id as string;
   const at = shape.delayed ? now + 60_000 : now;
   const hash = randomBytes(32).toString('hex');
@@ -120,7 +120,7 @@ export function lifeImages(shape: JobShape, queue = 'jobs', now = 1_790_000_000_
     leaseExpiresAt: t + LEASE_TTL_MS,
     updatedAt: t,
     attempts: (from.attempts as number) + 1,
-    ...leaseKeys(id, queue),
+    ...leaseKeys(id, queue, GLOBAL_SHARDS),
   });
   const omit = (item: Record<string, unknown>, keys: readonly string[]) => Object.fromEntries(Object.entries(item).filter(([k]) => !keys.includes(k)));
   const leaseFields = ['leaseOwner', 'leaseExpiresAt', 'leaseSecretHash'];
@@ -130,9 +130,9 @@ export function lifeImages(shape: JobShape, queue = 'jobs', now = 1_790_000_000_
   const done = { ...omit(leased, [...leaseFields, 'gpk', 'gsk']), ...settled('done'), state: 'done', result: 'null', expireAt: Math.ceil((at + 7 * 86_400_000) / 1000) };
   const error = 'Error: the handler failed (a typical short message)';
   const retryAt = at + 21_000;
-  const retrying = { ...omit(leased, leaseFields), ...settled('failed'), lastError: error, state: 'pending', runAt: retryAt, ...scheduledKeys(id, queue, retryAt) };
+  const retrying = { ...omit(leased, leaseFields), ...settled('failed'), lastError: error, state: 'pending', runAt: retryAt, ...scheduledKeys(id, queue, retryAt, QUEUE_SHARDS) };
   const leasedAgain = lease(retrying, retryAt);
-  const dead = { ...omit(leased, leaseFields), ...settled('failed'), lastError: error, state: 'dead', deadNotified: false, ...deadKeys(id, queue, at + 20_000) };
+  const dead = { ...omit(leased, leaseFields), ...settled('failed'), lastError: error, state: 'dead', deadNotified: false, ...deadKeys(id, queue, at + 20_000, GLOBAL_SHARDS) };
   return { enqueued, leased, renewed, done, retrying, leasedAgain, dead };
 }
 

@@ -45,11 +45,11 @@ export class LeaseHints {
     private readonly random: () => number,
   ) {}
 
-  /** The ready shard of `queue` the next lease call reads first: round robin from a random start. */
-  nextShard(queue: string): number {
-    const c = this.cursor.get(queue) ?? Math.floor(this.random() * this.shards);
-    this.cursor.set(queue, (c + 1) % this.shards);
-    return c % this.shards;
+  /** The ready shard of `queue` (of `shards`, the layout's) the next lease call reads first: round robin from a random start. */
+  nextShard(queue: string, shards: number = this.shards): number {
+    const c = this.cursor.get(queue) ?? Math.floor(this.random() * shards);
+    this.cursor.set(queue, (c + 1) % shards);
+    return c % shards;
   }
 
   /** Whether the scheduled partition `queue|shard` may hold a due job at `now` (unknown or stale: yes). */

@@ -23,13 +23,14 @@
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { Lease } from '../job.js';
 import { leaseKeys, leasePartition, prioritizedPartition, readyPartition, scheduledPartition } from '../keys.js';
-import { GLOBAL_SHARDS, QUEUE_SHARDS, TABLE_SCHEMA } from '../schema.js';
+import { TABLE_SCHEMA } from '../schema.js';
 import { itemToLease, type Item } from './codec.js';
 import { leaseSecretHash, newLeaseSecret } from './lease-secret.js';
 import type { StoreContext } from './context.js';
 import { buildUpdate } from './expression.js';
 import { translate, updateIf } from './io.js';
 import { READ_AHEAD } from './lease-hints.js';
+import { shardLayout } from './shard-layout.js';
 
 /** A due job as the index shows it; only a hint until the conditional write lands. */
 export interface Candidate {
@@ -130,6 +131,7 @@ export async function claimIfDue(
   now: number,
 ): Promise<Lease | null> {
   const expiresAt = now + ttlMs;
+  const { globalShards } = await shardLayout(ctx);
   const secret = newLeaseSecret();
   const update = buildUpdate({
     set: {
@@ -139,7 +141,7 @@ export async function claimIfDue(
       leaseOwner: owner,
       leaseExpiresAt: expiresAt,
       updatedAt: now,
-      ...leaseKeys(c.id, c.queue),
+      ...leaseKeys(c.id, c.queue, globalShards),
       ...(c.orphan ? { lastError: `lease of ${c.previousOwner ?? 'unknown owner'} expired; taken over by ${owner}` } : {}),
     },
     setExpr: { attempts: '#attempts + :one' },
@@ -195,6 +197,8 @@ export async function findCandidates(
 ): Promise<Candidate[]> {
   const read = new Set<string>();
   const found: Candidate[] = [];
+  // Every shard readers cover: during a layout change, the old layout's too.
+  const { queueShards } = (await shardLayout(ctx)).read;
   const readAll = async (parts: PartitionRead[]) => {
     const fresh = parts.filter((p) => !read.has(p.pk));
     for (const p of fresh) read.add(p.pk);
@@ -204,9 +208,9 @@ export async function findCandidates(
   const first: PartitionRead[] = [];
   for (const queue of queues) {
     if (ctx.hints.prioritizedMayHoldJobs(queue, now)) first.push({ kind: 'prio', queue, pk: prioritizedPartition(queue) });
-    const shard = ctx.hints.nextShard(queue);
+    const shard = ctx.hints.nextShard(queue, queueShards);
     first.push({ kind: 'ready', queue, pk: readyPartition(queue, shard) });
-    for (let s = 0; s < QUEUE_SHARDS; s++) {
+    for (let s = 0; s < queueShards; s++) {
       if (ctx.hints.scheduledMayBeDue(queue, s, now)) first.push({ kind: 'sched', queue, shard: s, pk: scheduledPartition(queue, s) });
     }
   }
@@ -216,7 +220,7 @@ export async function findCandidates(
   const sweep: PartitionRead[] = [];
   for (const queue of queues) {
     sweep.push({ kind: 'prio', queue, pk: prioritizedPartition(queue) });
-    for (let s = 0; s < QUEUE_SHARDS; s++) {
+    for (let s = 0; s < queueShards; s++) {
       sweep.push({ kind: 'ready', queue, pk: readyPartition(queue, s) });
       sweep.push({ kind: 'sched', queue, shard: s, pk: scheduledPartition(queue, s) });
     }
@@ -265,8 +269,9 @@ async function readPartition(ctx: StoreContext, p: PartitionRead, now: number, l
 export async function findOrphans(ctx: StoreContext, queues: readonly string[], now: number, limit: number): Promise<Candidate[]> {
   const { name, partitionKey: pk, sortKey: sk } = TABLE_SCHEMA.workIndex;
   const queries: QueryCommandInput[] = [];
+  const { globalShards } = (await shardLayout(ctx)).read;
   for (const queue of queues) {
-    for (let shard = 0; shard < GLOBAL_SHARDS; shard++) {
+    for (let shard = 0; shard < globalShards; shard++) {
       queries.push({
         TableName: ctx.tableName,
         IndexName: name,

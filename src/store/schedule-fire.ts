@@ -23,6 +23,7 @@ import { buildUpdate } from './expression.js';
 import { guarded, scheduleAtVersion } from './guards.js';
 import { readItem, updateIf } from './io.js';
 import { queryItems } from './lease.js';
+import { shardLayout } from './shard-layout.js';
 import { cronOf, itemToSchedule, MAX_TICKS_PER_FIRE, tickAfter, tickJobId, type Schedule } from './schedules.js';
 import { scheduleKeys } from '../keys.js';
 
@@ -115,11 +116,13 @@ export async function fireSchedule(ctx: StoreContext, s: Schedule, opts: FireOpt
   const { ticks, missed, next } = ticksToFire(s, now, opts);
   let created = 0;
   let existed = 0;
+  const { queueShards } = await shardLayout(ctx);
   for (const tick of ticks) {
     const item = prepareEnqueue(
       'schedule',
       { id: tickJobId(s.name, tick), queue: s.queue, payload: s.payload, runAt: tick, priority: s.priority, maxAttempts: s.maxAttempts },
       now,
+      queueShards,
     );
     const out = await putIfAbsent(ctx, item);
     if (out.outcome === 'created') created++;
