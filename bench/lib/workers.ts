@@ -19,6 +19,8 @@ export interface BenchWorker {
   wake(): void;
   /** Normalised counters. */
   counters(): { done: number; leased: number; polls: number; errors: number };
+  /** Errors by where they surfaced (the real Worker only). */
+  errorCounts?(): { leaseErrors: number; ackErrors: number; renewErrors: number };
   /** Runs as the process's main job: starts, and on SIGTERM/SIGINT stops within graceMs, releases its leases and exits 0. */
   runAsProcess(graceMs: number, beforeExit?: () => void): void;
 }
@@ -84,6 +86,10 @@ export function createWorker(opts: BenchWorkerOptions): BenchWorker {
     counters: () => {
       const c = w.counters;
       return { done: c.completed, leased: c.claimed, polls: c.polls, errors: c.leaseErrors + c.ackErrors + c.renewErrors };
+    },
+    errorCounts: () => {
+      const c = w.counters;
+      return { leaseErrors: c.leaseErrors, ackErrors: c.ackErrors, renewErrors: c.renewErrors };
     },
     runAsProcess: (graceMs, beforeExit) => {
       void runWorkerProcess(w, {
