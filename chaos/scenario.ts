@@ -15,6 +15,7 @@ import { sleep } from '../bench/lib/stats.js';
 import type { JobQueue } from '../src/job-queue.js';
 import { checkRun, type ChaosVerdict, type PlannedJob } from './check.js';
 import { DEFAULT_FAULTS, startFaultProxy, type FaultRates, type ProxyCounts } from './fault-proxy.js';
+import { startThrottleProxy } from '../bench/lib/throttle-proxy.js';
 import { between, pick, prng } from './prng.js';
 import type { WorkerEvent } from './worker-process.js';
 
@@ -40,6 +41,10 @@ export interface ChaosOptions {
   readonly log: (line: string) => void;
   /** A DynamoDB endpoint to use; default DYNAMODB_ENDPOINT, else an emulator started for the run. */
   readonly endpoint?: string;
+  /** Each worker process's clock is off by up to this many ms either way (drawn per process). */
+  readonly clockSkewMs: number;
+  /** Index Queries through the proxy may be answered from a view up to this old (eventually consistent reads); 0: fresh. */
+  readonly staleIndexMs: number;
 }
 
 /** Defaults of `npm run chaos`: a few thousand jobs in a few minutes at most. */
@@ -56,6 +61,8 @@ export const CHAOS_DEFAULTS: Omit<ChaosOptions, 'seed' | 'log' | 'endpoint'> = {
   reclaimEveryMs: 1_000,
   deadlineMs: 300_000,
   faults: DEFAULT_FAULTS,
+  clockSkewMs: 2_000,
+  staleIndexMs: 1_000,
 };
 
 /** What a run did and found. */
@@ -65,6 +72,10 @@ export interface ChaosReport {
   readonly seconds: number;
   readonly disruptions: { kill: number; pause: number; term: number };
   readonly proxy: ProxyCounts;
+  /** Index Queries answered from a stale view. */
+  readonly staleReads: number;
+  /** The clock skew of each worker process launched, ms. */
+  readonly skews: number[];
   readonly fencedOut: number;
   readonly effectErrors: number;
   readonly reclaimed: number;
@@ -115,7 +126,12 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       BillingMode: 'PAY_PER_REQUEST',
     }),
   );
-  const proxy = await startFaultProxy(emu.endpoint, Math.floor(random() * 2 ** 31), opts.faults);
+  // Workers -> fault proxy -> view proxy (index reads up to staleIndexMs old) -> emulator.
+  const view = await startThrottleProxy(emu.endpoint, { writeUnitsPerSec: Infinity, staleIndexMs: opts.staleIndexMs, random: prng(opts.seed + 2) });
+  const proxy = await startFaultProxy(view.endpoint, Math.floor(random() * 2 ** 31), opts.faults);
+  // Skews come from their own PRNG, so a seed's faults and signals stay what they were.
+  const skewRandom = prng(opts.seed + 1);
+  const skews: number[] = [];
   const queue = benchQueue(table.tableName, admin);
   const starts: { id: string; generation: number; t: number }[] = [];
   let fencedOut = 0;
@@ -146,6 +162,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
         pollIntervalMs: opts.pollIntervalMs,
         graceMs: opts.graceMs,
         maxAttempts: 4,
+        clockSkewMs: skews[skews.push(Math.round((skewRandom() * 2 - 1) * opts.clockSkewMs)) - 1],
       },
       onEvent,
     );
@@ -240,11 +257,12 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     const scheduleCheck = checkScheduleTicks(jobs, CHAOS_SCHEDULE, firstTick, schedule.lastTick ?? firstTick - 1000, 1000);
     const verdict = { ...base, violations: [...base.violations, ...scheduleCheck.violations] };
     const { log: _log, ...options } = opts;
-    return { seed: opts.seed, options, seconds, disruptions, proxy: { ...proxy.counts }, fencedOut, effectErrors, reclaimed, verdict, scheduleTicks: scheduleCheck.ticks };
+    return { seed: opts.seed, options, seconds, disruptions, proxy: { ...proxy.counts }, staleReads: view.counts.staleReads, skews, fencedOut, effectErrors, reclaimed, verdict, scheduleTicks: scheduleCheck.ticks };
   } finally {
     finished = true;
     killAllWorkers();
     await proxy.close();
+    await view.close();
     await table.drop();
     await admin.send(new DeleteTableCommand({ TableName: effectsTable })).catch(() => undefined);
     admin.destroy();

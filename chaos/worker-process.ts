@@ -32,6 +32,8 @@ export interface WorkerProcessConfig {
   readonly graceMs: number;
   /** SDK attempts per call (the chaos run's proxy makes retries matter). */
   readonly maxAttempts?: number;
+  /** This process's clock runs this many ms ahead of the real time (negative: behind): its store and Worker both use it. */
+  readonly clockSkewMs?: number;
 }
 
 /** One line the process writes. */
@@ -99,8 +101,11 @@ const handlers: Record<string, BenchHandler> = {
   },
 };
 
+const skew = config.clockSkewMs ?? 0;
+const clock = () => Date.now() + skew;
 const worker = createWorker({
-  queue: benchQueue(config.tableName, client),
+  queue: benchQueue(config.tableName, client, skew === 0 ? {} : { clock }),
+  ...(skew === 0 ? {} : { clock }),
   handlers,
   owner: config.owner,
   concurrency: config.concurrency,

@@ -38,6 +38,8 @@ export interface BenchWorkerOptions {
   readonly pollIntervalMs?: number;
   /** Idle backoff ceiling of the real Worker (default: the poll interval, so the bench measures one fixed interval). */
   readonly maxPollIntervalMs?: number;
+  /** The worker's clock (the real Worker only; give the JobQueue the same one): a skewed clock in the chaos run. */
+  readonly clock?: () => number;
 }
 
 /** Which implementation is in use (printed in the report). */
@@ -77,6 +79,7 @@ export function createWorker(opts: BenchWorkerOptions): BenchWorker {
     pollIntervalMs: opts.pollIntervalMs,
     maxPollIntervalMs: opts.maxPollIntervalMs ?? opts.pollIntervalMs,
     logger: silentLogger,
+    ...(opts.clock ? { clock: opts.clock } : {}),
   });
   return {
     owner: w.owner,
