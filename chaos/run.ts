@@ -61,7 +61,7 @@ function printReport(r: ChaosReport): void {
     '',
     `chaos run, seed ${r.seed}: ${v.jobs} jobs, ${r.options.workers} worker processes, ${r.seconds.toFixed(1)} s`,
     `  disruptions: ${r.disruptions.kill} SIGKILL, ${r.disruptions.pause} SIGSTOP (${r.options.leaseTtlMs * 1.5}-${r.options.leaseTtlMs * 3} ms) + SIGCONT, ${r.disruptions.term} SIGTERM; every one restarted`,
-    `  what the emulator hides: worker clocks skewed ${r.skews.map((s) => `${s > 0 ? '+' : ''}${s}`).join(' ')} ms (up to ±${r.options.clockSkewMs}); ${r.staleReads} index Queries answered from a view up to ${r.options.staleIndexMs} ms old`,
+    `  what the emulator hides: ${r.skews.length} worker processes' clocks skewed ${Math.min(...r.skews)} to +${Math.max(...r.skews)} ms (up to ±${r.options.clockSkewMs}); ${r.staleReads} index Queries answered from a view up to ${r.options.staleIndexMs} ms old`,
     `  proxy: ${r.proxy.requests} requests: ${r.proxy.dropBeforeForward} dropped before forwarding, ${r.proxy.throttle} throttled, ${r.proxy.serverError} 5xx, ${r.proxy.dropAfterApply} answers dropped after the write was applied`,
     `  side effects refused by the fence (stale generation): ${r.fencedOut}; effect writes that failed after retries: ${r.effectErrors}; reclaimed by the maintenance pass: ${r.reclaimed}`,
     `  [${ok(v.counts.notTerminal)}] every job reached a terminal state (${v.done} done, ${v.dead} dead as planned)${v.counts.notTerminal ? `: ${v.counts.notTerminal} not` : ''}`,
