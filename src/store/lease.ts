@@ -67,7 +67,7 @@ export async function leaseDue(
     // Skip what this call tried, and what this JobQueue claimed lately (a lagging index still shows it).
     const found = read.filter((c) => !tried.has(entryKey(c)) && !ctx.hints.claimedLately(entryKey(c), now));
     if (found.length === 0) break;
-    const candidates = ctx.hints.spreading(now) ? spreadWithinPriority(found, ctx.random) : found;
+    const candidates = ctx.hints.claimShare.pick(ctx.hints.spreading(now) ? spreadWithinPriority(found, ctx.random) : found);
     // Claim as of now, not as of the read: a job enqueued while the index was read is due too.
     const claimAt = fromIndex ? ctx.clock() : now;
     let lost = 0;
@@ -86,6 +86,7 @@ export async function leaseDue(
         } else lost++;
       }
     }
+    ctx.hints.claimShare.record(next, lost);
     if (lost === 0) {
       ctx.hints.keepReadAhead(args.queues, candidates.slice(next).filter((c) => !c.orphan), readAt);
       break;
