@@ -75,7 +75,7 @@ export class JobFunctions extends Construct {
       [ENV.retentionDays]: String(props.retentionDays),
       ...extra,
     });
-    const fixed = (fn: keyof typeof FIXED, name: string) => {
+    const fixed = (fn: keyof typeof FIXED, name: string, extraEnv: Record<string, string> = {}) => {
       const { description, timeout, access } = FIXED[fn];
       return jobFunction(this, name, {
         description,
@@ -83,7 +83,7 @@ export class JobFunctions extends Construct {
         bundle: fn,
         memorySize: DEFAULTS.functionMemorySize,
         logRetention: props.logRetention,
-        environment: environment(access),
+        environment: environment(access, extraEnv),
         ...(fn === 'reclaim' ? { reservedConcurrentExecutions: props.reclaimConcurrency } : {}),
       });
     };
@@ -91,7 +91,7 @@ export class JobFunctions extends Construct {
     this.api = fixed('api', 'Api');
     this.admin = fixed('admin', 'Admin');
     const shardEnv: Record<string, string> = props.shards ? { [ENV.queueShards]: String(props.shards.queueShards), [ENV.globalShards]: String(props.shards.globalShards) } : {};
-    this.reclaim = jobFunction(this, 'Reclaim', { ...FIXED.reclaim, bundle: 'reclaim', memorySize: DEFAULTS.functionMemorySize, logRetention: props.logRetention, environment: environment('reclaim', shardEnv) });
+    this.reclaim = fixed('reclaim', 'Reclaim', shardEnv);
     this.worker = jobFunction(this, 'Worker', {
       ...(props.workerEntry !== undefined ? { entry: props.workerEntry } : { bundle: 'worker' }),
       description: 'fenceq Lambda worker',
