@@ -14,6 +14,7 @@ import { modelLives } from './cost.js';
 import { modelFlowCost } from './flow-cost.js';
 import { measureGrowth, type GrowthResult } from './growth.js';
 import { measureLatency, type LatencyResult } from './latency.js';
+import { modelReport } from './model.js';
 import { throughputChart } from '../tools/chart.js';
 import { dollarsPerMillionJobs, PRICES, sqsDollarsPerMillionJobs } from '../tools/cost-model.js';
 import { emulator } from '../tools/env.js';
@@ -23,9 +24,10 @@ import { workerImplementation } from '../tools/workers.js';
 import { measureProgressWrites, type ProgressResult } from './progress.js';
 import { measureScheduleDelay, type ScheduleDelayResult } from './schedules.js';
 import { measureTakeover, type TakeoverResult } from './takeover.js';
+import { measureThrottled, type ThrottleResult } from './throttle.js';
 import { measureThroughput, type ThroughputResult } from './throughput.js';
 
-const SECTIONS = ['cost', 'throughput', 'latency', 'takeover', 'growth', 'schedules', 'progress'] as const;
+const SECTIONS = ['cost', 'throughput', 'throttle', 'latency', 'takeover', 'growth', 'schedules', 'progress'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const program = new Command('bench')
@@ -49,15 +51,20 @@ const program = new Command('bench')
     return n;
   })
   .option('--out <file>', 'JSON results file (default bench/results/bench-<time>.json)')
+  .option('--model', 'print the capacity model (docs/capacity.md) and exit: a pure computation, no emulator')
   .parse();
-const opts = program.opts<{ quick?: boolean; only?: Section[]; depths?: number[]; out?: string; slots?: number }>();
+const opts = program.opts<{ quick?: boolean; only?: Section[]; depths?: number[]; out?: string; slots?: number; model?: boolean }>();
+if (opts.model) {
+  modelReport(table, (s) => process.stdout.write(`${s}\n`));
+  process.exit(0);
+}
 const quick = Boolean(opts.quick);
 const run = new Set<Section>(opts.only ?? SECTIONS);
 const log = (s: string) => process.stderr.write(`${s}\n`);
 const started = new Date();
 const plan = quick
-  ? { tputJobs: 1_000, slots: opts.slots ?? 16, ceilingMs: 1_500, trickleJobs: 12, trickleRate: 4, depths: opts.depths ?? [1_000], drain: 100, takeoverTtl: 3_000, scheduleSeconds: 10, progressJobs: 8 }
-  : { tputJobs: 3_000, slots: opts.slots ?? 16, ceilingMs: 4_000, trickleJobs: 60, trickleRate: 4, depths: opts.depths ?? [1_000, 10_000, 100_000], drain: 1_000, takeoverTtl: 5_000, scheduleSeconds: 40, progressJobs: 16 };
+  ? { tputJobs: 1_000, slots: opts.slots ?? 16, ceilingMs: 1_500, trickleJobs: 12, trickleRate: 4, depths: opts.depths ?? [1_000], drain: 100, takeoverTtl: 3_000, scheduleSeconds: 10, progressJobs: 8, throttleShards: [1, 4], throttleRate: 60, throttleJobsPerShard: 150 }
+  : { tputJobs: 3_000, slots: opts.slots ?? 16, ceilingMs: 4_000, trickleJobs: 60, trickleRate: 4, depths: opts.depths ?? [1_000, 10_000, 100_000], drain: 1_000, takeoverTtl: 5_000, scheduleSeconds: 40, progressJobs: 16, throttleShards: [1, 2, 4], throttleRate: 60, throttleJobsPerShard: 400 };
 
 const machine = {
   cpus: cpus().length,
@@ -167,6 +174,36 @@ try {
       ),
     );
     log(`   chart: ${chartFile}`);
+  });
+
+  // 3. The throttling simulation: jobs/s against the capacity model at scaled-down partition limits.
+  await section('throttle', async () => {
+    const out: ThrottleResult[] = [];
+    for (const shards of plan.throttleShards) {
+      out.push(await measureThrottled(emu.endpoint, { shards, writeUnitsPerSec: plan.throttleRate, jobs: plan.throttleJobsPerShard * shards, workers: 4, slots: 8 }));
+      const r = out[out.length - 1]!;
+      log(`   ${shards} x ${shards} shards: ${round(r.jobsPerSec, 1)} jobs/s, model ${round(r.predictedJobsPerSec, 1)}`);
+    }
+    table(
+      ['shards (queue x global)', 'WCU/s per key', 'jobs', 'jobs/s (10-90%)', 'overall', 'model jobs/s', 'ratio', 'throttled (by key kind)', 'unprocessed batch items', 'HTTP req/job', 'SDK calls/job', 'errors surfaced (lease/ack/renew/enqueue)', 'not done'],
+      out.map((r) => [
+        `${r.shards} x ${r.shards}`,
+        r.writeUnitsPerSec,
+        r.jobs,
+        round(r.jobsPerSec, 1),
+        round(r.overallJobsPerSec, 1),
+        round(r.predictedJobsPerSec, 1),
+        round(r.ratio, 2),
+        `${r.proxy.throttled} (${Object.entries(r.proxy.byKind).map(([k, v]) => `${k} ${v}`).join(', ')})`,
+        r.proxy.unprocessed,
+        round(r.httpRequestsPerJob, 2),
+        round(r.callsPerJob, 2),
+        `${r.surfaced.leaseErrors}/${r.surfaced.ackErrors}/${r.surfaced.renewErrors}/${r.surfaced.enqueueRetries}`,
+        r.notDone.pending + r.notDone.running + r.notDone.dead,
+      ]),
+    );
+    log('   model: 1,000 WCU/s per partition key scaled to the rate shown; 2 ready-shard and 2 lease-shard writes per job (docs/capacity.md).');
+    results.throttle = out;
   });
 
   // 4. Latency.

@@ -21,14 +21,16 @@ const program = new Command('chaos')
   .option('--jobs <n>', `jobs to run (default ${CHAOS_DEFAULTS.jobs}, 300 with --quick)`, int('--jobs'))
   .option('--workers <n>', 'worker processes', int('--workers'), CHAOS_DEFAULTS.workers)
   .option('--quick', 'a short run (300 jobs enqueued over 20 s)')
+  .option('--skew-ms <n>', `worker clocks off by up to this many ms either way (default ${CHAOS_DEFAULTS.clockSkewMs})`, int('--skew-ms'))
+  .option('--stale-index-ms <n>', `index Queries answered from a view up to this old (default ${CHAOS_DEFAULTS.staleIndexMs})`, int('--stale-index-ms'))
   .option('--out <file>', 'also write the report as JSON here')
   .option('--break <name...>', `break a flow control on purpose to see the check catch it (${BREAKS.join(', ')})`)
   .parse();
 
-const o = program.opts<{ seed?: number; jobs?: number; workers: number; quick?: boolean; out?: string; break?: string[] }>();
+const o = program.opts<{ seed?: number; jobs?: number; workers: number; quick?: boolean; out?: string; break?: string[]; skewMs?: number; staleIndexMs?: number }>();
 const seed = o.seed ?? Math.floor(Math.random() * 2 ** 31);
 const log = (line: string) => process.stderr.write(`${line}\n`);
-const replay = `npm run chaos -- --seed ${seed}${o.break ? ` --break ${o.break.join(' ')}` : ''}${o.quick ? ' --quick' : ''}${o.jobs !== undefined ? ` --jobs ${o.jobs}` : ''}${o.workers !== CHAOS_DEFAULTS.workers ? ` --workers ${o.workers}` : ''}`;
+const replay = `npm run chaos -- --seed ${seed}${o.break ? ` --break ${o.break.join(' ')}` : ''}${o.quick ? ' --quick' : ''}${o.jobs !== undefined ? ` --jobs ${o.jobs}` : ''}${o.workers !== CHAOS_DEFAULTS.workers ? ` --workers ${o.workers}` : ''}${o.skewMs !== undefined ? ` --skew-ms ${o.skewMs}` : ''}${o.staleIndexMs !== undefined ? ` --stale-index-ms ${o.staleIndexMs}` : ''}`;
 log(`chaos: seed ${seed} (replay with: ${replay})`);
 
 let report: ChaosReport;
@@ -38,6 +40,8 @@ try {
     ...(o.quick ? { enqueueOverMs: 20_000, deadlineMs: 90_000 } : {}),
     jobs: o.jobs ?? (o.quick ? 300 : CHAOS_DEFAULTS.jobs),
     workers: o.workers,
+    ...(o.skewMs !== undefined ? { clockSkewMs: o.skewMs } : {}),
+    ...(o.staleIndexMs !== undefined ? { staleIndexMs: o.staleIndexMs } : {}),
     seed,
     log,
     ...(o.quick ? { flow: { ...CHAOS_DEFAULTS.flow!, jobs: 100, ratePerSecond: 5, burst: 3 } } : {}),
@@ -77,6 +81,7 @@ function printReport(r: ChaosReport): void {
     '',
     `chaos run, seed ${r.seed}: ${v.jobs} jobs, ${r.options.workers} worker processes, ${r.seconds.toFixed(1)} s`,
     `  disruptions: ${r.disruptions.kill} SIGKILL, ${r.disruptions.pause} SIGSTOP (${r.options.leaseTtlMs * 1.5}-${r.options.leaseTtlMs * 3} ms) + SIGCONT, ${r.disruptions.term} SIGTERM; every one restarted`,
+    `  what the emulator hides: ${r.skews.length} worker processes' clocks skewed ${Math.min(...r.skews)} to +${Math.max(...r.skews)} ms (up to ±${r.options.clockSkewMs}); ${r.staleReads} index Queries answered from a view up to ${r.options.staleIndexMs} ms old`,
     `  proxy: ${r.proxy.requests} requests: ${r.proxy.dropBeforeForward} dropped before forwarding, ${r.proxy.throttle} throttled, ${r.proxy.serverError} 5xx, ${r.proxy.dropAfterApply} answers dropped after the write was applied`,
     `  side effects refused by the fence (stale generation): ${r.fencedOut}; effect writes that failed after retries: ${r.effectErrors}; reclaimed by the maintenance pass: ${r.reclaimed}`,
     `  [${ok(v.counts.notTerminal)}] every job reached a terminal state (${v.done} done, ${v.dead} dead as planned)${v.counts.notTerminal ? `: ${v.counts.notTerminal} not` : ''}`,

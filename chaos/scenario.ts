@@ -16,6 +16,7 @@ import type { JobQueue } from '../src/job-queue.js';
 import { checkRun, type ChaosVerdict, type PlannedJob } from './check.js';
 import { checkFlow, type FlowRun, type FlowVerdict } from './check-flow.js';
 import { DEFAULT_FAULTS, startFaultProxy, type FaultRates, type ProxyCounts } from './fault-proxy.js';
+import { startThrottleProxy } from '../tools/throttle-proxy.js';
 import { between, pick, prng } from './prng.js';
 import type { WorkerEvent } from '../tools/worker-process.js';
 
@@ -45,6 +46,10 @@ export interface ChaosOptions {
   readonly flow?: FlowScenario;
   /** Deliberate breaks the worker processes apply (chaos/breaks.ts), to show the check catches them. */
   readonly breaks?: readonly string[];
+  /** Each worker process's clock is off by up to this many ms either way (drawn per process). */
+  readonly clockSkewMs: number;
+  /** Index Queries through the proxy may be answered from a view up to this old (eventually consistent reads); 0: fresh. */
+  readonly staleIndexMs: number;
 }
 
 /** The flow-limited queue of a chaos run. */
@@ -75,6 +80,8 @@ export const CHAOS_DEFAULTS: Omit<ChaosOptions, 'seed' | 'log' | 'endpoint'> = {
   deadlineMs: 300_000,
   faults: DEFAULT_FAULTS,
   flow: { jobs: 300, maxRunning: 3, ratePerSecond: 2, burst: 3, groups: 8 },
+  clockSkewMs: 2_000,
+  staleIndexMs: 1_000,
 };
 
 /** What a run did and found. */
@@ -84,6 +91,10 @@ export interface ChaosReport {
   readonly seconds: number;
   readonly disruptions: { kill: number; pause: number; term: number };
   readonly proxy: ProxyCounts;
+  /** Index Queries answered from a stale view. */
+  readonly staleReads: number;
+  /** The clock skew of each worker process launched, ms. */
+  readonly skews: number[];
   readonly fencedOut: number;
   readonly effectErrors: number;
   readonly reclaimed: number;
@@ -136,7 +147,12 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       BillingMode: 'PAY_PER_REQUEST',
     }),
   );
-  const proxy = await startFaultProxy(emu.endpoint, Math.floor(random() * 2 ** 31), opts.faults);
+  // Workers -> fault proxy -> view proxy (index reads up to staleIndexMs old) -> emulator.
+  const view = await startThrottleProxy(emu.endpoint, { writeUnitsPerSec: Infinity, staleIndexMs: opts.staleIndexMs, random: prng(opts.seed + 2) });
+  const proxy = await startFaultProxy(view.endpoint, Math.floor(random() * 2 ** 31), opts.faults);
+  // Skews come from their own PRNG, so a seed's faults and signals stay what they were.
+  const skewRandom = prng(opts.seed + 1);
+  const skews: number[] = [];
   const queue = benchQueue(table.tableName, admin);
   const starts: { id: string; generation: number; t: number }[] = [];
   let fencedOut = 0;
@@ -180,6 +196,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
         maxAttempts: 4,
         ...(opts.flow ? { flowQueue: FLOW_QUEUE } : {}),
         ...(opts.breaks?.length ? { breaks: opts.breaks } : {}),
+        clockSkewMs: skews[skews.push(Math.round((skewRandom() * 2 - 1) * opts.clockSkewMs)) - 1],
       },
       onEvent,
     );
@@ -288,11 +305,12 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     const flow = opts.flow ? checkFlow([...flowRuns.values()], { ...opts.flow, leaseTtlMs: opts.leaseTtlMs }) : undefined;
     const verdict = { ...base, violations: [...base.violations, ...scheduleCheck.violations, ...(flow?.violations ?? [])] };
     const { log: _log, ...options } = opts;
-    return { seed: opts.seed, options, seconds, disruptions, proxy: { ...proxy.counts }, fencedOut, effectErrors, reclaimed, verdict, scheduleTicks: scheduleCheck.ticks, ...(flow ? { flow } : {}) };
+    return { seed: opts.seed, options, seconds, disruptions, proxy: { ...proxy.counts }, staleReads: view.counts.staleReads, skews, fencedOut, effectErrors, reclaimed, verdict, scheduleTicks: scheduleCheck.ticks, ...(flow ? { flow } : {}) };
   } finally {
     finished = true;
     killAllWorkers();
     await proxy.close();
+    await view.close();
     await table.drop();
     await admin.send(new DeleteTableCommand({ TableName: effectsTable })).catch(() => undefined);
     admin.destroy();

@@ -9,6 +9,7 @@ import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { ValidationError } from '../src/errors.js';
+import { checkShardCounts } from '../src/store/shard-layout.js';
 import { checkInt, checkQueue } from '../src/validate.js';
 import { RETENTION_DAYS } from '../src/aws/config.js';
 import { ACCESS, grantAccess, type AccessRole } from './access.js';
@@ -74,6 +75,12 @@ export interface FencedJobQueueProps {
   readonly encryptionKey?: IKey;
   /** Reserved concurrency of the reclaim function (1-100), so a busy account cannot starve it. @default 2 */
   readonly reclaimConcurrency?: number;
+  /**
+   * Index shards of the table (docs/capacity.md): ready and scheduled partitions per queue, lease
+   * and dead partitions per table, each 1-256. The reclaim run records them in the table on its
+   * next run and any later change drains safely on the live table. @default the table's recorded layout (4 x 4 when none)
+   */
+  readonly shards?: { readonly queueShards: number; readonly globalShards: number };
 }
 
 /**
@@ -153,6 +160,7 @@ export class FencedJobQueue extends Construct {
       serviceName,
       retentionDays,
       reclaimConcurrency,
+      ...(props.shards ? { shards: checkShardCounts('props.shards', props.shards) } : {}),
     });
     [this.enqueueFunction, this.apiFunction, this.adminFunction, this.reclaimFunction, this.workerFunction] = [fns.enqueue, fns.api, fns.admin, fns.reclaim, fns.worker];
     const schedule = new ReclaimSchedule(this, 'Schedule', { rate: reclaimRate, reclaim: fns.reclaim, worker: fns.worker });

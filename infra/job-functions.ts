@@ -28,6 +28,8 @@ export interface JobFunctionsProps {
   readonly retentionDays: number;
   /** Reserved concurrency of the reclaim function. */
   readonly reclaimConcurrency: number;
+  /** Shard counts the reclaim run records in the table (FENCEQ_QUEUE_SHARDS, FENCEQ_GLOBAL_SHARDS); none: the table keeps what it records. */
+  readonly shards?: { readonly queueShards: number; readonly globalShards: number };
 }
 
 /** The functions whose shape is fixed (the worker's is the user's to tune), with the access profile each one's role gets. */
@@ -73,7 +75,7 @@ export class JobFunctions extends Construct {
       [ENV.retentionDays]: String(props.retentionDays),
       ...extra,
     });
-    const fixed = (fn: keyof typeof FIXED, name: string) => {
+    const fixed = (fn: keyof typeof FIXED, name: string, extraEnv: Record<string, string> = {}) => {
       const { description, timeout, access } = FIXED[fn];
       return jobFunction(this, name, {
         description,
@@ -81,14 +83,15 @@ export class JobFunctions extends Construct {
         bundle: fn,
         memorySize: DEFAULTS.functionMemorySize,
         logRetention: props.logRetention,
-        environment: environment(access),
+        environment: environment(access, extraEnv),
         ...(fn === 'reclaim' ? { reservedConcurrentExecutions: props.reclaimConcurrency } : {}),
       });
     };
     this.enqueue = fixed('enqueue', 'Enqueue');
     this.api = fixed('api', 'Api');
     this.admin = fixed('admin', 'Admin');
-    this.reclaim = fixed('reclaim', 'Reclaim');
+    const shardEnv: Record<string, string> = props.shards ? { [ENV.queueShards]: String(props.shards.queueShards), [ENV.globalShards]: String(props.shards.globalShards) } : {};
+    this.reclaim = fixed('reclaim', 'Reclaim', shardEnv);
     this.worker = jobFunction(this, 'Worker', {
       ...(props.workerEntry !== undefined ? { entry: props.workerEntry } : { bundle: 'worker' }),
       description: 'fenceq Lambda worker',

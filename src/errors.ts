@@ -123,3 +123,11 @@ export class UnknownQueueError extends ValidationError {
     this.queue = queue;
   }
 }
+
+/** The shard layout changed under a `configureShards` call on every one of its tries (other processes keep changing it). */
+export class ShardLayoutBusyError extends FenceqError {
+  override name = 'ShardLayoutBusyError';
+  constructor(tries: number, options?: { cause?: unknown }) {
+    super(`the shard layout changed under this call ${tries} times; try again`, options);
+  }
+}

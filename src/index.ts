@@ -33,6 +33,8 @@ export type { JobPage, JobSummary, QueueStats, IndexTotals } from './store/brows
 export type { PurgeCounts } from './store/purge-dead.js';
 export type { QueuePage } from './store/queue-registry.js';
 export { DEFAULT_RETENTION_MS } from './store/retention.js';
+export { MAX_SHARDS, DEFAULT_SHARD_LAYOUT, LAYOUT_REFRESH_MS, LAYOUT_GRACE_MS, type ShardCounts, type ShardLayout, type ConfigureShardsOutcome } from './store/shard-layout.js';
+export type { ShardLayoutCheck } from './store/shard-layout-drain.js';
 export type { QueueHooks, DeadJobNotice } from './store/context.js';
 export { MAX_RUNNING_LIMIT, MAX_RATE_PER_SECOND, type QueueLimits, type GroupOnDead } from './flow-limits.js';
 export type { FlowStatus } from './store/flow-status.js';

@@ -14,7 +14,7 @@ import { cancelIfLive, type CancelOutcome } from './store/cancel.js';
 import { itemToJob } from './store/codec.js';
 import { fireHook, type DeadJobNotice, type QueueHooks, type StoreContext } from './store/context.js';
 import { findUndeliveredDeadNotices, markDeadNotifiedIfUndelivered } from './store/dead-notices.js';
-import { prepareEnqueue, putGenerated, putIfAbsent, type EnqueueInput, type EnqueueOutcome } from './store/enqueue.js';
+import { checkEnqueue, withPendingKeys, putGenerated, putIfAbsent, type EnqueueInput, type EnqueueOutcome } from './store/enqueue.js';
 import { ensureTable } from './store/ensure-table.js';
 import { readItem } from './store/io.js';
 import { listQueuePage, nextQueueRotation, registerQueues, upgradeLegacyRegistry, type QueuePage } from './store/queue-registry.js';
@@ -35,6 +35,8 @@ import { Schedules } from './schedules.js';
 import { waitForJob, type WaitOptions, type WaitOutcome } from './wait-for.js';
 import { DEFAULT_RETENTION_MS } from './store/retention.js';
 import { runNowIfScheduled, type RunNowOutcome } from './store/run-now.js';
+import { checkShardCounts, configureShards, readShardLayout, shardLayout, ShardLayoutCache, type ConfigureShardsOutcome, type ShardCounts, type ShardLayout } from './store/shard-layout.js';
+import { checkShardLayout, type ShardLayoutCheck } from './store/shard-layout-drain.js';
 import {
   checkGroup,
   checkId,
@@ -148,18 +150,51 @@ export class JobQueue implements JobStore {
         options.retentionMs === undefined ? DEFAULT_RETENTION_MS : checkInt('options.retentionMs', options.retentionMs, 60_000, 3650 * 86_400_000),
       hooks: options.hooks ?? {},
       hints: new LeaseHints(QUEUE_SHARDS, random),
+      layout: new ShardLayoutCache(),
     };
     this.schedules = new Schedules(this.ctx, (queues) => this.register(queues));
   }
 
-  /** Creates the table if missing and waits until it is active. */
-  async ensureTable(): Promise<void> {
+  /**
+   * Creates the table if missing and waits until it is active. With `shards`, also records them
+   * as the table's shard layout ({@link configureShards}); without, the layout is left as it is
+   * (a table with no layout recorded uses 4 x 4).
+   */
+  async ensureTable(opts: { shards?: ShardCounts } = {}): Promise<void> {
+    const o = checkObject('options', opts);
+    checkKnownKeys('options', o, ['shards']);
+    const shards = opts.shards === undefined ? undefined : checkShardCounts('options.shards', opts.shards);
     await ensureTable(this.client, this.tableName);
+    if (shards) await this.configureShards(shards);
+  }
+
+  /**
+   * Records `shards` as the table's shard layout: new jobs are written over these partitions, and
+   * readers keep covering the previous layout's until maintenance (`checkShardLayout`, in the
+   * reclaim run) finds them empty. Safe on a live table; every process picks the change up within
+   * a minute. See docs/capacity.md for the counts a rate needs.
+   * @example
+   * await queue.configureShards({ queueShards: 25, globalShards: 25 }); // about 10,000 jobs/s
+   */
+  async configureShards(shards: ShardCounts): Promise<ConfigureShardsOutcome> {
+    return configureShards(this.ctx, checkShardCounts('shards', shards));
+  }
+
+  /** The table's recorded shard layout, read now (consistently). */
+  async shardLayout(): Promise<ShardLayout> {
+    return readShardLayout(this.ctx);
+  }
+
+  /** One maintenance check of a layout change: stops reading drained old partitions, or reopens one a late write landed in. */
+  async checkShardLayout(): Promise<ShardLayoutCheck> {
+    return checkShardLayout(this.ctx);
   }
 
   /** Enqueues one job. An existing id is never overwritten: the outcome is `exists`. */
   async enqueue(input: EnqueueInput): Promise<EnqueueOutcome> {
-    const item = prepareEnqueue('job', input, this.ctx.clock());
+    const now = this.ctx.clock();
+    const checked = checkEnqueue('job', input, now);
+    const item = withPendingKeys(checked, now, (await shardLayout(this.ctx)).queueShards);
     await this.register([item.queue as string]);
     if (item.group !== undefined) return enqueueGrouped(this.ctx, item, () => this.groupOnDead(item.queue as string));
     return putIfAbsent(this.ctx, item);
@@ -173,12 +208,14 @@ export class JobQueue implements JobStore {
     if (!Array.isArray(inputs)) throw new ValidationError('jobs', inputs, 'must be an array');
     if (inputs.length > MAX_ENQUEUE_BATCH) throw new ValidationError('jobs.length', inputs.length, `at most ${MAX_ENQUEUE_BATCH} per call`);
     const now = this.ctx.clock();
-    const items = inputs.map((input, i) => prepareEnqueue(`jobs[${i}]`, input, now));
+    const checked = inputs.map((input, i) => checkEnqueue(`jobs[${i}]`, input, now));
     const seen = new Set<string>();
-    items.forEach((item, i) => {
+    checked.forEach((item, i) => {
       if (seen.has(item.id as string)) throw new ValidationError(`jobs[${i}].id`, item.id, 'appears twice in one batch');
       seen.add(item.id as string);
     });
+    const { queueShards } = await shardLayout(this.ctx);
+    const items = checked.map((item) => withPendingKeys(item, now, queueShards));
     await this.register([...new Set(items.map((i) => i.queue as string))]);
     const out = new Map<string, EnqueueOutcome>();
     // Ids the store generated cannot exist yet: those go 25 to a request, unguarded.

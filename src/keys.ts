@@ -44,27 +44,30 @@ export function deadPartition(shard: number): string {
   return `dead|${shard}`;
 }
 
-/** Index keys of a pending job written with `runAt <= now`: a ready shard at priority 0, else the prioritized partition. */
-export function readyKeys(id: string, queue: string, priority: number, runAt: number): IndexKeys {
+/**
+ * Index keys of a pending job written with `runAt <= now`: a ready shard (of `queueShards`, the
+ * table's recorded layout) at priority 0, else the prioritized partition.
+ */
+export function readyKeys(id: string, queue: string, priority: number, runAt: number, queueShards: number = QUEUE_SHARDS): IndexKeys {
   return {
-    gpk: priority === 0 ? readyPartition(queue, shardOf(id, QUEUE_SHARDS)) : prioritizedPartition(queue),
+    gpk: priority === 0 ? readyPartition(queue, shardOf(id, queueShards)) : prioritizedPartition(queue),
     gsk: `${pad(PRIORITY_LIMIT - priority, 7)}|${pad(runAt, 15)}|${id}`,
   };
 }
 
-/** Index keys of a pending job due at `runAt` (in the future when written). */
-export function scheduledKeys(id: string, queue: string, runAt: number): IndexKeys {
-  return { gpk: scheduledPartition(queue, shardOf(id, QUEUE_SHARDS)), gsk: `${pad(runAt, 15)}|${id}` };
+/** Index keys of a pending job due at `runAt` (in the future when written), on one of `queueShards` scheduled shards. */
+export function scheduledKeys(id: string, queue: string, runAt: number, queueShards: number = QUEUE_SHARDS): IndexKeys {
+  return { gpk: scheduledPartition(queue, shardOf(id, queueShards)), gsk: `${pad(runAt, 15)}|${id}` };
 }
 
 /** Index keys of a pending job: ready if due at `now`, else scheduled. */
-export function pendingKeys(id: string, queue: string, priority: number, runAt: number, now: number): IndexKeys {
-  return runAt <= now ? readyKeys(id, queue, priority, runAt) : scheduledKeys(id, queue, runAt);
+export function pendingKeys(id: string, queue: string, priority: number, runAt: number, now: number, queueShards: number = QUEUE_SHARDS): IndexKeys {
+  return runAt <= now ? readyKeys(id, queue, priority, runAt, queueShards) : scheduledKeys(id, queue, runAt, queueShards);
 }
 
-/** Index keys of a running job. */
-export function leaseKeys(id: string, queue: string): IndexKeys {
-  return { gpk: leasePartition(shardOf(id, GLOBAL_SHARDS)), gsk: `${queue}|${id}` };
+/** Index keys of a running job, on one of `globalShards` lease shards. */
+export function leaseKeys(id: string, queue: string, globalShards: number = GLOBAL_SHARDS): IndexKeys {
+  return { gpk: leasePartition(shardOf(id, globalShards)), gsk: `${queue}|${id}` };
 }
 
 /** The work index partition that lists every queue name, one small item per queue, by name. */
@@ -81,9 +84,9 @@ export function queueRegistryKeys(queue: string): { id: string } & IndexKeys {
   return { id: `${QUEUE_REGISTRY_ID_PREFIX}${queue}`, gpk: QUEUE_REGISTRY_PARTITION, gsk: queue };
 }
 
-/** Index keys of a dead job. */
-export function deadKeys(id: string, queue: string, diedAt: number): IndexKeys {
-  return { gpk: deadPartition(shardOf(id, GLOBAL_SHARDS)), gsk: `${queue}|${pad(diedAt, 15)}|${id}` };
+/** Index keys of a dead job, on one of `globalShards` dead shards. */
+export function deadKeys(id: string, queue: string, diedAt: number, globalShards: number = GLOBAL_SHARDS): IndexKeys {
+  return { gpk: deadPartition(shardOf(id, globalShards)), gsk: `${queue}|${pad(diedAt, 15)}|${id}` };
 }
 
 /** The two index key attributes of an item. */

@@ -18,6 +18,8 @@ const built: [string, Error][] = [
   ['InvalidStateError', new core.InvalidStateError('j-1', 'done', 'only a dead job can be requeued', { cause })],
   ['ScheduleConflictError', new core.ScheduleConflictError('nightly', 3, { cause })],
   ['WaitTimeoutError', new core.WaitTimeoutError('j-1', 100, 'running', { cause })],
+  ['UnknownQueueError', new core.UnknownQueueError('queue', 'nosuch', { cause })],
+  ['ShardLayoutBusyError', new core.ShardLayoutBusyError(5, { cause })],
   ['ConfigError', new ConfigError('FENCEQ_TABLE_NAME', 'missing', { cause })],
   ['RemoteInvocationError', new RemoteInvocationError('fn', 'Sandbox.Timedout', 'timed out', { cause })],
   ['CliError', new CliError(1, 'failed', { cause })],

@@ -37,6 +37,8 @@ export interface WorkerProcessConfig {
   readonly flowQueue?: string;
   /** Deliberate breaks of the flow controls, to show the chaos check catches each (see chaos/breaks.ts). */
   readonly breaks?: readonly string[];
+  /** This process's clock runs this many ms ahead of the real time (negative: behind): its store and Worker both use it. */
+  readonly clockSkewMs?: number;
 }
 
 /** One line the process writes. */
@@ -127,10 +129,13 @@ if (config.flowQueue) {
   };
 }
 
-const jobQueue = benchQueue(config.tableName, client);
+const skew = config.clockSkewMs ?? 0;
+const clock = () => Date.now() + skew;
+const jobQueue = benchQueue(config.tableName, client, skew === 0 ? {} : { clock });
 applyBreaks(jobQueue, config.breaks ?? []);
 const worker = createWorker({
   queue: jobQueue,
+  ...(skew === 0 ? {} : { clock }),
   handlers,
   owner: config.owner,
   concurrency: config.concurrency,

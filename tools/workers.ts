@@ -19,6 +19,8 @@ export interface BenchWorker {
   wake(): void;
   /** Normalised counters. */
   counters(): { done: number; leased: number; polls: number; errors: number };
+  /** Errors by where they surfaced (the real Worker only). */
+  errorCounts?(): { leaseErrors: number; ackErrors: number; renewErrors: number };
   /** Runs as the process's main job: starts, and on SIGTERM/SIGINT stops within graceMs, releases its leases and exits 0. */
   runAsProcess(graceMs: number, beforeExit?: () => void): void;
 }
@@ -36,6 +38,8 @@ export interface BenchWorkerOptions {
   readonly pollIntervalMs?: number;
   /** Idle backoff ceiling of the real Worker (default: the poll interval, so the bench measures one fixed interval). */
   readonly maxPollIntervalMs?: number;
+  /** The worker's clock (the real Worker only; give the JobQueue the same one): a skewed clock in the chaos run. */
+  readonly clock?: () => number;
 }
 
 /** Which implementation is in use (printed in the report). */
@@ -75,6 +79,7 @@ export function createWorker(opts: BenchWorkerOptions): BenchWorker {
     pollIntervalMs: opts.pollIntervalMs,
     maxPollIntervalMs: opts.maxPollIntervalMs ?? opts.pollIntervalMs,
     logger: silentLogger,
+    ...(opts.clock ? { clock: opts.clock } : {}),
   });
   return {
     owner: w.owner,
@@ -84,6 +89,10 @@ export function createWorker(opts: BenchWorkerOptions): BenchWorker {
     counters: () => {
       const c = w.counters;
       return { done: c.completed, leased: c.claimed, polls: c.polls, errors: c.leaseErrors + c.ackErrors + c.renewErrors };
+    },
+    errorCounts: () => {
+      const c = w.counters;
+      return { leaseErrors: c.leaseErrors, ackErrors: c.ackErrors, renewErrors: c.renewErrors };
     },
     runAsProcess: (graceMs, beforeExit) => {
       void runWorkerProcess(w, {

@@ -1,3 +1,4 @@
+import { MAX_SHARDS } from '../store/shard-layout.js';
 import { ConfigError } from './errors.js';
 
 /** The environment variables fenceq's functions read (docs/functions.md lists which function needs which). */
@@ -9,6 +10,8 @@ export const ENV = {
   dynamodbEndpoint: 'FENCEQ_DYNAMODB_ENDPOINT',
   sqsEndpoint: 'FENCEQ_SQS_ENDPOINT',
   retentionDays: 'FENCEQ_RETENTION_DAYS',
+  queueShards: 'FENCEQ_QUEUE_SHARDS',
+  globalShards: 'FENCEQ_GLOBAL_SHARDS',
 } as const;
 
 /** Bounds of FENCEQ_RETENTION_DAYS (whole days). */
@@ -25,6 +28,8 @@ export interface FunctionConfig {
   readonly sqsEndpoint: string | undefined;
   /** How long done and cancelled jobs are kept (FENCEQ_RETENTION_DAYS, in ms); the JobQueue default (7 days) when unset. Dead jobs are kept until purged. */
   readonly retentionMs?: number;
+  /** The shard layout the reclaim run records in the table (FENCEQ_QUEUE_SHARDS and FENCEQ_GLOBAL_SHARDS, both or neither); left as recorded when unset. */
+  readonly shards?: { readonly queueShards: number; readonly globalShards: number };
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -55,7 +60,27 @@ export function readConfig(env: Env, require: { wakeQueueUrl?: boolean; deadQueu
     dynamodbEndpoint: optionalUrl(env, ENV.dynamodbEndpoint),
     sqsEndpoint: optionalUrl(env, ENV.sqsEndpoint),
     retentionMs: retentionDays(env),
+    ...shardCounts(env),
   };
+}
+
+/** FENCEQ_QUEUE_SHARDS and FENCEQ_GLOBAL_SHARDS: whole numbers from 1 to 256, both set or neither. */
+function shardCounts(env: Env): { shards?: { queueShards: number; globalShards: number } } {
+  const read = (name: string): number | undefined => {
+    const v = env[name]?.trim();
+    if (v === undefined || v === '') return undefined;
+    const n = /^\d{1,3}$/.test(v) ? Number(v) : NaN;
+    if (!(n >= 1 && n <= MAX_SHARDS)) throw new ConfigError(name, `environment variable ${name} must be a whole number from 1 to ${MAX_SHARDS}; got ${JSON.stringify(env[name])}`);
+    return n;
+  };
+  const queueShards = read(ENV.queueShards);
+  const globalShards = read(ENV.globalShards);
+  if (queueShards === undefined && globalShards === undefined) return {};
+  if (queueShards === undefined || globalShards === undefined) {
+    const missing = queueShards === undefined ? ENV.queueShards : ENV.globalShards;
+    throw new ConfigError(missing, `environment variable ${missing} is required when ${missing === ENV.queueShards ? ENV.globalShards : ENV.queueShards} is set`);
+  }
+  return { shards: { queueShards, globalShards } };
 }
 
 /** FENCEQ_RETENTION_DAYS: whole days from 1 to 3650, as ms; undefined when unset or empty. */

@@ -28,15 +28,10 @@ export interface LambdaJobStoreOptions {
 }
 
 /**
- * The JobStore over the Lambda Invoke API (the worker's side): each call invokes the API function,
- * which runs it on the table. Producers use {@link LambdaProducer} (the enqueue function). A worker built on it needs `lambda:InvokeFunction` on that one function and no table
- * credentials. Typed errors come back as the same classes JobQueue throws (ValidationError with
- * its field and value, JobNotFoundError, ...); anything else the function failed with is a
- * RemoteInvocationError. A transport failure after the call landed is safe to retry for acks and
- * releases (a repeat is recognised and answered `repeated: true`); a retried lease may claim twice,
- * and the first claim's jobs then wait out their lease.
+ * What both Lambda transports share: the function they invoke and one typed call. Each subclass
+ * exposes only the operations its function serves.
  */
-export class LambdaJobStore implements JobStore {
+abstract class FunctionTransport<E extends EnqueueEvent | ApiEvent> {
   /** The function invoked. */
   readonly functionName: string;
   private readonly client: LambdaClient;
@@ -47,6 +42,23 @@ export class LambdaJobStore implements JobStore {
     this.qualifier = options.qualifier;
     this.client = options.client ?? lambdaClient(options);
   }
+
+  /** Invokes the function with one event and returns its value (typed errors rethrown as their classes). */
+  protected call<T>(event: E): Promise<T> {
+    return invokeFenceq<T>(this.client, this.functionName, event, this.qualifier);
+  }
+}
+
+/**
+ * The JobStore over the Lambda Invoke API (the worker's side): each call invokes the API function,
+ * which runs it on the table. Producers use {@link LambdaProducer} (the enqueue function). A worker built on it needs `lambda:InvokeFunction` on that one function and no table
+ * credentials. Typed errors come back as the same classes JobQueue throws (ValidationError with
+ * its field and value, JobNotFoundError, ...); anything else the function failed with is a
+ * RemoteInvocationError. A transport failure after the call landed is safe to retry for acks and
+ * releases (a repeat is recognised and answered `repeated: true`); a retried lease may claim twice,
+ * and the first claim's jobs then wait out their lease.
+ */
+export class LambdaJobStore extends FunctionTransport<ApiEvent> implements JobStore {
 
   /** Claims up to `max` due jobs. */
   lease(req: LeaseRequest): Promise<Lease[]> {
@@ -74,10 +86,6 @@ export class LambdaJobStore implements JobStore {
   release(lease: Lease, opts?: { reason?: string }): Promise<ReleaseOutcome> {
     return this.call({ op: 'release', lease, ...(opts === undefined ? {} : { options: opts }) });
   }
-
-  private call<T>(event: ApiEvent): Promise<T> {
-    return invokeFenceq<T>(this.client, this.functionName, event, this.qualifier);
-  }
 }
 
 /**
@@ -92,17 +100,7 @@ export class LambdaJobStore implements JobStore {
  * const { id } = await producer.enqueue({ queue: 'email', payload: { to: 'ada@example.com' } });
  * await producer.waitFor(id, { timeoutMs: 60_000 });
  */
-export class LambdaProducer {
-  /** The function invoked. */
-  readonly functionName: string;
-  private readonly client: LambdaClient;
-  private readonly qualifier: string | undefined;
-
-  constructor(options: LambdaJobStoreOptions) {
-    this.functionName = checkFunctionName(options);
-    this.qualifier = options.qualifier;
-    this.client = options.client ?? lambdaClient(options);
-  }
+export class LambdaProducer extends FunctionTransport<EnqueueEvent> {
 
   /** Enqueues one job (see JobQueue.enqueue). */
   enqueue(input: EnqueueInput): Promise<EnqueueOutcome> {
@@ -124,10 +122,6 @@ export class LambdaProducer {
   /** As `JobQueue.waitFor`, through the enqueue function: one invocation per poll (at most 0.5/s per waiter after the first 4 s). */
   waitFor(id: string, opts: WaitOptions = {}): Promise<WaitOutcome> {
     return waitForJob((i) => this.get(i), id, opts);
-  }
-
-  private call<T>(event: EnqueueEvent): Promise<T> {
-    return invokeFenceq<T>(this.client, this.functionName, event, this.qualifier);
   }
 }
 

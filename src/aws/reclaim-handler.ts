@@ -18,7 +18,8 @@ import { parseScheduledEvent } from './scheduled-event.js';
  */
 export function reclaimHandler(): (event: unknown, context?: LambdaContext) => Promise<unknown> {
   const logging = powertoolsLogging();
-  const aws = awsQueue(readConfig(process.env, { wakeQueueUrl: true, deadQueueUrl: true }), { logger: logging.logger });
+  const config = readConfig(process.env, { wakeQueueUrl: true, deadQueueUrl: true });
+  const aws = awsQueue(config, { logger: logging.logger });
   const metrics = new Metrics({
     namespace: process.env.POWERTOOLS_METRICS_NAMESPACE ?? SERVICE_NAME,
     serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? SERVICE_NAME,
@@ -26,6 +27,6 @@ export function reclaimHandler(): (event: unknown, context?: LambdaContext) => P
   return async (event, context) => {
     if (context) logging.addContext(context);
     parseScheduledEvent(event);
-    return reclaimRun(aws, { metrics, logger: logging.logger, remainingMs: context ? () => context.getRemainingTimeInMillis() : undefined });
+    return reclaimRun(aws, { metrics, logger: logging.logger, remainingMs: context ? () => context.getRemainingTimeInMillis() : undefined, ...(config.shards ? { shards: config.shards } : {}) });
   };
 }

@@ -1,6 +1,7 @@
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import type { Logger } from '../log.js';
 import type { ReclaimCounts } from '../store/reclaim-orphaned.js';
+import type { ShardCounts } from '../store/shard-layout.js';
 import type { FireCounts } from '../store/schedule-fire.js';
 import { emitHealthMetrics, type HealthTotals, type QueueHealth } from './health-metrics.js';
 import type { ResendCounts } from './dead-job-notifier.js';
@@ -21,6 +22,8 @@ export interface ReclaimRunOptions {
   readonly noticeMinAgeMs?: number;
   /** Schedule ticks before now + this are enqueued ahead, due at their tick; must exceed the run period. @default 120000 */
   readonly scheduleHorizonMs?: number;
+  /** Shard counts to record as the table's layout (the stack's `shards`); the recorded layout is kept when absent. */
+  readonly shards?: ShardCounts;
 }
 
 /** What one reclaim run did and saw. */
@@ -63,6 +66,15 @@ export async function reclaimRun(aws: AwsQueue, opts: ReclaimRunOptions): Promis
       schedules = await queue.schedules.fire(opts.scheduleHorizonMs === undefined ? {} : { horizonMs: opts.scheduleHorizonMs });
     } catch (error) {
       opts.logger.error('reclaim_run.schedules_failed', { error });
+    }
+    // The layout next: record the stack's counts (a no-op once recorded), then drain a change.
+    // A failure is logged and the run goes on: the table's recorded layout stays valid.
+    try {
+      if (opts.shards) await queue.configureShards(opts.shards);
+      const check = await queue.checkShardLayout();
+      if (check.outcome !== 'steady') opts.logger.info('reclaim_run.shards', { outcome: check.outcome, occupied: check.occupied.length, read: check.layout.read });
+    } catch (error) {
+      opts.logger.error('reclaim_run.shards_failed', { error });
     }
     for (let pass = 0; pass < 10; pass++) {
       const c = await queue.reclaimOrphaned({ max: batch });

@@ -19,6 +19,7 @@ import { buildUpdate } from './expression.js';
 import { guarded, leaseHeld } from './guards.js';
 import { updateIf } from './io.js';
 import { leaseSecretHash } from './lease-secret.js';
+import { shardLayout } from './shard-layout.js';
 
 /** Outcome of ackFailed. */
 export type AckFailedOutcome =
@@ -33,13 +34,14 @@ export async function ackFailedIfLeaseHeld(
   error: string,
   retryable: boolean,
 ): Promise<AckFailedOutcome> {
+  const { queueShards, globalShards } = await shardLayout(ctx);
   const now = ctx.clock();
   const retry = retryable && lease.attempt < lease.maxAttempts;
   const runAt = retry ? now + backoffDelay(ctx.retry, lease.attempt, ctx.random) : undefined;
   const common = { lastError: error, settledGeneration: lease.generation, settledBy: 'failed', settledSecretHash: leaseSecretHash(lease.secret), updatedAt: now };
   const update = retry
     ? buildUpdate({
-        set: { ...common, state: 'pending', runAt, ...scheduledKeys(lease.id, lease.queue, runAt!) },
+        set: { ...common, state: 'pending', runAt, ...scheduledKeys(lease.id, lease.queue, runAt!, queueShards) },
         remove: ['leaseOwner', 'leaseExpiresAt', 'leaseSecretHash'],
       })
     : buildUpdate({
@@ -47,7 +49,7 @@ export async function ackFailedIfLeaseHeld(
           ...common,
           state: 'dead',
           deadNotified: false,
-          ...deadKeys(lease.id, lease.queue, now),
+          ...deadKeys(lease.id, lease.queue, now, globalShards),
         },
         remove: ['leaseOwner', 'leaseExpiresAt', 'leaseSecretHash'],
       });

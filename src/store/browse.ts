@@ -7,10 +7,11 @@ import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ValidationError } from '../errors.js';
 import type { JobState } from '../job.js';
 import { deadPartition, leasePartition, prioritizedPartition, readyPartition, scheduledPartition } from '../keys.js';
-import { GLOBAL_SHARDS, QUEUE_SHARDS, TABLE_SCHEMA } from '../schema.js';
+import { TABLE_SCHEMA } from '../schema.js';
 import type { Item } from './codec.js';
 import type { StoreContext } from './context.js';
 import { translate } from './io.js';
+import { shardLayout, type ShardCounts } from './shard-layout.js';
 
 /** One row of a listing: what the index knows of a job. */
 export interface JobSummary {
@@ -52,17 +53,18 @@ export interface QueueStats {
 /** The states `list` can show (done and cancelled are reachable only by id). */
 export const LISTABLE_STATES = ['pending', 'running', 'dead'] as const;
 
-function partitionsFor(queue: string, state: string): { pk: string; prefix?: string }[] {
+/** The partitions of one queue in one state, over every shard readers cover (`read`, from the table's layout). */
+function partitionsFor(queue: string, state: string, read: ShardCounts): { pk: string; prefix?: string }[] {
   switch (state) {
     case 'pending':
       return [
         { pk: prioritizedPartition(queue) },
-        ...Array.from({ length: QUEUE_SHARDS }, (_, s) => [{ pk: readyPartition(queue, s) }, { pk: scheduledPartition(queue, s) }]).flat(),
+        ...Array.from({ length: read.queueShards }, (_, s) => [{ pk: readyPartition(queue, s) }, { pk: scheduledPartition(queue, s) }]).flat(),
       ];
     case 'running':
-      return Array.from({ length: GLOBAL_SHARDS }, (_, s) => ({ pk: leasePartition(s), prefix: `${queue}|` }));
+      return Array.from({ length: read.globalShards }, (_, s) => ({ pk: leasePartition(s), prefix: `${queue}|` }));
     case 'dead':
-      return Array.from({ length: GLOBAL_SHARDS }, (_, s) => ({ pk: deadPartition(s), prefix: `${queue}|` }));
+      return Array.from({ length: read.globalShards }, (_, s) => ({ pk: deadPartition(s), prefix: `${queue}|` }));
     default:
       throw new ValidationError('state', state, `list shows ${LISTABLE_STATES.join(', ')}; done and cancelled jobs are read by id`);
   }
@@ -84,7 +86,7 @@ export async function listJobs(
   ctx: StoreContext,
   args: { queue: string; state: string; limit: number; cursor?: string },
 ): Promise<JobPage> {
-  const parts = partitionsFor(args.queue, args.state);
+  const parts = partitionsFor(args.queue, args.state, (await shardLayout(ctx)).read);
   let { index, key } = decodeCursor(args.cursor, parts);
   const jobs: JobSummary[] = [];
   while (index < parts.length && jobs.length < args.limit) {
@@ -105,19 +107,20 @@ const STATS_CONCURRENCY = 8;
 
 /** Figures for each queue in `queues`, read from the index, a few queues at a time. */
 export async function queueStats(ctx: StoreContext, queues: readonly string[]): Promise<QueueStats[]> {
+  const { read } = await shardLayout(ctx);
   const now = ctx.clock();
   const out = new Array<QueueStats>(queues.length);
   let next = 0;
   const lane = async (): Promise<void> => {
-    for (let k = next++; k < queues.length; k = next++) out[k] = await oneQueueStats(ctx, queues[k]!, now);
+    for (let k = next++; k < queues.length; k = next++) out[k] = await oneQueueStats(ctx, queues[k]!, now, read);
   };
   await Promise.all(Array.from({ length: Math.min(STATS_CONCURRENCY, queues.length) }, lane));
   return out;
 }
 
-async function oneQueueStats(ctx: StoreContext, queue: string, now: number): Promise<QueueStats> {
+async function oneQueueStats(ctx: StoreContext, queue: string, now: number, read: ShardCounts): Promise<QueueStats> {
   const [pending, running, dead] = await Promise.all(
-    (['pending', 'running', 'dead'] as const).map((state) => readAll(ctx, partitionsFor(queue, state))),
+    (['pending', 'running', 'dead'] as const).map((state) => readAll(ctx, partitionsFor(queue, state, read))),
   );
   const dueItems = pending!.filter((i) => (i.runAt as number) <= now);
   const oldest = dueItems.reduce((m, i) => Math.min(m, i.runAt as number), now);
@@ -238,7 +241,7 @@ export async function indexTotals(ctx: StoreContext): Promise<IndexTotals> {
     } while (key);
     return n;
   };
-  const shards = Array.from({ length: GLOBAL_SHARDS }, (_, s) => s);
+  const shards = Array.from({ length: (await shardLayout(ctx)).read.globalShards }, (_, s) => s);
   const [running, expired, dead] = await Promise.all([
     Promise.all(shards.map((s) => count(leasePartition(s)))),
     Promise.all(shards.map((s) => count(leasePartition(s), true))),

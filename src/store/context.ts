@@ -2,6 +2,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Logger } from '../log.js';
 import type { LeaseHints } from './lease-hints.js';
 import type { RetryPolicy } from '../retry-policy.js';
+import type { ShardLayout } from './shard-counts.js';
 
 /** What a job that just died tells the notifier (see `markDeadNotified`). */
 export interface DeadJobNotice {
@@ -40,6 +41,8 @@ export interface StoreContext {
   readonly hooks: QueueHooks;
   /** This JobQueue's memory of the index, so lease calls read few partitions (hints only). */
   readonly hints: LeaseHints;
+  /** This process's copy of the table's shard layout (read at first use, refreshed each minute). */
+  readonly layout: ShardLayoutSource;
 }
 
 /** Calls a hook without letting it fail or slow the transition that triggered it. */
@@ -52,4 +55,12 @@ export function fireHook(ctx: StoreContext, name: keyof QueueHooks, run: () => v
   } catch (err) {
     ctx.logger.error('hook.failed', { hook: name, error: err });
   }
+}
+
+/** Where a transition gets the table's shard layout: `ShardLayoutCache` (shard-layout.ts) in every process. */
+export interface ShardLayoutSource {
+  /** The layout, read again when the copy is stale. */
+  current(ctx: StoreContext): Promise<ShardLayout>;
+  /** Keeps a layout this process read or wrote at `at`. */
+  remember(layout: ShardLayout, at: number): void;
 }

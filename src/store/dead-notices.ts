@@ -5,10 +5,11 @@
  * findUndeliveredDeadNotices: dead jobs whose notice is undelivered, from the dead partitions.
  */
 import { deadPartition } from '../keys.js';
-import { GLOBAL_SHARDS, TABLE_SCHEMA } from '../schema.js';
+import { TABLE_SCHEMA } from '../schema.js';
 import type { StoreContext, DeadJobNotice } from './context.js';
 import { readItem, updateIf } from './io.js';
 import { queryItems } from './lease.js';
+import { shardLayout } from './shard-layout.js';
 
 /** Records that the dead-job notice for generation `generation` was delivered; false if the job moved on. */
 export async function markDeadNotifiedIfUndelivered(ctx: StoreContext, id: string, generation: number): Promise<boolean> {
@@ -26,8 +27,9 @@ export async function markDeadNotifiedIfUndelivered(ctx: StoreContext, id: strin
 /** Dead jobs whose notification has not been delivered yet (up to `max`). */
 export async function findUndeliveredDeadNotices(ctx: StoreContext, max: number): Promise<DeadJobNotice[]> {
   const { name, partitionKey } = TABLE_SCHEMA.workIndex;
+  const { read } = await shardLayout(ctx);
   const pages = await Promise.all(
-    Array.from({ length: GLOBAL_SHARDS }, (_, shard) =>
+    Array.from({ length: read.globalShards }, (_, shard) =>
       queryItems(
         ctx,
         {

@@ -75,8 +75,21 @@ export const DEFAULT_MAX_ATTEMPTS = 5;
 
 const KNOWN = ['queue', 'payload', 'id', 'runAt', 'priority', 'maxAttempts', 'group'] as const;
 
-/** Validates one input and builds the item it will write; throws a ValidationError and writes nothing. */
-export function prepareEnqueue(field: string, input: unknown, now: number): Item {
+/**
+ * Validates one input and builds the item it will write, on one of `queueShards` ready or
+ * scheduled shards (the table's layout); throws a ValidationError and writes nothing.
+ */
+export function prepareEnqueue(field: string, input: unknown, now: number, queueShards: number): Item {
+  return withPendingKeys(checkEnqueue(field, input, now), now, queueShards);
+}
+
+/** Puts a checked item in its pending index partition: ready or scheduled, on one of `queueShards` shards. */
+export function withPendingKeys(item: Item, now: number, queueShards: number): Item {
+  return { ...item, ...pendingKeys(item.id as string, item.queue as string, item.priority as number, item.runAt as number, now, queueShards) };
+}
+
+/** Validates one input and builds its item without index keys; throws a ValidationError. */
+export function checkEnqueue(field: string, input: unknown, now: number): Item {
   const o = checkObject(field, input);
   checkKnownKeys(field, o, KNOWN);
   const { queue, priority, maxAttempts } = checkJobRunFields(field, o);
@@ -101,7 +114,6 @@ export function prepareEnqueue(field: string, input: unknown, now: number): Item
     payload,
     createdAt: now,
     updatedAt: now,
-    ...pendingKeys(id, queue, priority, runAt, now),
   };
 }
 

@@ -24,6 +24,7 @@ import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { GroupOnDead } from '../flow-limits.js';
 import { GROUP_ID_PREFIX, pendingKeys } from '../keys.js';
+import { shardLayout } from './shard-layout.js';
 import { TABLE_SCHEMA } from '../schema.js';
 import type { Item } from './codec.js';
 import { fireHook, type StoreContext } from './context.js';
@@ -162,7 +163,8 @@ async function unlistIfEmpty(ctx: StoreContext, queue: string, group: string): P
 
 async function unpark(ctx: StoreContext, job: Item): Promise<void> {
   const now = ctx.clock();
-  const keys = pendingKeys(job.id as string, job.queue as string, job.priority as number, job.runAt as number, now);
+  const { queueShards } = await shardLayout(ctx);
+  const keys = pendingKeys(job.id as string, job.queue as string, job.priority as number, job.runAt as number, now, queueShards);
   const written = await updateIf(
     ctx,
     {

@@ -99,6 +99,23 @@ export function allOf(...guards: readonly Guard[]): Guard {
   };
 }
 
+/** The shard layout item does not exist yet: the first recorded layout (see `shard-layout.ts`). */
+export function layoutAbsent(): Guard {
+  return { ConditionExpression: 'attribute_not_exists(id)', ExpressionAttributeNames: {}, ExpressionAttributeValues: {} };
+}
+
+/**
+ * The shard layout exactly as a read saw it: every change bumps the version, so two processes
+ * that read the same layout cannot both change it, and a change decided on an older read fails.
+ */
+export function layoutAtVersion(seen: number): Guard {
+  return {
+    ConditionExpression: 'attribute_exists(id) AND #version = :seenVersion',
+    ExpressionAttributeNames: { '#version': 'version' },
+    ExpressionAttributeValues: { ':seenVersion': seen },
+  };
+}
+
 /** Merges an update's parts with a guard's into one UpdateItem input. */
 export function guarded<T extends { ExpressionAttributeNames: Record<string, string>; ExpressionAttributeValues: Record<string, unknown> }>(
   update: T,

@@ -7,6 +7,8 @@
  * read could fill the request: a short read always sweeps every partition).
  */
 
+import { ClaimShare } from './claim-share.js';
+
 /** How long a hint about a partition read by this JobQueue is trusted (ms of the store clock). */
 export const HINT_TTL_MS = 1_000;
 
@@ -40,16 +42,21 @@ export class LeaseHints {
   /** Per queue set: candidates a lease call read and did not try, best first, and when they were read. */
   private readonly ahead = new Map<string, SeenAt<readonly ReadAheadEntry[]>>();
 
+  /** How much of a page this JobQueue tries while losing claim races (see claim-share.ts). */
+  readonly claimShare: ClaimShare;
+
   constructor(
     private readonly shards: number,
     private readonly random: () => number,
-  ) {}
+  ) {
+    this.claimShare = new ClaimShare(random);
+  }
 
-  /** The ready shard of `queue` the next lease call reads first: round robin from a random start. */
-  nextShard(queue: string): number {
-    const c = this.cursor.get(queue) ?? Math.floor(this.random() * this.shards);
-    this.cursor.set(queue, (c + 1) % this.shards);
-    return c % this.shards;
+  /** The ready shard of `queue` (of `shards`, the layout's) the next lease call reads first: round robin from a random start. */
+  nextShard(queue: string, shards: number = this.shards): number {
+    const c = this.cursor.get(queue) ?? Math.floor(this.random() * shards);
+    this.cursor.set(queue, (c + 1) % shards);
+    return c % shards;
   }
 
   /** Whether the scheduled partition `queue|shard` may hold a due job at `now` (unknown or stale: yes). */

@@ -23,13 +23,14 @@
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { Lease } from '../job.js';
 import { leaseKeys, leasePartition, prioritizedPartition, readyPartition, scheduledPartition } from '../keys.js';
-import { GLOBAL_SHARDS, QUEUE_SHARDS, TABLE_SCHEMA } from '../schema.js';
+import { TABLE_SCHEMA } from '../schema.js';
 import { itemToLease, type Item } from './codec.js';
 import { leaseSecretHash, newLeaseSecret } from './lease-secret.js';
 import type { StoreContext } from './context.js';
 import { buildUpdate } from './expression.js';
 import { translate, updateIf } from './io.js';
 import { READ_AHEAD } from './lease-hints.js';
+import { shardLayout } from './shard-layout.js';
 
 /** A due job as the index shows it; only a hint until the conditional write lands. */
 export interface Candidate {
@@ -66,7 +67,7 @@ export async function leaseDue(
     // Skip what this call tried, and what this JobQueue claimed lately (a lagging index still shows it).
     const found = read.filter((c) => !tried.has(entryKey(c)) && !ctx.hints.claimedLately(entryKey(c), now));
     if (found.length === 0) break;
-    const candidates = ctx.hints.spreading(now) ? spreadWithinPriority(found, ctx.random) : found;
+    const candidates = ctx.hints.claimShare.pick(ctx.hints.spreading(now) ? spreadWithinPriority(found, ctx.random) : found);
     // Claim as of now, not as of the read: a job enqueued while the index was read is due too.
     const claimAt = fromIndex ? ctx.clock() : now;
     let lost = 0;
@@ -85,6 +86,7 @@ export async function leaseDue(
         } else lost++;
       }
     }
+    ctx.hints.claimShare.record(next, lost);
     if (lost === 0) {
       ctx.hints.keepReadAhead(args.queues, candidates.slice(next).filter((c) => !c.orphan), readAt);
       break;
@@ -131,6 +133,7 @@ export async function claimIfDue(
   secret = newLeaseSecret(),
 ): Promise<Lease | null> {
   const expiresAt = now + ttlMs;
+  const { globalShards } = await shardLayout(ctx);
   const update = buildUpdate({
     set: {
       state: 'running',
@@ -139,7 +142,7 @@ export async function claimIfDue(
       leaseOwner: owner,
       leaseExpiresAt: expiresAt,
       updatedAt: now,
-      ...leaseKeys(c.id, c.queue),
+      ...leaseKeys(c.id, c.queue, globalShards),
       ...(c.orphan ? { lastError: `lease of ${c.previousOwner ?? 'unknown owner'} expired; taken over by ${owner}` } : {}),
     },
     setExpr: { attempts: '#attempts + :one' },
@@ -195,6 +198,8 @@ export async function findCandidates(
 ): Promise<Candidate[]> {
   const read = new Set<string>();
   const found: Candidate[] = [];
+  // Every shard readers cover: during a layout change, the old layout's too.
+  const { queueShards } = (await shardLayout(ctx)).read;
   const readAll = async (parts: PartitionRead[]) => {
     const fresh = parts.filter((p) => !read.has(p.pk));
     for (const p of fresh) read.add(p.pk);
@@ -204,9 +209,9 @@ export async function findCandidates(
   const first: PartitionRead[] = [];
   for (const queue of queues) {
     if (ctx.hints.prioritizedMayHoldJobs(queue, now)) first.push({ kind: 'prio', queue, pk: prioritizedPartition(queue) });
-    const shard = ctx.hints.nextShard(queue);
+    const shard = ctx.hints.nextShard(queue, queueShards);
     first.push({ kind: 'ready', queue, pk: readyPartition(queue, shard) });
-    for (let s = 0; s < QUEUE_SHARDS; s++) {
+    for (let s = 0; s < queueShards; s++) {
       if (ctx.hints.scheduledMayBeDue(queue, s, now)) first.push({ kind: 'sched', queue, shard: s, pk: scheduledPartition(queue, s) });
     }
   }
@@ -216,7 +221,7 @@ export async function findCandidates(
   const sweep: PartitionRead[] = [];
   for (const queue of queues) {
     sweep.push({ kind: 'prio', queue, pk: prioritizedPartition(queue) });
-    for (let s = 0; s < QUEUE_SHARDS; s++) {
+    for (let s = 0; s < queueShards; s++) {
       sweep.push({ kind: 'ready', queue, pk: readyPartition(queue, s) });
       sweep.push({ kind: 'sched', queue, shard: s, pk: scheduledPartition(queue, s) });
     }
@@ -265,8 +270,9 @@ async function readPartition(ctx: StoreContext, p: PartitionRead, now: number, l
 export async function findOrphans(ctx: StoreContext, queues: readonly string[], now: number, limit: number): Promise<Candidate[]> {
   const { name, partitionKey: pk, sortKey: sk } = TABLE_SCHEMA.workIndex;
   const queries: QueryCommandInput[] = [];
+  const { globalShards } = (await shardLayout(ctx)).read;
   for (const queue of queues) {
-    for (let shard = 0; shard < GLOBAL_SHARDS; shard++) {
+    for (let shard = 0; shard < globalShards; shard++) {
       queries.push({
         TableName: ctx.tableName,
         IndexName: name,

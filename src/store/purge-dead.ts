@@ -13,12 +13,13 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { deadPartition } from '../keys.js';
-import { GLOBAL_SHARDS, TABLE_SCHEMA } from '../schema.js';
+import { TABLE_SCHEMA } from '../schema.js';
 import type { Item } from './codec.js';
 import type { StoreContext } from './context.js';
 import { deadAtGeneration } from './guards.js';
 import { translate } from './io.js';
 import { queryItems } from './lease.js';
+import { shardLayout } from './shard-layout.js';
 
 /** What one purge call did. */
 export interface PurgeCounts {
@@ -46,7 +47,8 @@ interface DeadEntry {
 export async function purgeDeadBefore(ctx: StoreContext, args: { cutoff: number; queue?: string; max: number }): Promise<PurgeCounts> {
   const found: DeadEntry[] = [];
   let more = false;
-  for (let shard = 0; shard < GLOBAL_SHARDS && !more; shard++) {
+  const { read } = await shardLayout(ctx);
+  for (let shard = 0; shard < read.globalShards && !more; shard++) {
     more = await findInShard(ctx, shard, args.cutoff, args.queue, args.max + 1 - found.length, found);
   }
   if (found.length > args.max) more = true;

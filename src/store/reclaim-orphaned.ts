@@ -14,12 +14,13 @@
  * Lost race: counted in `lostRaces` and left alone; the winner's write stands.
  */
 import { deadKeys, leasePartition, scheduledKeys } from '../keys.js';
-import { GLOBAL_SHARDS, TABLE_SCHEMA } from '../schema.js';
+import { TABLE_SCHEMA } from '../schema.js';
 import type { Item } from './codec.js';
 import { fireHook, type StoreContext } from './context.js';
 import { buildUpdate } from './expression.js';
 import { updateIf } from './io.js';
 import { queryItems } from './lease.js';
+import { shardLayout, type ShardCounts } from './shard-layout.js';
 
 /** What one reclaim pass did. */
 export interface ReclaimCounts {
@@ -37,13 +38,14 @@ export interface ReclaimCounts {
 
 /** Reclaims up to `max` running jobs whose lease expired before now. */
 export async function reclaimExpiredLeases(ctx: StoreContext, max: number): Promise<ReclaimCounts> {
+  const layout = await shardLayout(ctx);
   const now = ctx.clock();
   const expired = await findExpiredLeases(ctx, now, max);
   const ids = { reclaimed: [] as string[], dead: [] as string[] };
   let lostRaces = 0;
   const dueQueues = new Set<string>();
   for (const item of expired) {
-    const result = await reclaimOne(ctx, item, now);
+    const result = await reclaimOne(ctx, item, now, layout);
     if (result === 'lost') lostRaces++;
     else {
       ids[result].push(item.id as string);
@@ -59,8 +61,9 @@ export async function reclaimExpiredLeases(ctx: StoreContext, max: number): Prom
 /** Running jobs whose lease lapsed before `now`, from the lease partitions of the index. */
 export async function findExpiredLeases(ctx: StoreContext, now: number, max: number): Promise<Item[]> {
   const { name, partitionKey } = TABLE_SCHEMA.workIndex;
+  const { read } = await shardLayout(ctx);
   const pages = await Promise.all(
-    Array.from({ length: GLOBAL_SHARDS }, (_, shard) =>
+    Array.from({ length: read.globalShards }, (_, shard) =>
       queryItems(
         ctx,
         {
@@ -81,7 +84,7 @@ export async function findExpiredLeases(ctx: StoreContext, now: number, max: num
     .slice(0, max);
 }
 
-async function reclaimOne(ctx: StoreContext, item: Item, now: number): Promise<'reclaimed' | 'dead' | 'lost'> {
+async function reclaimOne(ctx: StoreContext, item: Item, now: number, layout: ShardCounts): Promise<'reclaimed' | 'dead' | 'lost'> {
   const id = item.id as string;
   const queue = item.queue as string;
   const attempts = item.attempts as number;
@@ -92,8 +95,8 @@ async function reclaimOne(ctx: StoreContext, item: Item, now: number): Promise<'
   const runAt = now;
   const update = buildUpdate({
     set: dead
-      ? { state: 'dead', lastError, updatedAt: now, deadNotified: false, ...deadKeys(id, queue, now) }
-      : { state: 'pending', lastError, updatedAt: now, runAt, ...scheduledKeys(id, queue, runAt) },
+      ? { state: 'dead', lastError, updatedAt: now, deadNotified: false, ...deadKeys(id, queue, now, layout.globalShards) }
+      : { state: 'pending', lastError, updatedAt: now, runAt, ...scheduledKeys(id, queue, runAt, layout.queueShards) },
     setExpr: { leaseGeneration: ':seen + :one' },
     remove: ['leaseOwner', 'leaseExpiresAt', 'leaseSecretHash'],
     values: { ':seen': seen, ':one': 1, ':seenExpiry': item.leaseExpiresAt, ':running': 'running', ':inc': item.incarnation },

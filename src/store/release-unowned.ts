@@ -16,6 +16,7 @@ import type { Item } from './codec.js';
 import { fireHook, type StoreContext } from './context.js';
 import { buildUpdate } from './expression.js';
 import { readItem, updateIf } from './io.js';
+import { shardLayout } from './shard-layout.js';
 
 /** Outcome of releaseUnowned. */
 export type ReleaseUnownedOutcome =
@@ -31,7 +32,8 @@ export async function releaseUnownedIfLive(ctx: StoreContext, id: string): Promi
     const state = item.state as JobState;
     const seen = item.leaseGeneration as number;
     if (state !== 'running' && state !== 'pending') return { outcome: 'terminal', id, generation: seen, state };
-    const written = await updateIf(ctx, { Key: { id }, ...forceRelease(ctx, item, state, seen) });
+    const { queueShards } = await shardLayout(ctx);
+    const written = await updateIf(ctx, { Key: { id }, ...forceRelease(ctx, item, state, seen, queueShards) });
     if (!written) continue; // the job moved under us: look again
     if (state === 'running') {
       ctx.logger.warn('job.force_released', { id, queue: item.queue, generation: seen + 1, previousOwner: item.leaseOwner });
@@ -43,7 +45,7 @@ export async function releaseUnownedIfLive(ctx: StoreContext, id: string): Promi
   }
 }
 
-function forceRelease(ctx: StoreContext, item: Item, state: 'running' | 'pending', seen: number) {
+function forceRelease(ctx: StoreContext, item: Item, state: 'running' | 'pending', seen: number, queueShards: number) {
   const now = ctx.clock();
   const values = { ':seen': seen, ':seenState': state, ':next': seen + 1 };
   const names = { '#state': 'state', '#leaseGeneration': 'leaseGeneration' };
@@ -62,7 +64,7 @@ function forceRelease(ctx: StoreContext, item: Item, state: 'running' | 'pending
       runAt: now,
       updatedAt: now,
       lastError: `force-released by an operator while held by ${String(item.leaseOwner)}`,
-      ...scheduledKeys(item.id as string, item.queue as string, now),
+      ...scheduledKeys(item.id as string, item.queue as string, now, queueShards),
     },
     setExpr: { leaseGeneration: ':next', attempts: '#attempts - :one' },
     remove: ['leaseOwner', 'leaseExpiresAt', 'leaseSecretHash'],

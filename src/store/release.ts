@@ -15,6 +15,7 @@ import { buildUpdate } from './expression.js';
 import { guarded, leaseHeld } from './guards.js';
 import { updateIf } from './io.js';
 import { leaseSecretHash } from './lease-secret.js';
+import { shardLayout } from './shard-layout.js';
 
 /** Outcome of release. */
 export type ReleaseOutcome =
@@ -23,6 +24,7 @@ export type ReleaseOutcome =
 
 /** Hands the leased job back to pending, due now, if the lease still holds it. */
 export async function releaseIfLeaseHeld(ctx: StoreContext, lease: Lease, reason?: string): Promise<ReleaseOutcome> {
+  const { queueShards } = await shardLayout(ctx);
   const now = ctx.clock();
   const update = buildUpdate({
     set: {
@@ -32,7 +34,7 @@ export async function releaseIfLeaseHeld(ctx: StoreContext, lease: Lease, reason
       settledGeneration: lease.generation,
       settledBy: 'released',
       settledSecretHash: leaseSecretHash(lease.secret),
-      ...scheduledKeys(lease.id, lease.queue, now),
+      ...scheduledKeys(lease.id, lease.queue, now, queueShards),
       ...(reason ? { lastError: reason } : {}),
     },
     setExpr: { leaseGeneration: ':gen + :one', attempts: '#attempts - :one' },

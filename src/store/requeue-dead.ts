@@ -11,6 +11,7 @@ import { scheduledKeys } from '../keys.js';
 import { fireHook, type StoreContext } from './context.js';
 import { buildUpdate } from './expression.js';
 import { readItem, updateIf } from './io.js';
+import { shardLayout } from './shard-layout.js';
 
 /** Outcome of requeueDead. */
 export interface RequeueOutcome {
@@ -25,9 +26,10 @@ export async function requeueIfDead(ctx: StoreContext, id: string): Promise<Requ
   if (!item) throw new JobNotFoundError(id);
   if (item.state !== 'dead') throw new InvalidStateError(id, item.state as string, 'only a dead job can be requeued');
   const seen = item.leaseGeneration as number;
+  const { queueShards } = await shardLayout(ctx);
   const now = ctx.clock();
   const update = buildUpdate({
-    set: { state: 'pending', attempts: 0, runAt: now, updatedAt: now, ...scheduledKeys(id, item.queue as string, now) },
+    set: { state: 'pending', attempts: 0, runAt: now, updatedAt: now, ...scheduledKeys(id, item.queue as string, now, queueShards) },
     setExpr: { leaseGeneration: ':next' },
     remove: ['expireAt', 'deadNotified', 'leaseSecretHash'],
     values: { ':seen': seen, ':next': seen + 1, ':dead': 'dead' },

@@ -22,6 +22,7 @@ import { fireHook, type StoreContext } from './context.js';
 import { buildUpdate } from './expression.js';
 import { guarded, pendingAsSeen } from './guards.js';
 import { readItem, updateIf } from './io.js';
+import { shardLayout } from './shard-layout.js';
 
 /** Outcome of runNow. */
 export type RunNowOutcome =
@@ -40,8 +41,9 @@ export async function runNowIfScheduled(ctx: StoreContext, id: string): Promise<
     const previousRunAt = item.runAt as number;
     if (previousRunAt <= now) return { outcome: 'already-due', id, runAt: previousRunAt };
     const seen = item.leaseGeneration as number;
+    const { queueShards } = await shardLayout(ctx);
     const update = buildUpdate({
-      set: { runAt: now, updatedAt: now, ...readyKeys(id, item.queue as string, item.priority as number, now) },
+      set: { runAt: now, updatedAt: now, ...readyKeys(id, item.queue as string, item.priority as number, now, queueShards) },
     });
     const written = await updateIf(ctx, { Key: { id }, ...guarded(update, pendingAsSeen(seen)) });
     if (!written) continue; // leased, cancelled or changed meanwhile: look again

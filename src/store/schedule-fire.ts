@@ -27,6 +27,7 @@ import { absentOrWithdrawn, guarded, scheduleAtVersion } from './guards.js';
 import { withdrawJobs } from './schedule-withdraw.js';
 import { readItem, updateIf } from './io.js';
 import { queryItems } from './lease.js';
+import { shardLayout } from './shard-layout.js';
 import { cronOf, itemToSchedule, MAX_TICKS_PER_FIRE, tickAfter, tickJobId, type Schedule } from './schedules.js';
 import { scheduleKeys } from '../keys.js';
 
@@ -119,11 +120,13 @@ export async function fireSchedule(ctx: StoreContext, s: Schedule, opts: FireOpt
   const { ticks, missed, next } = ticksToFire(s, now, opts);
   const createdTicks: number[] = [];
   let existed = 0;
+  const { queueShards } = await shardLayout(ctx);
   for (const tick of ticks) {
     const item = prepareEnqueue(
       'schedule',
       { id: tickJobId(s.name, tick), queue: s.queue, payload: s.payload, runAt: tick, priority: s.priority, maxAttempts: s.maxAttempts },
       now,
+      queueShards,
     );
     const out = await putIfAbsent(ctx, item, absentOrWithdrawn());
     if (out.outcome === 'created') createdTicks.push(tick);

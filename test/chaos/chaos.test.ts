@@ -33,5 +33,8 @@ describe('chaos run (short, seed 7)', () => {
     // The run did disrupt something and the proxy did inject faults, or it proved nothing.
     expect(report.disruptions.kill + report.disruptions.pause + report.disruptions.term).toBeGreaterThan(0);
     expect(report.proxy.dropAfterApply + report.proxy.throttle + report.proxy.serverError).toBeGreaterThan(0);
+    // What the emulator hides was in play: clocks off by up to 2 s, index reads up to 1 s old.
+    expect(report.skews.some((s) => Math.abs(s) >= 500)).toBe(true);
+    expect(report.staleReads).toBeGreaterThan(0);
   }, 150_000);
 });

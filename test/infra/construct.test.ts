@@ -55,6 +55,7 @@ beforeAll(() => {
     finishedJobRetention: Duration.days(30),
     encryptionKey: new Key(stack, 'TableKey', { enableKeyRotation: true }),
     reclaimConcurrency: 5,
+    shards: { queueShards: 25, globalShards: 20 },
   });
   new FencedJobQueue(stack, 'Other');
   const role = (id: string, service: string) => new Role(stack, id, { assumedBy: new ServicePrincipal(service) });
@@ -91,6 +92,12 @@ describe('props reach the template', () => {
     expect(fn(custom, 'JobsFunctionsWorker')[1].Properties).toMatchObject({ Timeout: 300, MemorySize: 2048 });
     expect(env(custom, 'JobsFunctionsWorker')[ENV.queues]).toBe('echo');
     expect(wake(custom, jobs).Properties.VisibilityTimeout).toBe(1800);
+  });
+
+  it('shards: the reclaim function records them (FENCEQ_QUEUE_SHARDS, FENCEQ_GLOBAL_SHARDS); none set by default', () => {
+    expect(env(custom, 'JobsFunctionsReclaim')).toMatchObject({ [ENV.queueShards]: '25', [ENV.globalShards]: '20' });
+    expect(env(custom, 'OtherFunctionsReclaim')[ENV.queueShards]).toBeUndefined();
+    for (const role of ['Api', 'Admin', 'Worker']) expect(env(custom, `JobsFunctions${role}`)[ENV.queueShards]).toBeUndefined();
   });
 
   it('worker batch size and concurrency cap on the event source', () => {
@@ -275,6 +282,11 @@ describe('bad props', () => {
     refused({ finishedJobRetention: Duration.days(3651) }, 'props.finishedJobRetention (days)');
     refused({ reclaimConcurrency: 0 }, 'props.reclaimConcurrency');
     refused({ reclaimConcurrency: 1.5 }, 'props.reclaimConcurrency');
+  });
+
+  it('shard counts out of range', () => {
+    refused({ shards: { queueShards: 0, globalShards: 4 } }, 'props.shards.queueShards');
+    refused({ shards: { queueShards: 4, globalShards: 300 } }, 'props.shards.globalShards');
   });
 
   it('no worker queue, or a malformed queue name', () => {

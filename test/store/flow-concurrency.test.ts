@@ -223,6 +223,8 @@ describe('concurrency limit', () => {
     await enqueueN(t.queue, 'capped', n);
     await t.queue.setLimits('capped', { maxRunning: 10 });
     const worker = t.peer();
+    // The process reads the table's shard layout once (cached a minute): not a per-job cost.
+    await worker.lease({ owner: 'w', queues: ['warm-up'], ttlMs: TTL });
     const counter = countRequests(t.client);
     const drain = async (queue: string) => {
       counter.reset();

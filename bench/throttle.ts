@@ -1,0 +1,143 @@
+/**
+ * The throttling simulation: the capacity model checked on this machine. A throttling proxy
+ * (tools/throttle-proxy.ts) in front of the emulator enforces a scaled-down per-partition-key write
+ * rate on the base table and on every index partition a write touches, and answers as DynamoDB
+ * does when it throttles. The producer enqueues while the workers drain (the model's steady
+ * state: each job's ready shard is written twice, its lease shard twice), at several shard
+ * counts; jobs/s should follow the model's prediction for the same rate. At the end every job
+ * must be done: none lost, none stuck.
+ */
+import { benchClient, benchQueue, freshBenchTable } from '../tools/env.js';
+import { capacity, DEFAULT_MIX, PARTITION_LIMITS } from '../tools/capacity-model.js';
+import { createMeter } from '../tools/meter.js';
+import { waitFor } from '../tools/stats.js';
+import { startThrottleProxy, type ThrottleCounts } from '../tools/throttle-proxy.js';
+import { createWorker, type BenchWorker } from '../tools/workers.js';
+import { EnqueueIncompleteError } from '../src/errors.js';
+import { benchPayload } from './throughput.js';
+
+/** One run at one shard count. */
+export interface ThrottleResult {
+  readonly shards: number;
+  readonly writeUnitsPerSec: number;
+  readonly jobs: number;
+  readonly seconds: number;
+  /** Steady state: between 10% and 90% of the jobs done. */
+  readonly jobsPerSec: number;
+  /** From the first enqueue to the last job done. */
+  readonly overallJobsPerSec: number;
+  /** The capacity model's jobs/s for these shards at this per-partition rate. */
+  readonly predictedJobsPerSec: number;
+  readonly ratio: number;
+  /** ms from the start until 10%, 50%, 90%, 99% and all of the jobs were done. */
+  readonly timeline: number[];
+  readonly proxy: ThrottleCounts;
+  /** What reached the workers and producer after the SDK's own retries. */
+  readonly surfaced: { leaseErrors: number; ackErrors: number; renewErrors: number; enqueueRetries: number };
+  /** SDK calls per job, and the HTTP requests the proxy saw per job (the difference is SDK retries). */
+  readonly callsPerJob: number;
+  readonly httpRequestsPerJob: number;
+  /** Jobs left not done at the end (must be 0). */
+  readonly notDone: { pending: number; running: number; dead: number };
+}
+
+/** Runs `jobs` jobs through a throttled table with `shards` x `shards` shards. */
+export async function measureThrottled(
+  emulatorEndpoint: string,
+  args: { shards: number; writeUnitsPerSec: number; jobs: number; workers: number; slots: number },
+): Promise<ThrottleResult> {
+  const admin = benchClient(emulatorEndpoint);
+  const table = await freshBenchTable(admin, 'bench-throttle');
+  const proxy = await startThrottleProxy(emulatorEndpoint, { writeUnitsPerSec: args.writeUnitsPerSec });
+  const meter = createMeter();
+  const clients = Array.from({ length: args.workers + 1 }, () => meter.attach(benchClient(proxy.endpoint)));
+  const workers: BenchWorker[] = [];
+  const producer = benchQueue(table.tableName, clients[0]!, { hooks: { onJobsDue: () => workers.forEach((w) => w.wake()) } });
+  let enqueueRetries = 0;
+  try {
+    await producer.ensureTable({ shards: { queueShards: args.shards, globalShards: args.shards } });
+    for (let w = 0; w < args.workers; w++) {
+      workers.push(
+        createWorker({
+          queue: benchQueue(table.tableName, clients[w + 1]!),
+          handlers: { bench: async () => null },
+          owner: `throttle-w${w}`,
+          concurrency: args.slots,
+          leaseTtlMs: 10_000,
+          pollIntervalMs: 100,
+          maxPollIntervalMs: 1_000,
+        }),
+      );
+    }
+    const before = { ...proxy.counts, byKind: { ...proxy.counts.byKind } };
+    meter.reset();
+    const t0 = performance.now();
+    for (const w of workers) w.start();
+    let left = args.jobs;
+    // Two producers, 25 jobs a request: throttled items come back unprocessed and the store
+    // retries them; a batch still short after its retries is enqueued again (no ids).
+    const produce = async () => {
+      while (left > 0) {
+        const n = Math.min(25, left);
+        left -= n;
+        try {
+          await producer.enqueueMany(Array.from({ length: n }, (_, k) => ({ queue: 'bench', payload: benchPayload(k) })));
+        } catch (err) {
+          if (!(err instanceof EnqueueIncompleteError)) throw err;
+          enqueueRetries++;
+          left += err.unwrittenIds.length;
+        }
+      }
+    };
+    // The steady state: the rate between 10% and 90% of the jobs done (start-up and the last
+    // stragglers are not what the model describes).
+    const marks: { at: number; done: number }[] = [];
+    const done = () => workers.reduce((a, w) => a + w.counters().done, 0);
+    await Promise.all([
+      produce(),
+      produce(),
+      waitFor('all throttled jobs done', () => {
+        marks.push({ at: performance.now(), done: done() });
+        return done() >= args.jobs ? true : undefined;
+      }, 600_000, 20),
+    ]);
+    const seconds = (performance.now() - t0) / 1000;
+    const from = marks.find((m) => m.done >= args.jobs * 0.1)!;
+    const to = marks.find((m) => m.done >= args.jobs * 0.9)!;
+    const steady = (to.done - from.done) / ((to.at - from.at) / 1000);
+    const [stats] = await producer.stats(['bench']);
+    const c = proxy.counts;
+    const byKind: Record<string, number> = {};
+    for (const [k, v] of Object.entries(c.byKind)) byKind[k] = v - (before.byKind[k] ?? 0);
+    const predicted = (capacity(DEFAULT_MIX, { queueShards: args.shards, globalShards: args.shards }).tableJobsPerSec * args.writeUnitsPerSec) / PARTITION_LIMITS.writeUnits;
+    const errors = workers.map((w) => w.counters().errors).reduce((a, b) => a + b, 0);
+    const calls = Object.values(meter.counts.requests).reduce((a, b) => a + b, 0);
+    return {
+      shards: args.shards,
+      writeUnitsPerSec: args.writeUnitsPerSec,
+      jobs: args.jobs,
+      seconds,
+      jobsPerSec: steady,
+      overallJobsPerSec: args.jobs / seconds,
+      predictedJobsPerSec: predicted,
+      ratio: steady / predicted,
+      timeline: [0.1, 0.5, 0.9, 0.99, 1].map((f) => Math.round(marks.find((m) => m.done >= args.jobs * f)!.at - t0)),
+      proxy: { requests: c.requests - before.requests, writes: c.writes - before.writes, throttled: c.throttled - before.throttled, unprocessed: c.unprocessed - before.unprocessed, byKind, staleReads: 0 },
+      surfaced: { ...workerErrors(workers, errors), enqueueRetries },
+      callsPerJob: calls / args.jobs,
+      httpRequestsPerJob: (c.requests - before.requests) / args.jobs,
+      notDone: { pending: stats!.pending, running: stats!.running, dead: stats!.dead },
+    };
+  } finally {
+    await Promise.all(workers.map((w) => w.stop({ graceMs: 0 })));
+    await proxy.close();
+    await table.drop();
+    for (const c of [admin, ...clients]) c.destroy();
+  }
+}
+
+function workerErrors(workers: BenchWorker[], total: number): { leaseErrors: number; ackErrors: number; renewErrors: number } {
+  const detail = workers.map((w) => w.errorCounts?.() ?? { leaseErrors: 0, ackErrors: 0, renewErrors: 0 });
+  const sum = (k: 'leaseErrors' | 'ackErrors' | 'renewErrors') => detail.reduce((a, d) => a + d[k], 0);
+  return detail.length && workers[0]!.errorCounts ? { leaseErrors: sum('leaseErrors'), ackErrors: sum('ackErrors'), renewErrors: sum('renewErrors') } : { leaseErrors: total, ackErrors: 0, renewErrors: 0 };
+}

@@ -1,0 +1,48 @@
+import { ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startThrottleProxy, updateIndexEffect, type ThrottleProxy } from '../../tools/throttle-proxy.js';
+import { benchClient } from '../../tools/env.js';
+import { JobQueue } from '../../src/job-queue.js';
+import { silentLogger } from '../../src/log.js';
+import { buildUpdate } from '../../src/store/expression.js';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import { endpoint, freshTable } from '../support/harness.js';
+
+const proxies: ThrottleProxy[] = [];
+afterAll(async () => {
+  for (const p of proxies) await p.close();
+});
+
+/** An update as the store builds it, as it goes over the wire. */
+const wire = (parts: Parameters<typeof buildUpdate>[0]) => {
+  const u = buildUpdate(parts);
+  return { ...u, ExpressionAttributeValues: marshall(u.ExpressionAttributeValues) as never };
+};
+
+describe('throttle proxy', () => {
+  it('reads what a store update does to the index: a key change, a removal, a projected attribute, nothing', () => {
+    expect(updateIndexEffect(wire({ set: { state: 'running', gpk: 'lease|3', gsk: 'q|a' } }))).toBe('lease|3');
+    expect(updateIndexEffect(wire({ set: { state: 'done' }, remove: ['leaseOwner', 'gpk', 'gsk'] }))).toBeNull();
+    expect(updateIndexEffect(wire({ set: { leaseExpiresAt: 5, updatedAt: 5 } }))).toBe('projected');
+    expect(updateIndexEffect(wire({ set: { progress: '{}', updatedAt: 5 } }))).toBeUndefined();
+  });
+
+  it('answers a write past a partition key\'s rate as DynamoDB does, and lets it through once the bucket refills', async () => {
+    const { tableName } = await freshTable();
+    const proxy = await startThrottleProxy(endpoint(), { writeUnitsPerSec: 2, burstSec: 1 });
+    proxies.push(proxy);
+    const client = benchClient(proxy.endpoint, 1); // no SDK retries: see the throttle itself
+    const queue = new JobQueue({ tableName, client, logger: silentLogger });
+    // Prioritized jobs share one index partition per queue: its 2 units of burst take two.
+    await queue.enqueue({ queue: 'q', id: 'a', payload: null, priority: 1 });
+    await queue.enqueue({ queue: 'q', id: 'b', payload: null, priority: 1 });
+    const err = await queue.enqueue({ queue: 'q', id: 'c', payload: null, priority: 1 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ProvisionedThroughputExceededException);
+    expect((err as { $metadata: { httpStatusCode: number } }).$metadata.httpStatusCode).toBe(400);
+    expect(proxy.counts.byKind).toEqual({ prio: 1 });
+    // Other partitions are not affected: a priority-0 job lands on a ready shard.
+    expect((await queue.enqueue({ queue: 'q', id: 'd', payload: null })).outcome).toBe('created');
+    expect(await queue.get('c')).toBeNull(); // nothing was written
+    client.destroy();
+  });
+});
