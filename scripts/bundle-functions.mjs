@@ -123,27 +123,31 @@ const AT_GROUPS = './store/group-order.js';
 // and the reclaim run's.
 const NO_SCHEDULES = { './store/schedules.js': ['checkScheduleInput', 'checkScheduleName', 'cronOf', 'itemToSchedule', 'tickJobId'], './store/browse.js': ['queueStats'] };
 const NO_BROWSE = { './store/browse.js': ['listJobs', 'indexTotals', 'queueStats'] };
+// Shard layouts: only the reclaim run records the configured counts and checks a layout change
+// (configureShards, checkShardLayout); no function reads the layout through JobQueue.shardLayout()
+// (the CLI's) or creates the table.
+const NO_SHARD_CONFIG = { './store/shard-layout.js': ['checkShardCounts', 'configureShards', 'readShardLayout'], './store/shard-layout-drain.js': ['checkShardLayout'] };
 // Only setLimits checks a limits input; a lease reads stored limits with isUnlimited.
 const NO_LIMITS_INPUT = { './flow-limits.js': ['checkLimits'] };
 // api and worker never enqueue (a grouped job's enqueue is stubbed beside it).
 const NO_ENQUEUE = { './store/enqueue.js': ['prepareEnqueue', 'putGenerated', 'putIfAbsent'] };
 export const ABSENT = {
   api: {
-    [AT_QUEUE]: { ...ADMIN_ONLY, ...RESEND, ...FLOW_ADMIN, './store/reclaim-orphaned.js': ['reclaimExpiredLeases'], './store/concurrency-slots.js': ['makeSlots'], [AT_GROUPS]: ['enqueueGrouped', 'listedGroups', 'groupPosition'], ...NO_BROWSE, ...NO_LIMITS_INPUT, ...NO_ENQUEUE },
+    [AT_QUEUE]: { ...ADMIN_ONLY, ...RESEND, ...FLOW_ADMIN, './store/reclaim-orphaned.js': ['reclaimExpiredLeases'], './store/concurrency-slots.js': ['makeSlots'], [AT_GROUPS]: ['enqueueGrouped', 'listedGroups', 'groupPosition'], ...NO_BROWSE, ...NO_LIMITS_INPUT, ...NO_ENQUEUE, ...NO_SHARD_CONFIG },
     [AT_SCHEDULES]: { ...SCHEDULE_WRITES, ...SCHEDULE_FIRE, ...NO_SCHEDULES },
   },
   worker: {
-    [AT_QUEUE]: { ...ADMIN_ONLY, ...RESEND, ...FLOW_ADMIN, './store/reclaim-orphaned.js': ['reclaimExpiredLeases'], './store/concurrency-slots.js': ['makeSlots'], [AT_GROUPS]: ['enqueueGrouped', 'listedGroups', 'groupPosition'], ...NO_BROWSE, ...NO_LIMITS_INPUT, ...NO_ENQUEUE },
+    [AT_QUEUE]: { ...ADMIN_ONLY, ...RESEND, ...FLOW_ADMIN, './store/reclaim-orphaned.js': ['reclaimExpiredLeases'], './store/concurrency-slots.js': ['makeSlots'], [AT_GROUPS]: ['enqueueGrouped', 'listedGroups', 'groupPosition'], ...NO_BROWSE, ...NO_LIMITS_INPUT, ...NO_ENQUEUE, ...NO_SHARD_CONFIG },
     [AT_SCHEDULES]: { ...SCHEDULE_WRITES, ...SCHEDULE_FIRE, ...NO_SCHEDULES },
   },
   // Operators: cancel advances a cancelled grouped job's group; limitsSet makes slots.
   admin: {
-    [AT_QUEUE]: { ...WORKER_ONLY, ...RESEND, ...FLOW_LEASE, './store/reclaim-orphaned.js': ['reclaimExpiredLeases'], './wait-for.js': ['waitForJob'], './store/enqueue.js': ['putGenerated', 'putIfAbsent'], './store/concurrency-slots.js': SLOT_SETTLE, [AT_GROUPS]: ['enqueueGrouped', 'listedGroups', 'groupPosition'] },
+    [AT_QUEUE]: { ...WORKER_ONLY, ...RESEND, ...FLOW_LEASE, './store/reclaim-orphaned.js': ['reclaimExpiredLeases'], './wait-for.js': ['waitForJob'], './store/enqueue.js': ['putGenerated', 'putIfAbsent'], './store/concurrency-slots.js': SLOT_SETTLE, [AT_GROUPS]: ['enqueueGrouped', 'listedGroups', 'groupPosition'], ...NO_SHARD_CONFIG },
     [AT_SCHEDULES]: SCHEDULE_FIRE,
   },
   // Producers: enqueue, enqueueMany and get; waitFor polls get from the client.
   enqueue: {
-    [AT_QUEUE]: { ...WORKER_ONLY, ...ADMIN_ONLY, ...RESEND, ...FLOW_LEASE, ...FLOW_ADMIN, './store/reclaim-orphaned.js': ['reclaimExpiredLeases'], './store/concurrency-slots.js': ['makeSlots', ...SLOT_SETTLE], [AT_GROUPS]: ['advanceGroup', 'listedGroups', 'groupPosition'], ...NO_BROWSE, ...NO_LIMITS_INPUT },
+    [AT_QUEUE]: { ...WORKER_ONLY, ...ADMIN_ONLY, ...RESEND, ...FLOW_LEASE, ...FLOW_ADMIN, './store/reclaim-orphaned.js': ['reclaimExpiredLeases'], './store/concurrency-slots.js': ['makeSlots', ...SLOT_SETTLE], [AT_GROUPS]: ['advanceGroup', 'listedGroups', 'groupPosition'], ...NO_BROWSE, ...NO_LIMITS_INPUT, ...NO_SHARD_CONFIG },
     [AT_SCHEDULES]: { ...SCHEDULE_WRITES, ...SCHEDULE_FIRE, ...NO_SCHEDULES },
   },
   // The reclaim run: fires schedules (their jobs are put by schedule-fire itself), reclaims, advances groups, measures.
