@@ -1,16 +1,21 @@
 #!/usr/bin/env node
 // Bundles each of fenceq's own Lambda functions (every functions/*.ts but the example handlers
-// module) into dist/lambda/<name>/index.mjs with esbuild: ESM, Node.js 22, minified, every
+// module) into dist/lambda/<name>/index.mjs with esbuild, then terser: ESM, Node.js 22, minified, every
 // dependency inside. The CDK construct deploys these directories with lambda.Code.fromAsset, so a
 // consumer's synth needs no bundler for them. Run by `npm run build`.
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { minify } from 'terser';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const outRoot = join(root, 'dist', 'lambda');
 const shim = (file) => join(root, 'scripts', 'lambda-shims', file);
+
+const NO_CRON = [/^croner$/, shim('absent-cron.mjs')];
+// The functions that never lease (leaseDue is ABSENT from them).
+const NO_LEASE_HINTS = [/^\.\/store\/lease-hints\.js$/, shim('no-lease-hints.mjs'), /[\\/]src[\\/]job-queue\.ts$/];
 
 /**
  * Modules a Lambda function never uses, replaced by the small stand-ins beside this script (each
@@ -23,16 +28,20 @@ export const SHIMS = {
     [/^@aws-lambda-powertools\/logger$/, shim('powertools-logger.mjs')],
     [/^@aws-lambda-powertools\/metrics$/, shim('powertools-metrics.mjs')],
     [/^@aws-sdk\/lib-dynamodb$/, shim('document-client.mjs')],
-    [/^mnemonist\/lru-cache$/, shim('lru-cache.mjs')],
+    [/^@aws-sdk\/middleware-endpoint-discovery$/, shim('no-endpoint-discovery.mjs')],
+    [/^@aws\/lambda-invoke-store$/, shim('invoke-store.mjs')],
+    [/^\.\.\/service-customizations$/, shim('no-s3-endpoints.mjs'), /@smithy[\\/]core[\\/]dist-es[\\/]submodules[\\/]endpoints[\\/]middleware-endpoint[\\/]adaptors[\\/]/],
     [/^\.\/(sha256\/Sha256Js|md5\/Md5Js|Sha256Js|Md5Js)$/, shim('js-hashes.mjs'), /@smithy[\\/]core[\\/]dist-es[\\/]submodules[\\/]checksum[\\/]/],
     [/^(\.\.\/)*(\.\/)?(util-retry\/)?DefaultRateLimiter$/, shim('rate-limiter.mjs'), /@smithy[\\/]core[\\/]dist-es[\\/]submodules[\\/]retry[\\/]/],
     [/^(\.\.\/shared-ini-file-loader\/|\.\/)loadSharedConfigFiles$/, shim('no-shared-config.mjs'), /@smithy[\\/]core[\\/]dist-es[\\/]submodules[\\/]config[\\/]/],
     [/^(\.\.\/config-resolver\/regionConfig\/|\.\/)getInstanceMetadataRegion$/, shim('no-imds-region.mjs'), /@smithy[\\/]core[\\/]dist-es[\\/]submodules[\\/]config[\\/]/],
     [/\/store\/ensure-table\.js$/, shim('absent-ensure-table.mjs'), /[\\/]src[\\/]job-queue\.ts$/],
   ],
-  api: [[/^croner$/, shim('absent-cron.mjs')]],
-  worker: [[/^croner$/, shim('absent-cron.mjs')]],
-  enqueue: [[/^croner$/, shim('absent-cron.mjs')]],
+  api: [NO_CRON],
+  worker: [NO_CRON],
+  admin: [NO_LEASE_HINTS],
+  enqueue: [NO_CRON, NO_LEASE_HINTS],
+  reclaim: [NO_LEASE_HINTS],
 };
 
 /**
@@ -157,7 +166,48 @@ export const ABSENT = {
   },
 };
 
-/** The esbuild plugin: the shims of {@link SHIMS} for one function, the schema rewrite, trimmed package.json reads. */
+// The facade classes' methods a function never calls, directly or through a method it keeps (the
+// two largest functions only): their bodies become a stub that throws, so the validation and store
+// code that only they use leaves the bundle. Keys: module, then method names.
+const QUEUE_METHODS_NOT_RUN = ['ensureTable', 'shardLayout', 'enqueue', 'enqueueMany', 'lease', 'limitWait', 'groupPosition', 'ackDone', 'ackFailed', 'renew', 'release', 'waitFor'];
+export const ABSENT_METHODS = {
+  // The admin ops (src/aws/operations.ts runAdminOp); stats may page through queues().
+  admin: {
+    [AT_QUEUE]: [...QUEUE_METHODS_NOT_RUN, 'configureShards', 'checkShardLayout', 'advanceGroups', 'reclaimOrphaned', 'totals', 'nextQueues', 'undeliveredDeadNotices'],
+    [AT_SCHEDULES]: ['fire', 'inspect'],
+  },
+  // The reclaim run (src/aws/reclaim-run.ts): schedules.fire, configureShards, checkShardLayout,
+  // reclaimOrphaned, advanceGroups, stats, nextQueues, totals, get, and the dead-job notifier's
+  // undeliveredDeadNotices and markDeadNotified.
+  reclaim: {
+    [AT_QUEUE]: [...QUEUE_METHODS_NOT_RUN, 'setLimits', 'getLimits', 'flowStatus', 'releaseUnowned', 'cancel', 'requeueDead', 'runNow', 'purgeDead', 'list'],
+    [AT_SCHEDULES]: ['put', 'remove', 'get', 'list', 'inspect', 'pause', 'resume'],
+  },
+};
+
+/**
+ * `source` (a TypeScript class module) with the bodies of the class methods `names` replaced by a
+ * stub that throws AbsentFromBundleError. A method is found by its one-line signature at the
+ * class's indentation (`  async name(...): ... {`) and ends at the next `  }` line; a name not
+ * found is returned in `missing` and left in.
+ */
+export function withoutMethods(source, names, fn) {
+  const lines = source.split('\n');
+  const missing = [];
+  for (const name of names) {
+    const start = lines.findIndex((l) => new RegExp(`^  (?:async )?${name}\\(.*\\{$`).test(l));
+    const end = lines.findIndex((l, i) => i > start && l === '  }');
+    if (start < 0 || end < 0) {
+      missing.push(name);
+      continue;
+    }
+    const owner = lines.slice(0, start).reverse().find((l) => /^export class \w+/.test(l))?.split(' ')[2] ?? '';
+    lines.splice(start + 1, end - start - 1, `    return __fenceqAbsent(${JSON.stringify(`${owner}.${name}`)}, ${JSON.stringify(fn)})();`);
+  }
+  return { source: [`import { absent as __fenceqAbsent } from ${JSON.stringify(shim('absent.mjs'))};`, ...lines].join('\n'), missing };
+}
+
+/** The esbuild plugin: the shims of {@link SHIMS} for one function, the methods of {@link ABSENT_METHODS}, the schema rewrite, trimmed package.json reads. */
 function lambdaShims(name) {
   const shims = [...SHIMS.all, ...(SHIMS[name] ?? [])];
   return {
@@ -179,13 +229,21 @@ function lambdaShims(name) {
         const missing = a.pluginData.names.filter((n) => !names.includes(n));
         // A renamed operation is left in (and reported); the size test is what keeps the bundle small.
         const warnings = missing.map((n) => ({ text: `${relative(root, a.path)} no longer exports ${n}: left in the ${name} bundle (update ABSENT)` }));
-        const stubs = names.map((n) => `export const ${n} = absent(${JSON.stringify(n)}, ${JSON.stringify(name)});`);
+        const stubs = names.map((n) => `export const ${n} = /* @__PURE__ */ absent(${JSON.stringify(n)}, ${JSON.stringify(name)});`);
         return {
           contents: [`export * from ${JSON.stringify(a.path)};`, `import { absent } from ${JSON.stringify(shim('absent.mjs'))};`, ...stubs].join('\n'),
           loader: 'js',
           resolveDir: dirname(a.path),
           warnings,
         };
+      });
+      const methods = ABSENT_METHODS[name] ?? {};
+      b.onLoad({ filter: /[\\/]src[\\/][\w-]+\.ts$/ }, (a) => {
+        const file = relative(root, a.path).split(sep).join('/');
+        if (!methods[file]) return undefined;
+        const { source, missing } = withoutMethods(readFileSync(a.path, 'utf8'), methods[file], name);
+        const warnings = missing.map((m) => ({ text: `${file} has no one-line method ${m}: left in the ${name} bundle (update ABSENT_METHODS)` }));
+        return { contents: source, loader: 'ts', warnings };
       });
       b.onLoad({ filter: /[\\/]@aws-sdk[\\/]client-[a-z0-9-]+[\\/]dist-es[\\/]schemas[\\/]schemas_\d+\.js$/ }, (a) => ({
         contents: treeShakeableSchemas(readFileSync(a.path, 'utf8'), a.path),
@@ -210,6 +268,22 @@ export function functionEntries() {
     .sort((a, b) => a.name.localeCompare(b.name));
 }
 
+/**
+ * The last pass over each bundle: terser, after esbuild, with its safe transforms only (no
+ * `unsafe*`; property reads keep their getters' effects), and the source map chained through
+ * from esbuild's. esbuild's minifier works file by file in one pass; terser's second compress pass
+ * and its inlining across the whole bundle take a further few KB off.
+ */
+export const TERSER = { module: true, ecma: 2020, compress: { passes: 2, pure_getters: false }, mangle: true, format: { comments: false } };
+
+/** Runs {@link TERSER} over `file` (and its map `file`.map) in place. */
+async function terse(file) {
+  const map = `${basename(file)}.map`;
+  const out = await minify(readFileSync(file, 'utf8'), { ...TERSER, sourceMap: { content: readFileSync(`${file}.map`, 'utf8'), url: map } });
+  writeFileSync(file, out.code);
+  writeFileSync(`${file}.map`, out.map);
+}
+
 /** Each function's esbuild metafile from this build, by name (for size analysis: which inputs the bytes come from). */
 export const METAFILES = {};
 rmSync(outRoot, { recursive: true, force: true });
@@ -232,6 +306,7 @@ for (const { name, entry } of functionEntries()) {
     plugins: [lambdaShims(name)],
   });
   METAFILES[name] = result.metafile;
+  await terse(join(outRoot, name, 'index.mjs'));
   const exports = Object.values(result.metafile.outputs).find((o) => o.entryPoint)?.exports ?? [];
   if (!exports.includes('handler')) throw new Error(`functions/${name}.ts exports no \`handler\`: a function entry must (helpers belong in src/)`);
 }

@@ -1,4 +1,6 @@
-import { join } from 'node:path';
+import { readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Logger as PowertoolsLogger } from '@aws-lambda-powertools/logger';
 import { Metrics as PowertoolsMetrics, MetricUnit } from '@aws-lambda-powertools/metrics';
@@ -79,5 +81,33 @@ describe('the Lambda bundles\' Powertools Metrics stand-in', () => {
     const theirs = capture(calls(() => new PowertoolsMetrics({ namespace: 'fenceq', serviceName: 'fenceq' }) as unknown as MetricsLike));
     expect(ours).toEqual(theirs);
     expect(ours.filter((l) => l.includes('"_aws"'))).toHaveLength(2);
+  });
+});
+
+describe('the Lambda bundles\' endpoint-discovery stand-in', () => {
+  type Resolve = (input: Record<string, unknown>, o: { endpointDiscoveryCommandCtor: unknown }) => Record<string, unknown>;
+  const provider = async (): Promise<boolean | undefined> => undefined;
+  class DescribeEndpoints {}
+
+  it.each([
+    ['discovery left to the environment', { endpointDiscoveryEnabledProvider: provider }],
+    ['discovery set in the client config', { endpointDiscoveryEnabled: true, endpointDiscoveryEnabledProvider: provider }],
+  ])('gives the DynamoDB client the settings the real module gives it, less the cache: %s', async (_what, input) => {
+    const real = (await import('@aws-sdk/middleware-endpoint-discovery')) as unknown as { resolveEndpointDiscoveryConfig: Resolve };
+    const ours = await shim<{ resolveEndpointDiscoveryConfig: Resolve }>('no-endpoint-discovery.mjs');
+    const { endpointCache, ...theirs } = real.resolveEndpointDiscoveryConfig({ ...input }, { endpointDiscoveryCommandCtor: DescribeEndpoints });
+    const mine = ours.resolveEndpointDiscoveryConfig({ ...input }, { endpointDiscoveryCommandCtor: DescribeEndpoints });
+    expect(endpointCache).toBeDefined();
+    expect(Object.keys(mine).sort()).toEqual(Object.keys(theirs).sort());
+    expect(mine.endpointDiscoveryCommandCtor).toBe(DescribeEndpoints);
+    expect(mine.isClientEndpointDiscoveryEnabled).toBe(theirs.isClientEndpointDiscoveryEnabled);
+    expect(await (mine.endpointDiscoveryEnabled as () => Promise<unknown>)()).toBe(await (theirs.endpointDiscoveryEnabled as () => Promise<unknown>)());
+  });
+
+  it('stands in only while no DynamoDB command of this SDK runs the discovery middleware', () => {
+    const commands = join(dirname(createRequire(import.meta.url).resolve('@aws-sdk/client-dynamodb')), '..', 'dist-es', 'commands');
+    const files = readdirSync(commands).filter((f) => f.endsWith('Command.js'));
+    expect(files.length).toBeGreaterThan(50);
+    expect(files.filter((f) => readFileSync(join(commands, f), 'utf8').includes('endpoint-discovery'))).toEqual([]);
   });
 });

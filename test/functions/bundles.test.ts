@@ -1,8 +1,11 @@
 import { statSync } from 'node:fs';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { InvokeReply } from '../../src/aws/errors.js';
+import type { ReclaimRunResult } from '../../src/aws/reclaim-run.js';
 import type { Lease } from '../../src/job.js';
 import { bodies, coldStart, drain, fakeContext, freshSqsQueue, handlerEnv, scheduledEvent, sqsEvent } from '../aws/support.js';
 import { freshTable, rawAccess } from '../support/harness.js';
@@ -53,7 +56,21 @@ describe('the pre-bundled functions on the emulators', () => {
   });
   afterEach(() => {
     vi.restoreAllMocks();
+    vi.unstubAllEnvs();
   });
+
+  /** Runs `run` with stdout and stderr captured; resolves to its value and the lines written. */
+  async function captured<T>(run: () => Promise<T>): Promise<{ result: T; lines: string[] }> {
+    const out = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
+    const err = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    try {
+      const result = await run();
+      return { result, lines: [...out.mock.calls, ...err.mock.calls].map(([l]) => String(l)) };
+    } finally {
+      out.mockRestore();
+      err.mockRestore();
+    }
+  }
 
   it('enqueue then api: enqueue (a wake-up goes out), lease, renew, a stale ack refused, ack; Powertools-format log lines', async () => {
     const out = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
@@ -112,6 +129,38 @@ describe('the pre-bundled functions on the emulators', () => {
     expect(await raw.get('b-rec')).toMatchObject({ state: 'pending' });
     expect(emf.length).toBeGreaterThan(0);
     expect(JSON.parse(emf.at(-1)!)).toMatchObject({ _aws: { CloudWatchMetrics: [{ Namespace: 'fenceq', Dimensions: [['service']] }] }, service: 'fenceq' });
+  });
+
+  it('reclaim: every step of a run in its bundle (shard counts recorded, a schedule fired, an expired lease reclaimed and one made dead with its notice, an undelivered notice re-sent, queues measured), none failing', async () => {
+    await drain(deadUrl, 0);
+    value(await enq({ op: 'enqueueMany', jobs: [{ queue: 'rall', payload: 1, id: 'b-rall-again' }, { queue: 'rall', payload: 1, id: 'b-rall-last', maxAttempts: 1 }] }));
+    const held = value<Lease[]>(await api({ op: 'lease', lease: { owner: 'gone', queues: ['rall'], ttlMs: 10_000, max: 2 } }));
+    expect(held.map((l) => l.id).sort()).toEqual(['b-rall-again', 'b-rall-last']);
+    for (const l of held) await raw.set(l.id, { leaseExpiresAt: Date.now() - 5_000 });
+    // A dead job whose notice did not go out, a minute ago.
+    value(await enq({ op: 'enqueue', job: { queue: 'rall', payload: 1, id: 'b-rall-dead', maxAttempts: 1 } }));
+    const [doomed] = value<Lease[]>(await api({ op: 'lease', lease: { owner: 'w1', queues: ['rall'], ttlMs: 10_000 } }));
+    expect(value(await api({ op: 'ackFailed', lease: doomed, error: 'boom', options: { retryable: false } }))).toMatchObject({ outcome: 'dead' });
+    expect(bodies(await drain(deadUrl, 1)).map((b) => b.id)).toEqual(['b-rall-dead']);
+    await raw.set('b-rall-dead', { deadNotified: false, updatedAt: Date.now() - 60_000 });
+    value(await admin({ op: 'schedulePut', schedule: { name: 'rall-s', cron: '* * * * * *', queue: 'rall', payload: null } }));
+    await raw.delete('~shards');
+
+    const reclaim = await bundle('reclaim', { ...env, FENCEQ_LOG: undefined, POWERTOOLS_LOG_LEVEL: 'INFO', FENCEQ_QUEUE_SHARDS: '4', FENCEQ_GLOBAL_SHARDS: '4' });
+    const { result: run, lines } = await captured(async () => (await reclaim(scheduledEvent(), fakeContext(30_000, 'fenceq-reclaim'))) as ReclaimRunResult);
+    value(await admin({ op: 'scheduleRemove', name: 'rall-s' }));
+    expect(lines.filter((l) => l.includes('_failed') || l.includes('AbsentFromBundleError'))).toEqual([]);
+    expect(await raw.get('~shards')).toMatchObject({ queueShards: 4, globalShards: 4, version: 1 });
+    expect(run.schedules?.created).toBeGreaterThan(0);
+    expect(run.reclaim.reclaimed).toBeGreaterThanOrEqual(1);
+    expect(run.reclaim.dead).toBeGreaterThanOrEqual(1);
+    expect(await raw.get('b-rall-again')).toMatchObject({ state: 'pending' });
+    expect(await raw.get('b-rall-last')).toMatchObject({ state: 'dead', deadNotified: true });
+    expect(run.notices.sent).toBeGreaterThanOrEqual(1);
+    expect(await raw.get('b-rall-dead')).toMatchObject({ state: 'dead', deadNotified: true });
+    expect(bodies(await drain(deadUrl, 1)).map((b) => b.id)).toEqual(expect.arrayContaining(['b-rall-last', 'b-rall-dead']));
+    expect(run.queues.find((q) => q.queue === 'rall')).toMatchObject({ reclaimed: 1 });
+    expect(run.totals.dead).toBeGreaterThanOrEqual(2);
   });
 
   it('enqueue, api and admin: every operation runs in its bundle (none is a stand-in left out of it)', async () => {
@@ -232,5 +281,43 @@ describe('the pre-bundled functions on the emulators', () => {
     const worker = await bundle('worker', env);
     expect(await worker(sqsEvent(messages), fakeContext(60_000))).toEqual({ batchItemFailures: [] });
     for (const n of [1, 2, 3]) expect(await raw.get(`b-echo-${n}`)).toMatchObject({ state: 'done' });
+  });
+
+  it('worker: a job whose handler throws on its last attempt ends dead (ackFailed in the bundle) and its notice goes out', async () => {
+    await drain(wakeUrl, 0);
+    await drain(deadUrl, 0);
+    value(await enq({ op: 'enqueue', job: { queue: 'fail', payload: null, id: 'b-fail-1', maxAttempts: 1 } }));
+    const worker = await bundle('worker', env);
+    expect(await worker(sqsEvent(await drain(wakeUrl, 1)), fakeContext(60_000))).toEqual({ batchItemFailures: [] });
+    expect(await raw.get('b-fail-1')).toMatchObject({ state: 'dead', deadNotified: true });
+    expect(bodies(await drain(deadUrl, 1))).toEqual([expect.objectContaining({ id: 'b-fail-1', queue: 'fail' })]);
+  });
+
+  it('the SDK inside a bundle passes the invocation trace on as the full SDK does: the Lambda runtime\'s trace context when it has one, else _X_AMZN_TRACE_ID', async () => {
+    const seen: IncomingHttpHeaders[] = [];
+    const server = createServer((req, res) => {
+      seen.push(req.headers);
+      req.resume().on('end', () => res.writeHead(200, { 'content-type': 'application/x-amz-json-1.0' }).end('{}'));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const at = { ...env, FENCEQ_DYNAMODB_ENDPOINT: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+    const g = globalThis as { awslambda?: unknown };
+    const saved = g.awslambda;
+    try {
+      vi.stubEnv('AWS_LAMBDA_FUNCTION_NAME', 'fenceq-admin');
+      vi.stubEnv('_X_AMZN_TRACE_ID', 'Root=1-aaaa-env');
+      delete g.awslambda;
+      expect(value(await (await bundle('admin', at))({ op: 'get', id: 'b-trace' }))).toBeNull();
+      expect(seen.at(-1)).toMatchObject({ 'x-amzn-trace-id': 'Root=1-aaaa-env' });
+      expect(seen.at(-1)?.traceparent).toBeUndefined();
+      // The runtime's store, published before the handler module loads (as the Lambda runtime does).
+      g.awslambda = { InvokeStore: { getXRayTraceId: () => 'Root=1-bbbb-store', getTraceparent: () => '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', getTracestate: () => 'fq=1', getBaggage: () => undefined } };
+      expect(value(await (await bundle('admin', at))({ op: 'get', id: 'b-trace' }))).toBeNull();
+      expect(seen.at(-1)).toMatchObject({ 'x-amzn-trace-id': 'Root=1-bbbb-store', traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', tracestate: 'fq=1' });
+    } finally {
+      if (saved === undefined) delete g.awslambda;
+      else g.awslambda = saved;
+      server.close();
+    }
   });
 });
