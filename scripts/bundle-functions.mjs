@@ -202,9 +202,12 @@ export function withoutMethods(source, names, fn) {
       continue;
     }
     const owner = lines.slice(0, start).reverse().find((l) => /^export class \w+/.test(l))?.split(' ')[2] ?? '';
-    lines.splice(start + 1, end - start - 1, `    return __fenceqAbsent(${JSON.stringify(`${owner}.${name}`)}, ${JSON.stringify(fn)})();`);
+    // Same line count, so the source map still points at the right lines of the module.
+    const body = Array.from({ length: Math.max(1, end - start - 1) }, (_, i) => (i === 0 ? `    return __fenceqAbsent(${JSON.stringify(`${owner}.${name}`)}, ${JSON.stringify(fn)})();` : ''));
+    lines.splice(start + 1, end - start - 1, ...body);
   }
-  return { source: [`import { absent as __fenceqAbsent } from ${JSON.stringify(shim('absent.mjs'))};`, ...lines].join('\n'), missing };
+  lines[0] = `import { absent as __fenceqAbsent } from ${JSON.stringify(shim('absent.mjs'))}; ${lines[0]}`;
+  return { source: lines.join('\n'), missing };
 }
 
 /** The esbuild plugin: the shims of {@link SHIMS} for one function, the methods of {@link ABSENT_METHODS}, the schema rewrite, trimmed package.json reads. */
