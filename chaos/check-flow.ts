@@ -4,7 +4,8 @@
  * - concurrency: at no instant more than `maxRunning` runs of the limited queue; a run counts
  *   from its start to its end or the last lease expiry it knew of, whichever is first (a paused
  *   run that wakes past its lease no longer holds a slot: that is the fence, and its side
- *   effects are refused by it);
+ *   effects are refused by it). Starts and ends are the orchestrator's real time; an expiry is
+ *   the worker's own (skewed) clock, turned into real time with that worker's skew;
  * - rate: in any window of w ms, at most burst + ratePerSecond * w / 1000 leases (a lease's
  *   claim instant is its first expiry minus the lease lifetime: the bucket time of its token);
  * - groups: no runs of two different jobs of one group overlap (same counting as above), and the first runs of a
@@ -19,6 +20,8 @@ export interface FlowRun {
   readonly start: number;
   /** The lease expiry the run knew at its start (claim instant + lease lifetime). */
   readonly firstExpiresAt: number;
+  /** How far the worker's clock was ahead of real time (ms; negative: behind); its expiries are in that clock. */
+  readonly clockSkewMs?: number;
   /** When the handler returned or threw, and the last lease expiry it knew then; absent when its process died first. */
   readonly end?: number;
   readonly lastExpiresAt?: number;
@@ -50,9 +53,9 @@ export interface FlowVerdict {
   readonly violations: string[];
 }
 
-/** The interval during which a run counts as running. */
+/** The interval during which a run counts as running, in real time. */
 export function counted(r: FlowRun): [number, number] {
-  const known = Math.max(r.firstExpiresAt, r.lastExpiresAt ?? 0);
+  const known = Math.max(r.firstExpiresAt, r.lastExpiresAt ?? 0) - (r.clockSkewMs ?? 0);
   return [r.start, Math.min(r.end ?? Infinity, r.abortedAt ?? Infinity, known)];
 }
 

@@ -13,6 +13,7 @@ import { benchClient, benchQueue, emulator, freshBenchTable } from '../tools/env
 import { prepareWorkerBundle, spawnWorker, killAllWorkers, type WorkerChild } from '../tools/processes.js';
 import { sleep } from '../tools/stats.js';
 import type { JobQueue } from '../src/job-queue.js';
+import { MAX_CLOCK_TOLERANCE_MS } from '../src/flow-limits.js';
 import { checkRun, type ChaosVerdict, type PlannedJob } from './check.js';
 import { checkFlow, type FlowRun, type FlowVerdict } from './check-flow.js';
 import { DEFAULT_FAULTS, startFaultProxy, type FaultRates, type ProxyCounts } from './fault-proxy.js';
@@ -163,8 +164,10 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   const disruptions = { kill: 0, pause: 0, term: 0 };
   const t0 = Date.now();
   const flowRuns = new Map<string, FlowRun>();
+  // Each worker process's clock skew, by owner: its expiries are in its own clock.
+  const ownerSkews = new Map<string, number>();
   const onEvent = (e: WorkerEvent) => {
-    if (e.ev === 'flow-start') flowRuns.set(`${e.owner}|${e.id}|${e.generation}`, { owner: e.owner, id: e.id, generation: e.generation, start: e.t, firstExpiresAt: e.expiresAt, group: e.group, seq: e.seq });
+    if (e.ev === 'flow-start') flowRuns.set(`${e.owner}|${e.id}|${e.generation}`, { owner: e.owner, id: e.id, generation: e.generation, start: e.t, firstExpiresAt: e.expiresAt, clockSkewMs: ownerSkews.get(e.owner) ?? 0, group: e.group, seq: e.seq });
     else if (e.ev === 'flow-abort') {
       const key = `${e.owner}|${e.id}|${e.generation}`;
       const r = flowRuns.get(key);
@@ -181,13 +184,16 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     }
   };
   const launch = (slot: number): WorkerChild => {
+    const owner = `chaos-w${slot}-${incarnations[slot]!++}`;
+    const clockSkewMs = skews[skews.push(Math.round((skewRandom() * 2 - 1) * opts.clockSkewMs)) - 1]!;
+    ownerSkews.set(owner, clockSkewMs);
     const w = spawnWorker(
       {
         endpoint: proxy.endpoint,
         tableName: table.tableName,
         effectsTable,
         queue: 'chaos',
-        owner: `chaos-w${slot}-${incarnations[slot]!++}`,
+        owner,
         handler: 'chaos',
         concurrency: opts.concurrency,
         leaseTtlMs: opts.leaseTtlMs,
@@ -196,7 +202,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
         maxAttempts: 4,
         ...(opts.flow ? { flowQueue: FLOW_QUEUE } : {}),
         ...(opts.breaks?.length ? { breaks: opts.breaks } : {}),
-        clockSkewMs: skews[skews.push(Math.round((skewRandom() * 2 - 1) * opts.clockSkewMs)) - 1],
+        clockSkewMs,
       },
       onEvent,
     );
@@ -216,7 +222,13 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     if (opts.flow) {
       // The queue must exist before it can be limited: its first job registers it, before any worker runs.
       await enqueueFlow(queue, flowPlanned.slice(0, 1));
-      await queue.setLimits(FLOW_QUEUE, { maxRunning: opts.flow.maxRunning, ratePerSecond: opts.flow.ratePerSecond, burst: opts.flow.burst });
+      // Any two worker clocks may be twice the skew apart: the concurrency limit's clock tolerance covers that.
+      await queue.setLimits(FLOW_QUEUE, {
+        maxRunning: opts.flow.maxRunning,
+        ratePerSecond: opts.flow.ratePerSecond,
+        burst: opts.flow.burst,
+        clockToleranceMs: Math.min(MAX_CLOCK_TOLERANCE_MS, 2 * opts.clockSkewMs),
+      });
     }
     await Promise.all(Array.from({ length: opts.workers }, (_, i) => launch(i).ready));
     opts.log(`chaos: seed ${opts.seed}, ${opts.jobs} jobs, ${opts.workers} worker processes x ${opts.concurrency} slots, lease ${opts.leaseTtlMs} ms, proxy ${proxy.endpoint}`);

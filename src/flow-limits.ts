@@ -12,6 +12,16 @@ export const MAX_RUNNING_LIMIT = 1_000;
 /** Largest rate a queue may be limited to, in job starts a second. */
 export const MAX_RATE_PER_SECOND = 10_000;
 
+/**
+ * How far apart worker clocks may be, by default, for the concurrency limit to hold: a lapsed
+ * slot is taken only this long after its holder's expiry (1 s; clocks synced by NTP or the Amazon
+ * Time Sync Service agree to well under a millisecond). See docs/flow-control.md, "Clocks".
+ */
+export const DEFAULT_CLOCK_TOLERANCE_MS = 1_000;
+
+/** Largest clock tolerance a queue may set (a crashed worker's slot waits this long past its lease). */
+export const MAX_CLOCK_TOLERANCE_MS = 60_000;
+
 /** What happens to an ordered group when one of its jobs dies. */
 export type GroupOnDead = 'release' | 'hold';
 
@@ -25,6 +35,18 @@ export interface QueueLimits {
   readonly burst?: number;
   /** `release` (default): a dead job lets its group go on; `hold`: the group waits until an operator requeues or purges it. */
   readonly groupOnDead?: GroupOnDead;
+  /**
+   * With `maxRunning`: how far apart worker clocks may be (ms, 0-60,000; default 1,000). A slot
+   * whose lease lapsed is taken only this long after its expiry, so a worker whose clock runs
+   * ahead cannot take a slot its holder still counts as live. A crashed worker's slot frees this
+   * much later.
+   */
+  readonly clockToleranceMs?: number;
+}
+
+/** The clock tolerance the limits ask for, or the default. */
+export function clockToleranceOf(l: QueueLimits): number {
+  return l.clockToleranceMs ?? DEFAULT_CLOCK_TOLERANCE_MS;
 }
 
 /** True when the limits ask for nothing: the queue pays no extra request or write. */
@@ -35,7 +57,7 @@ export function isUnlimited(l: QueueLimits): boolean {
 /** Validates limits given by a caller; throws a ValidationError naming the field, writes nothing. */
 export function checkLimits(field: string, value: unknown): QueueLimits {
   const o = checkObject(field, value);
-  checkKnownKeys(field, o, ['maxRunning', 'ratePerSecond', 'burst', 'groupOnDead']);
+  checkKnownKeys(field, o, ['maxRunning', 'ratePerSecond', 'burst', 'groupOnDead', 'clockToleranceMs']);
   const out: { -readonly [K in keyof QueueLimits]: QueueLimits[K] } = {};
   if (o.maxRunning !== undefined && o.maxRunning !== null) {
     const n = o.maxRunning;
@@ -66,6 +88,16 @@ export function checkLimits(field: string, value: unknown): QueueLimits {
       throw new ValidationError(`${field}.groupOnDead`, o.groupOnDead, "must be 'release' or 'hold'");
     }
     out.groupOnDead = o.groupOnDead;
+  }
+  if (o.clockToleranceMs !== undefined && o.clockToleranceMs !== null) {
+    const c = o.clockToleranceMs;
+    if (typeof c !== 'number' || !Number.isSafeInteger(c) || c < 0 || c > MAX_CLOCK_TOLERANCE_MS) {
+      throw new ValidationError(`${field}.clockToleranceMs`, c, `must be an integer from 0 to ${MAX_CLOCK_TOLERANCE_MS} (ms; omit it for the default ${DEFAULT_CLOCK_TOLERANCE_MS})`);
+    }
+    if (out.maxRunning === undefined) {
+      throw new ValidationError(`${field}.clockToleranceMs`, c, 'is only meaningful with maxRunning (it delays the takeover of a lapsed slot)');
+    }
+    out.clockToleranceMs = c;
   }
   return out;
 }

@@ -5,6 +5,8 @@
  * - concurrency: the worker leases the flow queue as if it had no concurrency limit.
  * - rate: the worker leases the flow queue as if it had no rate limit.
  * - groups: the worker leases the flow queue as if its jobs had no group.
+ * - tolerance: the worker takes a lapsed concurrency slot at its expiry by its own clock
+ *   (clockToleranceMs 0), trusting clocks that the chaos run skews.
  * - stuck: a finished head never lets its group go on (the workers skip the advance and the
  *   orchestrator's reclaim pass skips its heal): the group's other jobs stay parked.
  */
@@ -12,7 +14,7 @@ import type { JobQueue } from '../src/job-queue.js';
 import type { QueueLimits } from '../src/flow-limits.js';
 
 /** The breaks there are. */
-export const BREAKS = ['concurrency', 'rate', 'groups', 'stuck'] as const;
+export const BREAKS = ['concurrency', 'rate', 'tolerance', 'groups', 'stuck'] as const;
 
 type Patchable = {
   flowConfig: { limitsOf(ctx: unknown, queues: readonly string[]): Promise<Map<string, QueueLimits>> };
@@ -25,7 +27,7 @@ export function applyBreaks(queue: JobQueue, breaks: readonly string[]): void {
   for (const b of breaks) {
     if (!(BREAKS as readonly string[]).includes(b)) throw new Error(`unknown break ${b} (known: ${BREAKS.join(', ')})`);
   }
-  if (breaks.includes('concurrency') || breaks.includes('rate')) {
+  if (breaks.includes('concurrency') || breaks.includes('rate') || breaks.includes('tolerance')) {
     const cache = q.flowConfig;
     const limitsOf = cache.limitsOf.bind(cache);
     cache.limitsOf = async (ctx, queues) => {
@@ -36,6 +38,7 @@ export function applyBreaks(queue: JobQueue, breaks: readonly string[]): void {
           ...rest,
           ...(breaks.includes('concurrency') ? {} : maxRunning === undefined ? {} : { maxRunning }),
           ...(breaks.includes('rate') || ratePerSecond === undefined ? {} : { ratePerSecond, burst }),
+          ...(breaks.includes('tolerance') && maxRunning !== undefined ? { clockToleranceMs: 0 } : {}),
         });
       }
       return out;

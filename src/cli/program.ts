@@ -145,6 +145,7 @@ function buildProgram(io: CliIo, context: ContextFactory, setExit: (code: number
     .option('--rate <n>', 'job starts a second (needs --burst)')
     .option('--burst <n>', 'most starts at once after a quiet spell (at least 1)')
     .option('--group-on-dead <mode>', 'release (default): a dead job lets its group go on; hold: until requeued or purged')
+    .option('--clock-tolerance-ms <ms>', 'with --max-running: how far apart worker clocks may be; a lapsed slot is taken only this long after its expiry (default 1000)')
     .option('--clear', 'remove every limit')
     .action(async (queue: string, o, cmd: Command) => limitsSetCommand(ctx(cmd), queue, o));
 

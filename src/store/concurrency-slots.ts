@@ -4,8 +4,8 @@
  * named in the lease (`lease.slot`), from before its job is claimed until after its job is
  * settled. See docs/flow-control.md for why this holds through crashes and pauses.
  *
- * claimSlotIfFree: free (or expired) -> held by (job, generation, secret hash) until `expiresAt`.
- *   Guard: slotFree (exists AND (state = free OR leaseExpiresAt < :now)).
+ * claimSlotIfFree: free (or lapsed) -> held by (job, generation, secret hash) until `expiresAt`.
+ *   Guard: slotFree (exists AND (state = free OR leaseExpiresAt < now - clock tolerance)).
  *   Lost race: null; the caller tries another slot.
  * renewSlotIfHeld: held -> held with a later expiry (the job's lease is then renewed to the same).
  *   Guard: slotHeldBy (holderId, leaseGeneration, holderSecretHash all this lease's).
@@ -64,20 +64,23 @@ export async function listSlots(ctx: StoreContext, queue: string): Promise<SlotV
   }));
 }
 
-/** Slots a lease call may try at `now`: below the limit, and free or lapsed. */
-export function freeSlots(slots: readonly SlotView[], maxRunning: number, now: number): number[] {
-  return slots.filter((s) => s.k < maxRunning && (!s.held || (s.expiresAt ?? 0) < now)).map((s) => s.k);
+/** Slots a lease call may try: below the limit, and free or lapsed before `lapsedBefore` (now minus the clock tolerance). */
+export function freeSlots(slots: readonly SlotView[], maxRunning: number, lapsedBefore: number): number[] {
+  return slots.filter((s) => s.k < maxRunning && (!s.held || (s.expiresAt ?? 0) < lapsedBefore)).map((s) => s.k);
 }
 
-/** Takes slot `k` for the lease a claim is about to make: (id, generation, secret) until `expiresAt`. */
+/**
+ * Takes slot `k` for the lease a claim is about to make: (id, generation, secret) until
+ * `expiresAt`, when it is free or its holder's expiry is before `lapsedBefore`.
+ */
 export async function claimSlotIfFree(
   ctx: StoreContext,
   queue: string,
   k: number,
   holder: { id: string; generation: number; secret: string },
-  expiresAt: number,
-  now: number,
+  at: { expiresAt: number; now: number; lapsedBefore: number },
 ): Promise<boolean> {
+  const { expiresAt, now } = at;
   const update = buildUpdate({
     set: {
       state: 'held',
@@ -88,7 +91,7 @@ export async function claimSlotIfFree(
       updatedAt: now,
     },
   });
-  const item = await updateIf(ctx, { Key: { id: slotKeys(queue, k).id }, ...guarded(update, slotFree(now)) }, false);
+  const item = await updateIf(ctx, { Key: { id: slotKeys(queue, k).id }, ...guarded(update, slotFree(at.lapsedBefore)) }, false);
   if (item) ctx.logger.info('slot.claimed', { queue, slot: k, id: holder.id, generation: holder.generation, expiresAt });
   return item !== null;
 }

@@ -22,7 +22,7 @@ import { translate } from './io.js';
 /** How long a JobQueue trusts the limits it read for a queue. */
 export const LIMITS_REFRESH_MS = 2_000;
 
-const LIMIT_ATTRS = ['maxRunning', 'ratePerSecond', 'burst', 'groupOnDead'] as const;
+const LIMIT_ATTRS = ['maxRunning', 'ratePerSecond', 'burst', 'groupOnDead', 'clockToleranceMs'] as const;
 
 /** Replaces a registered queue's limits; throws UnknownQueueError when the queue is not registered. */
 export async function writeLimits(ctx: StoreContext, queue: string, limits: QueueLimits): Promise<void> {

@@ -6,6 +6,8 @@
  * Order of one call, and why:
  *   1. slots: one index Query of `slots|<queue>`. None free below the limit: claim nothing, and
  *      remember when the earliest held slot lapses (a wake-up or the idle backoff comes sooner).
+ *      A held slot counts as lapsed only the queue's clock tolerance after its expiry (the
+ *      expiry is the holder's clock; ours may run ahead of it).
  *   2. candidates: the usual index read, for at most as many jobs as slots are free.
  *   3. tokens: one consistent read and one conditional write of `~rate|<queue>`, for at most as
  *      many tokens as there are candidates (an idle queue's polls spend no tokens). None: claim
@@ -17,7 +19,7 @@
  *      A crash between the two leaves the slot held until T + ttl: the lease bound.
  */
 import type { Lease } from '../job.js';
-import type { QueueLimits } from '../flow-limits.js';
+import { clockToleranceOf, type QueueLimits } from '../flow-limits.js';
 import { claimSlotIfFree, freeSlots, listSlots, releaseSlotIfHeld } from './concurrency-slots.js';
 import type { StoreContext } from './context.js';
 import { claimIfDue, findCandidates } from './lease.js';
@@ -48,11 +50,12 @@ export async function leaseUnderLimits(
   let now = ctx.clock();
   let allowance = args.max;
   let free: number[] | undefined;
+  const tolerance = clockToleranceOf(limits);
   if (limits.maxRunning !== undefined) {
     const slots = await listSlots(ctx, queue);
-    free = freeSlots(slots, limits.maxRunning, now);
+    free = freeSlots(slots, limits.maxRunning, now - tolerance);
     if (free.length === 0) {
-      const lapses = slots.filter((s) => s.k < limits.maxRunning! && s.held).map((s) => s.expiresAt ?? now);
+      const lapses = slots.filter((s) => s.k < limits.maxRunning! && s.held).map((s) => (s.expiresAt ?? now) + tolerance);
       return { leases: [], wait: { queue, reason: 'slots', until: lapses.length ? Math.min(...lapses) : now } };
     }
     // Spread concurrent callers over the free slots instead of all racing for the first.
@@ -78,7 +81,7 @@ export async function leaseUnderLimits(
     if (free) {
       while (slot === undefined && free.length > 0) {
         const k = free.shift()!;
-        if (await claimSlotIfFree(ctx, queue, k, { id: c.id, generation: c.generation + 1, secret }, now + args.ttlMs, now)) slot = k;
+        if (await claimSlotIfFree(ctx, queue, k, { id: c.id, generation: c.generation + 1, secret }, { expiresAt: now + args.ttlMs, now, lapsedBefore: now - tolerance })) slot = k;
       }
       if (slot === undefined) break; // every slot this call saw was taken meanwhile
     }

@@ -2,7 +2,7 @@
  * What a queue's limits hold back now, for `stats`, `limits get` and `inspect`: reads only.
  * A queue without limits costs one GetItem here and nothing more.
  */
-import type { QueueLimits } from '../flow-limits.js';
+import { clockToleranceOf, type QueueLimits } from '../flow-limits.js';
 import { listSlots } from './concurrency-slots.js';
 import type { StoreContext } from './context.js';
 import { readLimits } from './flow-config.js';
@@ -13,9 +13,9 @@ export interface FlowStatus {
   readonly queue: string;
   /** `{}` when the queue has no limits; null when it is not registered. */
   readonly limits: QueueLimits | null;
-  /** Slots held by unexpired leases (jobs running under the limit), when maxRunning is set. */
+  /** Slots held by leases not yet lapsed (expiry plus the clock tolerance), when maxRunning is set. */
   readonly running?: number;
-  /** Held slots whose lease lapsed: free for the next claim. */
+  /** Held slots whose lease lapsed more than the clock tolerance ago: free for the next claim. */
   readonly lapsed?: number;
   /** The earliest expiry among held slots (when the limit is full and nothing acks, a slot frees then). */
   readonly nextSlotLapseAt?: number;
@@ -33,12 +33,13 @@ export async function flowStatus(ctx: StoreContext, queue: string): Promise<Flow
   let out: FlowStatus = { queue, limits };
   if (limits.maxRunning !== undefined) {
     const held = (await listSlots(ctx, queue)).filter((s) => s.held);
-    const live = held.filter((s) => (s.expiresAt ?? 0) >= now);
+    // A slot lapses for a taker only the clock tolerance after its expiry (see slotFree).
+    const live = held.filter((s) => (s.expiresAt ?? 0) >= now - clockToleranceOf(limits));
     out = {
       ...out,
       running: live.length,
       lapsed: held.length - live.length,
-      ...(live.length ? { nextSlotLapseAt: Math.min(...live.map((s) => s.expiresAt!)) } : {}),
+      ...(live.length ? { nextSlotLapseAt: Math.min(...live.map((s) => s.expiresAt!)) + clockToleranceOf(limits) } : {}),
     };
   }
   if (limits.ratePerSecond !== undefined) {

@@ -131,14 +131,16 @@ export function guarded<T extends { ExpressionAttributeNames: Record<string, str
 
 /**
  * A concurrency slot another lease may take: it exists (slots are made by setLimits alone, so a
- * claim never creates one) and is free, or its holder's lease expiry has passed. A holder's slot
- * expiry is its lease expiry, so a slot is taken from a live lease never.
+ * claim never creates one) and is free, or its holder's lease expiry is before `lapsedBefore`
+ * (the taker's now minus the queue's clock tolerance). A holder's slot expiry is its lease expiry,
+ * written by the holder's clock, so while clocks agree within the tolerance a slot is never taken
+ * from a lease its holder still counts as live.
  */
-export function slotFree(now: number): Guard {
+export function slotFree(lapsedBefore: number): Guard {
   return {
-    ConditionExpression: 'attribute_exists(id) AND (#state = :free OR #leaseExpiresAt < :now)',
+    ConditionExpression: 'attribute_exists(id) AND (#state = :free OR #leaseExpiresAt < :lapsedBefore)',
     ExpressionAttributeNames: { '#state': 'state', '#leaseExpiresAt': 'leaseExpiresAt' },
-    ExpressionAttributeValues: { ':free': 'free', ':now': now },
+    ExpressionAttributeValues: { ':free': 'free', ':lapsedBefore': lapsedBefore },
   };
 }
 

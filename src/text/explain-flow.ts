@@ -32,7 +32,7 @@ export function explainFlowWait(job: Job, now: number, flow: FlowStatus | undefi
   if (job.state !== 'pending' || !flow?.limits || job.runAt > now) return out;
   const l = flow.limits;
   if (l.maxRunning !== undefined && flow.running !== undefined && flow.running >= l.maxRunning) {
-    const lapse = flow.nextSlotLapseAt === undefined ? '' : `; if none finishes, a slot frees at ${formatInstant(flow.nextSlotLapseAt)} (in ${formatDuration(flow.nextSlotLapseAt - now)}) when the oldest lease lapses`;
+    const lapse = flow.nextSlotLapseAt === undefined ? '' : `; if none finishes, a slot frees at ${formatInstant(flow.nextSlotLapseAt)} (in ${formatDuration(flow.nextSlotLapseAt - now)}) when the oldest lease lapses (its expiry plus the clock tolerance)`;
     out.push(`It waits for a concurrency slot: queue ${job.queue} is limited to ${l.maxRunning} running and ${flow.running} are running now. A slot frees as soon as one of them finishes${lapse}.`);
   } else if (l.maxRunning !== undefined && flow.running !== undefined) {
     out.push(`Queue ${job.queue} is limited to ${l.maxRunning} running; ${flow.running} are running now, so a slot is free for it.`);

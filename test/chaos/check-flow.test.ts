@@ -21,6 +21,15 @@ describe('the chaos flow check (on records written by hand)', () => {
     expect(checkFlow([run('k', 0, undefined), run('n', 999, 1_200)], { maxRunning: 1, leaseTtlMs: TTL }).counts.overConcurrency).toBe(1);
   });
 
+  it('turns each run\'s known expiry into real time with its worker\'s clock skew', () => {
+    // A killed run (no end) of a worker 400 ms ahead: its expiry 1,000 by its clock is 600 real.
+    const ahead = run('k', 0, undefined, { clockSkewMs: 400 });
+    expect(checkFlow([ahead, run('n', 700, 900)], { maxRunning: 1, leaseTtlMs: TTL }).counts.overConcurrency).toBe(0);
+    // A worker 400 ms behind: its expiry 1,000 is 1,400 real, so a run starting at 1,200 overlaps it.
+    const behind = run('k', 0, undefined, { clockSkewMs: -400 });
+    expect(checkFlow([behind, run('n', 1_200, 1_300)], { maxRunning: 1, leaseTtlMs: TTL }).counts.overConcurrency).toBe(1);
+  });
+
   it('finds more leases in a window than burst + rate x window', () => {
     const at = (id: string, t: number) => run(id, t + 5, t + 10, { firstExpiresAt: t + TTL });
     const fine = checkFlow([at('a', 0), at('b', 0), at('c', 500), at('d', 1_000)], { ratePerSecond: 2, burst: 2, leaseTtlMs: TTL });

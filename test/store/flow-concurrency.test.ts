@@ -6,13 +6,17 @@
 import { ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { UnknownQueueError, ValidationError } from '../../src/errors.js';
+import { DEFAULT_CLOCK_TOLERANCE_MS } from '../../src/flow-limits.js';
 import type { Lease } from '../../src/job.js';
 import { LIMITS_REFRESH_MS } from '../../src/store/flow-config.js';
+import { claimSlotIfFree } from '../../src/store/concurrency-slots.js';
 import { countRequests } from '../support/count.js';
 import { JobQueue, dynamoClient } from '../../src/job-queue.js';
 import { endpoint, freshQueue } from '../support/harness.js';
 
 const TTL = 10_000;
+/** A lapsed slot is free for another lease only the clock tolerance after its expiry. */
+const LAPSE = TTL + DEFAULT_CLOCK_TOLERANCE_MS;
 
 async function allItems(doc: DynamoDBDocumentClient, tableName: string) {
   const out = await doc.send(new ScanCommand({ TableName: tableName, ConsistentRead: true }));
@@ -48,6 +52,10 @@ describe('concurrency limit', () => {
     await refused(t.queue.setLimits('email', { ratePerSecond: -1, burst: 1 }), 'limits.ratePerSecond');
     await refused(t.queue.setLimits('email', { maxRunning: 2, colour: 'red' } as never), 'limits.colour');
     await refused(t.queue.setLimits('email', { groupOnDead: 'forever' } as never), 'limits.groupOnDead');
+    await refused(t.queue.setLimits('email', { maxRunning: 2, clockToleranceMs: -1 }), 'limits.clockToleranceMs');
+    await refused(t.queue.setLimits('email', { maxRunning: 2, clockToleranceMs: 60_001 }), 'limits.clockToleranceMs');
+    await refused(t.queue.setLimits('email', { maxRunning: 2, clockToleranceMs: 0.5 }), 'limits.clockToleranceMs');
+    await refused(t.queue.setLimits('email', { clockToleranceMs: 500 }), 'limits.clockToleranceMs');
     await refused(t.queue.setLimits('bad|name', { maxRunning: 1 }), 'queue');
     const unknown = await refused(t.queue.setLimits('nosuch', { maxRunning: 1 }), 'queue', UnknownQueueError);
     expect((unknown as UnknownQueueError).queue).toBe('nosuch');
@@ -67,7 +75,7 @@ describe('concurrency limit', () => {
     expect(new Set([...a, ...b].map((l) => l.slot))).toEqual(new Set([0, 1]));
     expect(await running(t, 'email')).toBe(2);
     expect(await other.lease({ owner: 'b', queues: ['email'], ttlMs: TTL, max: 10 })).toEqual([]);
-    expect(other.limitWait(['email'])).toMatchObject({ queue: 'email', reason: 'slots', until: t.clock.now + TTL });
+    expect(other.limitWait(['email'])).toMatchObject({ queue: 'email', reason: 'slots', until: t.clock.now + LAPSE });
     const first = [...a, ...b][0]!;
     expect((await t.queue.ackDone(first, 'ok')).outcome).toBe('done');
     expect(await running(t, 'email')).toBe(1);
@@ -111,14 +119,14 @@ describe('concurrency limit', () => {
     client.destroy();
   });
 
-  it('frees a crashed worker\'s slot when its lease lapses: the takeover bound, no later', async () => {
+  it('frees a crashed worker\'s slot when its lease lapses plus the clock tolerance: within the takeover bound', async () => {
     const t = await freshQueue();
     await enqueueN(t.queue, 'q', 3);
     await t.queue.setLimits('q', { maxRunning: 1 });
     const [dead] = await t.queue.lease({ owner: 'crashed', queues: ['q'], ttlMs: TTL });
     expect(dead!.slot).toBe(0);
     const other = t.peer();
-    t.clock.advance(TTL); // at the expiry exactly: still held
+    t.clock.advance(LAPSE); // the expiry plus the tolerance exactly: still held
     expect(await other.lease({ owner: 'alive', queues: ['q'], ttlMs: TTL })).toEqual([]);
     t.clock.advance(1); // just past it: the slot is free for the next claim
     const [taken] = await other.lease({ owner: 'alive', queues: ['q'], ttlMs: TTL });
@@ -127,12 +135,49 @@ describe('concurrency limit', () => {
     expect(await running(t, 'q')).toBe(1);
   });
 
+  it('a worker whose clock runs ahead of the holder\'s by less than the tolerance cannot take its slot', async () => {
+    const t = await freshQueue();
+    await enqueueN(t.queue, 'skewed', 2);
+    await enqueueN(t.queue, 'trusting', 2);
+    await t.queue.setLimits('skewed', { maxRunning: 1, clockToleranceMs: 3_000 });
+    await t.queue.setLimits('trusting', { maxRunning: 1, clockToleranceMs: 0 });
+    expect(await t.queue.getLimits('skewed')).toEqual({ maxRunning: 1, clockToleranceMs: 3_000 });
+    // The holder's clock is 2.5 s behind the taker's: when the holder's lease still has 1 s to
+    // run by its own clock, the taker's clock already reads 1.5 s past the expiry written.
+    const [a] = await t.queue.lease({ owner: 'slow-clock', queues: ['skewed'], ttlMs: TTL });
+    const [b] = await t.queue.lease({ owner: 'slow-clock', queues: ['trusting'], ttlMs: TTL });
+    const ahead = t.peer();
+    t.clock.advance(TTL + 1_500);
+    expect(await ahead.lease({ owner: 'fast-clock', queues: ['skewed'], ttlMs: TTL })).toEqual([]);
+    expect(ahead.limitWait(['skewed'])).toMatchObject({ reason: 'slots', until: a!.expiresAt + 3_000 });
+    expect((await t.queue.flowStatus(['skewed']))[0]).toMatchObject({ running: 1, lapsed: 0, nextSlotLapseAt: a!.expiresAt + 3_000 });
+    // With no tolerance the same skew takes the slot of a run its holder still counts as live.
+    const [taken] = await ahead.lease({ owner: 'fast-clock', queues: ['trusting'], ttlMs: TTL });
+    expect(taken!.slot).toBe(b!.slot);
+    // Past the tolerance the skewed queue's slot is free too.
+    t.clock.advance(1_501);
+    expect(await ahead.lease({ owner: 'fast-clock', queues: ['skewed'], ttlMs: TTL })).toHaveLength(1);
+  });
+
+  it('the slot claim itself refuses a slot lapsed less than the tolerance ago, whatever the caller\'s view said', async () => {
+    const t = await freshQueue();
+    await enqueueN(t.queue, 'q', 1);
+    await t.queue.setLimits('q', { maxRunning: 1 });
+    const [held] = await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL });
+    const ctx = (t.queue as unknown as { ctx: Parameters<typeof claimSlotIfFree>[0] }).ctx;
+    const taker = { id: 'other', generation: 1, secret: 'f'.repeat(32) };
+    const now = held!.expiresAt + 500;
+    // The write's condition decides, not the caller's filter: 500 ms past the expiry with 1 s of tolerance.
+    expect(await claimSlotIfFree(ctx, 'q', 0, taker, { expiresAt: now + TTL, now, lapsedBefore: now - 1_000 })).toBe(false);
+    expect(await claimSlotIfFree(ctx, 'q', 0, taker, { expiresAt: now + TTL, now, lapsedBefore: now - 499 })).toBe(true);
+  });
+
   it('a paused worker that wakes after a takeover cannot push the count over the limit', async () => {
     const t = await freshQueue();
     await enqueueN(t.queue, 'q', 3);
     await t.queue.setLimits('q', { maxRunning: 1 });
     const [paused] = await t.queue.lease({ owner: 'paused', queues: ['q'], ttlMs: TTL });
-    t.clock.advance(TTL + 1);
+    t.clock.advance(LAPSE + 1);
     const other = t.peer();
     const [now] = await other.lease({ owner: 'alive', queues: ['q'], ttlMs: TTL });
     expect(now!.slot).toBe(paused!.slot);
@@ -155,7 +200,7 @@ describe('concurrency limit', () => {
     await enqueueN(t.queue, 'q', 1);
     await t.queue.setLimits('q', { maxRunning: 1 });
     const [old] = await t.queue.lease({ owner: 'paused', queues: ['q'], ttlMs: TTL });
-    t.clock.advance(TTL + 1);
+    t.clock.advance(LAPSE + 1);
     const [taken] = await t.peer().lease({ owner: 'alive', queues: ['q'], ttlMs: TTL });
     expect(taken!.id).toBe(old!.id);
     expect(taken!.generation).toBe(old!.generation + 1);
