@@ -12,5 +12,5 @@ export function startFauxqs(opts: { port?: number } = {}): Promise<EmulatorProce
     stdio: ['pipe', 'pipe', 'inherit'],
     env: { ...process.env, FENCEQ_FAUXQS_PORT: String(opts.port ?? 0) },
   });
-  return awaitPort(child, 'fauxqs');
+  return awaitPort(child, 'fauxqs', opts.port ?? 0);
 }

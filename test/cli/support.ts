@@ -1,6 +1,6 @@
 /** Runs the CLI in-process (fast) or as a real process (exit codes, launcher), capturing its output. */
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
+import { connect } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { CliIo } from '../../src/cli/io.js';
 import { runCli } from '../../src/cli/program.js';
@@ -61,11 +61,25 @@ export function spawnCli(args: readonly string[], env: NodeJS.ProcessEnv = {}, s
   });
 }
 
-/** A loopback port nothing listens on (bound, then closed). */
+/**
+ * A loopback port nothing listens on, and nothing will: one below 1024, under the kernel's
+ * ephemeral range, so no listen(0) anywhere (an emulator, another test file) can be handed it
+ * later, and nothing in the suite listens on a fixed port. Checked to refuse a connection now.
+ * (Binding port 0 and closing it again left that port free for any listen(0) to take before the
+ * CLI under test connected.)
+ */
 export async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as { port: number }).port;
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
+  for (let port = 1; port < 1024; port++) if (await refuses(port)) return port;
+  throw new Error('every port below 1024 on 127.0.0.1 accepts connections');
+}
+
+function refuses(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ port, host: '127.0.0.1' });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'ECONNREFUSED'));
+  });
 }

@@ -7,6 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { memoryLogger, type Logger } from '../../log.js';
 import { renderSummary, runDemo } from '../../local/demo.js';
+import { EmulatorStartError } from '../../local/emulator.js';
 import { startLocalStack, type LocalStack } from '../../local/stack.js';
 import { startDashboard, type Dashboard } from '../../ui/server.js';
 import { DEFAULT_RECLAIM_PERIOD_MS } from '../config.js';
@@ -68,7 +69,12 @@ export async function startCommand(ctx: CommandContext, o: StartOptions): Promis
   let stack: LocalStack | undefined;
   let ui: Dashboard | undefined;
   try {
-    stack = await startLocalStack({ tableName: o.tableName, dataDir, port, reclaimPeriodMs, logger, enforceIam: o.enforceIam === true });
+    stack = await startLocalStack({ tableName: o.tableName, dataDir, port, reclaimPeriodMs, logger, enforceIam: o.enforceIam === true }).catch((err: unknown) => {
+      if (err instanceof EmulatorStartError && err.code === 'EADDRINUSE') {
+        throw new CliError(EXIT.failure, `port ${err.port} on 127.0.0.1 is in use; pass another --port or omit it for a free one`, { cause: err });
+      }
+      throw err;
+    });
     ui = await startDashboard({ queue: stack.queue, target: `local stack ${stack.dynamodbEndpoint}`, reclaimPeriodMs });
     if (json) emit('stack.ready', { ...describeStack(stack), dataDir: dataDir ?? null, dashboardUrl: ui.url });
     else out(readyText(stack, dataDir, ui.url));
