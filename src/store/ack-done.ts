@@ -4,7 +4,8 @@
  *          leaseSecretHash = SHA-256(lease.secret)).
  * Writes:  result, settledGeneration = :gen, settledBy = done, settledSecretHash (the live hash
  *          moves there), TTL (finished-job retention); leaves the index.
- * Lost race: a consistent read classifies it. The job settled as done by this same generation
+ * Lost race: the job as it stands classifies it (the copy DynamoDB sends with the failure,
+ *   ALL_OLD; else a consistent read). The job settled as done by this same generation
  *   with this same secret means an earlier try landed and its answer was lost: success
  *   (`repeated: true`). Anything else is stale: a logged no-op that returns the job's current
  *   generation and state.
@@ -14,7 +15,7 @@ import { classifyLostRace } from './classify.js';
 import type { StoreContext } from './context.js';
 import { buildUpdate } from './expression.js';
 import { guarded, leaseHeld } from './guards.js';
-import { updateIf } from './io.js';
+import { updateElseCurrent } from './io.js';
 import { leaseSecretHash } from './lease-secret.js';
 import { finishedJobExpiry } from './retention.js';
 
@@ -38,12 +39,12 @@ export async function ackDoneIfLeaseHeld(ctx: StoreContext, lease: Lease, result
     },
     remove: ['leaseOwner', 'leaseExpiresAt', 'leaseSecretHash', 'gpk', 'gsk'],
   });
-  const item = await updateIf(ctx, { Key: { id: lease.id }, ...guarded(update, leaseHeld(lease)) }, false);
-  if (item) {
+  const result = await updateElseCurrent(ctx, { Key: { id: lease.id }, ...guarded(update, leaseHeld(lease)) }, false);
+  if (result.written) {
     ctx.logger.info('job.done', { id: lease.id, queue: lease.queue, generation: lease.generation, attempt: lease.attempt });
     return { outcome: 'done', id: lease.id, generation: lease.generation, repeated: false };
   }
-  const lost = await classifyLostRace(ctx, 'ackDone', lease, 'done');
+  const lost = classifyLostRace(ctx, 'ackDone', lease, result.current, 'done');
   if (lost.kind === 'repeat') return { outcome: 'done', id: lease.id, generation: lease.generation, repeated: true };
   return lost.outcome;
 }

@@ -17,7 +17,7 @@ import { classifyLostRace } from './classify.js';
 import { fireHook, type StoreContext } from './context.js';
 import { buildUpdate } from './expression.js';
 import { guarded, leaseHeld } from './guards.js';
-import { updateIf } from './io.js';
+import { updateElseCurrent } from './io.js';
 import { leaseSecretHash } from './lease-secret.js';
 import { shardLayout } from './shard-layout.js';
 
@@ -53,8 +53,8 @@ export async function ackFailedIfLeaseHeld(
         },
         remove: ['leaseOwner', 'leaseExpiresAt', 'leaseSecretHash'],
       });
-  const item = await updateIf(ctx, { Key: { id: lease.id }, ...guarded(update, leaseHeld(lease)) });
-  if (item) {
+  const result = await updateElseCurrent(ctx, { Key: { id: lease.id }, ...guarded(update, leaseHeld(lease)) });
+  if (result.written) {
     if (retry) {
       ctx.logger.warn('job.failed', { id: lease.id, queue: lease.queue, generation: lease.generation, attempt: lease.attempt, maxAttempts: lease.maxAttempts, retryAt: runAt, error });
       return { outcome: 'retrying', id: lease.id, generation: lease.generation, runAt: runAt!, repeated: false };
@@ -65,7 +65,7 @@ export async function ackFailedIfLeaseHeld(
     );
     return { outcome: 'dead', id: lease.id, generation: lease.generation, repeated: false };
   }
-  const lost = await classifyLostRace(ctx, 'ackFailed', lease, 'failed');
+  const lost = classifyLostRace(ctx, 'ackFailed', lease, result.current, 'failed');
   if (lost.kind === 'repeat') {
     return lost.item.state === 'dead'
       ? { outcome: 'dead', id: lease.id, generation: lease.generation, repeated: true }

@@ -1,6 +1,7 @@
 /**
  * cancel: pending or running -> cancelled.
- * Guard:   state = :seenState AND leaseGeneration = :seen (as read); a race re-reads.
+ * Guard:   asRead (state = :seenState AND leaseGeneration = :seen, as read); a lost race decides
+ *          again on the job as it stands (sent with the failure, else read again).
  * Writes:  leaseGeneration + 1 and the live secret hash removed (a running holder's later ack,
  *          renew or release is stale, and its next renewal aborts the handler), TTL (finished-job
  *          retention); leaves the index.
@@ -10,7 +11,8 @@ import { JobNotFoundError } from '../errors.js';
 import type { JobState } from '../job.js';
 import type { StoreContext } from './context.js';
 import { buildUpdate } from './expression.js';
-import { readItem, updateIf } from './io.js';
+import { asRead, guarded } from './guards.js';
+import { readItem, updateElseCurrent } from './io.js';
 import { finishedJobExpiry } from './retention.js';
 
 /** Outcome of cancel. */
@@ -20,8 +22,7 @@ export type CancelOutcome =
 
 /** Cancels a live job; throws JobNotFoundError when there is no such job. */
 export async function cancelIfLive(ctx: StoreContext, id: string): Promise<CancelOutcome> {
-  for (;;) {
-    const item = await readItem(ctx, id);
+  for (let item = await readItem(ctx, id); ; ) {
     if (!item) throw new JobNotFoundError(id);
     const state = item.state as JobState;
     if (state !== 'pending' && state !== 'running') return { outcome: 'terminal', id, state };
@@ -31,14 +32,13 @@ export async function cancelIfLive(ctx: StoreContext, id: string): Promise<Cance
       set: { state: 'cancelled', updatedAt: now, ...finishedJobExpiry(ctx, now) },
       setExpr: { leaseGeneration: ':next' },
       remove: ['leaseOwner', 'leaseExpiresAt', 'leaseSecretHash', 'gpk', 'gsk'],
-      values: { ':seen': seen, ':next': seen + 1, ':seenState': state },
+      values: { ':next': seen + 1 },
     });
-    const written = await updateIf(ctx, {
-      Key: { id },
-      ...update,
-      ConditionExpression: '#state = :seenState AND #leaseGeneration = :seen',
-    });
-    if (!written) continue;
+    const result = await updateElseCurrent(ctx, { Key: { id }, ...guarded(update, asRead(item)) });
+    if (!result.written) {
+      item = result.current;
+      continue;
+    }
     ctx.logger.warn('job.cancelled', { id, queue: item.queue, previousState: state, previousOwner: item.leaseOwner, generation: seen + 1 });
     return { outcome: 'cancelled', id, generation: seen + 1, previousState: state };
   }

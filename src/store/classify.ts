@@ -1,7 +1,6 @@
 import type { JobState, Lease, SettledBy, StaleOutcome } from '../job.js';
 import type { Item } from './codec.js';
 import type { StoreContext } from './context.js';
-import { readItem } from './io.js';
 import { leaseSecretHash } from './lease-secret.js';
 
 /** The call that lost its condition: its name is part of the `lease.stale` log line. */
@@ -11,15 +10,15 @@ export type LeaseOp = 'ackDone' | 'ackFailed' | 'renew' | 'release';
 export type LostRace = { readonly kind: 'repeat'; readonly item: Item } | { readonly kind: 'stale'; readonly outcome: StaleOutcome };
 
 /**
- * Classifies a failed lease condition with a consistent read. If the job's last settlement was
+ * Classifies a failed lease condition from the job as it stands after the loss (`current`: the
+ * copy the endpoint sent with the failure, else a consistent read; see `itemAfterLoss`). If the job's last settlement was
  * this very generation, settled the same way, by the holder of this same secret (its hash is
  * kept as `settledSecretHash`), the earlier call landed and its response was lost (an SDK retry,
  * a dropped connection): report success. Otherwise the lease is stale: log `lease.stale` and
  * return the job's current generation and state (never the secret or its hash). A caller who
  * knows the generation but not the secret is stale, so a forged settle cannot pass for a repeat.
  */
-export async function classifyLostRace(ctx: StoreContext, op: LeaseOp, lease: Lease, settledAs?: SettledBy): Promise<LostRace> {
-  const item = await readItem(ctx, lease.id);
+export function classifyLostRace(ctx: StoreContext, op: LeaseOp, lease: Lease, item: Item | undefined, settledAs?: SettledBy): LostRace {
   if (
     item &&
     settledAs !== undefined &&

@@ -21,7 +21,7 @@ import type { Lease } from '../job.js';
 import { TABLE_SCHEMA } from '../schema.js';
 import type { StoreContext } from './context.js';
 import { buildUpdate } from './expression.js';
-import { guarded, slotFree, slotHeldBy } from './guards.js';
+import { absent, guarded, slotFree, slotHeldBy } from './guards.js';
 import { translate, updateIf } from './io.js';
 import { queryItems } from './lease.js';
 import { leaseSecretHash } from './lease-secret.js';
@@ -129,10 +129,14 @@ export async function makeSlots(ctx: StoreContext, queue: string, n: number): Pr
           new UpdateCommand({
             TableName: ctx.tableName,
             Key: { id },
-            UpdateExpression: 'SET #gpk = :gpk, #gsk = :gsk, #queue = :queue, #state = :free, #createdAt = :now, #updatedAt = :now',
-            ConditionExpression: 'attribute_not_exists(id)',
-            ExpressionAttributeNames: { '#gpk': 'gpk', '#gsk': 'gsk', '#queue': 'queue', '#state': 'state', '#createdAt': 'createdAt', '#updatedAt': 'updatedAt' },
-            ExpressionAttributeValues: { ':gpk': gpk, ':gsk': gsk, ':queue': queue, ':free': 'free', ':now': now },
+            ...guarded(
+              {
+                UpdateExpression: 'SET #gpk = :gpk, #gsk = :gsk, #queue = :queue, #state = :free, #createdAt = :now, #updatedAt = :now',
+                ExpressionAttributeNames: { '#gpk': 'gpk', '#gsk': 'gsk', '#queue': 'queue', '#state': 'state', '#createdAt': 'createdAt', '#updatedAt': 'updatedAt' },
+                ExpressionAttributeValues: { ':gpk': gpk, ':gsk': gsk, ':queue': queue, ':free': 'free', ':now': now },
+              },
+              absent(),
+            ),
           }),
         );
       } catch (err) {

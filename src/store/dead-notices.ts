@@ -1,25 +1,22 @@
 /**
  * markDeadNotified: dead (notification undelivered) -> dead (delivered).
- * Guard:   state = dead AND deadNotified = false AND leaseGeneration = :gen, so a notice for a
+ * Guard:   deadNoticeUndelivered (state = dead AND leaseGeneration = :gen AND deadNotified =
+ *          false), so a notice for a
  *          job that was requeued (and perhaps died again) marks nothing.
  * findUndeliveredDeadNotices: dead jobs whose notice is undelivered, from the dead partitions.
  */
 import { deadPartition } from '../keys.js';
 import { TABLE_SCHEMA } from '../schema.js';
 import type { StoreContext, DeadJobNotice } from './context.js';
+import { deadNoticeUndelivered, guarded } from './guards.js';
 import { readItem, updateIf } from './io.js';
 import { queryItems } from './lease.js';
 import { shardLayout } from './shard-layout.js';
 
 /** Records that the dead-job notice for generation `generation` was delivered; false if the job moved on. */
 export async function markDeadNotifiedIfUndelivered(ctx: StoreContext, id: string, generation: number): Promise<boolean> {
-  const written = await updateIf(ctx, {
-    Key: { id },
-    UpdateExpression: 'SET #n = :true',
-    ConditionExpression: '#state = :dead AND #n = :false AND #gen = :gen',
-    ExpressionAttributeNames: { '#n': 'deadNotified', '#state': 'state', '#gen': 'leaseGeneration' },
-    ExpressionAttributeValues: { ':true': true, ':false': false, ':dead': 'dead', ':gen': generation },
-  });
+  const update = { UpdateExpression: 'SET #deadNotified = :true', ExpressionAttributeNames: { '#deadNotified': 'deadNotified' }, ExpressionAttributeValues: { ':true': true } };
+  const written = await updateIf(ctx, { Key: { id }, ...guarded(update, deadNoticeUndelivered(generation)) });
   if (written) ctx.logger.info('dead_notice.delivered', { id, generation });
   return written !== null;
 }

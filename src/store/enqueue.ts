@@ -27,8 +27,8 @@ import {
 } from '../validate.js';
 import { itemToJob, type Item } from './codec.js';
 import { fireHook, type StoreContext } from './context.js';
-import type { Guard } from './guards.js';
-import { notePending, readItem, translate } from './io.js';
+import { absent, guarded, type Guard } from './guards.js';
+import { itemAfterLoss, notePending, readItem, translate } from './io.js';
 
 /** How a job is run, the same for a job a producer enqueues and for every job a schedule fires. */
 export interface JobRunFields {
@@ -127,15 +127,12 @@ export async function putIfAbsent(ctx: StoreContext, item: Item, guard?: Guard):
     await ctx.doc.send(
       new PutCommand({
         TableName: ctx.tableName,
-        Item: item,
-        ...(guard === undefined
-          ? { ConditionExpression: 'attribute_not_exists(id)' }
-          : { ConditionExpression: guard.ConditionExpression, ExpressionAttributeNames: guard.ExpressionAttributeNames, ExpressionAttributeValues: guard.ExpressionAttributeValues }),
+        ...guarded({ Item: item }, guard ?? absent()),
       }),
     );
   } catch (err) {
     if (!(err instanceof ConditionalCheckFailedException)) throw translate(ctx, err);
-    const existing = await readItem(ctx, id);
+    const existing = await itemAfterLoss(ctx, err, id);
     ctx.logger.info('job.exists', { id, queue: item.queue, state: existing?.state });
     return { outcome: 'exists', id, state: (existing?.state as JobState | undefined) ?? null };
   }

@@ -17,6 +17,7 @@ import { UnknownQueueError } from '../errors.js';
 import type { QueueLimits } from '../flow-limits.js';
 import { queueRegistryKeys } from '../keys.js';
 import type { StoreContext } from './context.js';
+import { guarded, present } from './guards.js';
 import { translate } from './io.js';
 
 /** How long a JobQueue trusts the limits it read for a queue. */
@@ -44,10 +45,14 @@ export async function writeLimits(ctx: StoreContext, queue: string, limits: Queu
       new UpdateCommand({
         TableName: ctx.tableName,
         Key: { id },
-        UpdateExpression: `SET ${[...sets, '#v = if_not_exists(#v, :zero) + :one'].join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
-        ConditionExpression: 'attribute_exists(id)',
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: { ...values, ':zero': 0 },
+        ...guarded(
+          {
+            UpdateExpression: `SET ${[...sets, '#v = if_not_exists(#v, :zero) + :one'].join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
+            ExpressionAttributeNames: names,
+            ExpressionAttributeValues: { ...values, ':zero': 0 },
+          },
+          present(),
+        ),
       }),
     );
   } catch (err) {

@@ -29,6 +29,7 @@ import { TABLE_SCHEMA } from '../schema.js';
 import type { Item } from './codec.js';
 import { fireHook, type StoreContext } from './context.js';
 import { putIfAbsent, type EnqueueOutcome } from './enqueue.js';
+import { groupEmpty, groupHeadIs, guarded, parkedIn } from './guards.js';
 import { readItem, translate, updateIf } from './io.js';
 import { queryItems } from './lease.js';
 
@@ -132,10 +133,7 @@ async function popHead(ctx: StoreContext, queue: string, group: string, entry: s
       new UpdateCommand({
         TableName: ctx.tableName,
         Key: { id: groupItemId(queue, group) },
-        UpdateExpression: 'REMOVE #members[0]',
-        ConditionExpression: '#members[0] = :entry',
-        ExpressionAttributeNames: { '#members': 'members' },
-        ExpressionAttributeValues: { ':entry': entry },
+        ...guarded({ UpdateExpression: 'REMOVE #members[0]' }, groupHeadIs(entry)),
       }),
     );
     ctx.logger.info('group.advanced', { queue, group, popped: entryId(entry).id, why });
@@ -150,10 +148,7 @@ async function unlistIfEmpty(ctx: StoreContext, queue: string, group: string): P
       new UpdateCommand({
         TableName: ctx.tableName,
         Key: { id: groupItemId(queue, group) },
-        UpdateExpression: 'REMOVE #gpk, #gsk',
-        ConditionExpression: 'size(#members) = :zero',
-        ExpressionAttributeNames: { '#members': 'members', '#gpk': 'gpk', '#gsk': 'gsk' },
-        ExpressionAttributeValues: { ':zero': 0 },
+        ...guarded({ UpdateExpression: 'REMOVE #gpk, #gsk', ExpressionAttributeNames: { '#gpk': 'gpk', '#gsk': 'gsk' } }, groupEmpty()),
       }),
     );
   } catch (err) {
@@ -169,10 +164,14 @@ async function unpark(ctx: StoreContext, job: Item): Promise<void> {
     ctx,
     {
       Key: { id: job.id },
-      UpdateExpression: 'SET #gpk = :gpk, #gsk = :gsk, #updatedAt = :now',
-      ConditionExpression: '#state = :pending AND #gpk = :parked',
-      ExpressionAttributeNames: { '#gpk': 'gpk', '#gsk': 'gsk', '#updatedAt': 'updatedAt', '#state': 'state' },
-      ExpressionAttributeValues: { ':gpk': keys.gpk, ':gsk': keys.gsk, ':now': now, ':pending': 'pending', ':parked': job.gpk },
+      ...guarded(
+        {
+          UpdateExpression: 'SET #gpk = :gpk, #gsk = :gsk, #updatedAt = :now',
+          ExpressionAttributeNames: { '#gpk': 'gpk', '#gsk': 'gsk', '#updatedAt': 'updatedAt' },
+          ExpressionAttributeValues: { ':gpk': keys.gpk, ':gsk': keys.gsk, ':now': now },
+        },
+        parkedIn(job.gpk),
+      ),
     },
     false,
   );

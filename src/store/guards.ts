@@ -99,11 +99,6 @@ export function allOf(...guards: readonly Guard[]): Guard {
   };
 }
 
-/** The shard layout item does not exist yet: the first recorded layout (see `shard-layout.ts`). */
-export function layoutAbsent(): Guard {
-  return { ConditionExpression: 'attribute_not_exists(id)', ExpressionAttributeNames: {}, ExpressionAttributeValues: {} };
-}
-
 /**
  * The shard layout exactly as a read saw it: every change bumps the version, so two processes
  * that read the same layout cannot both change it, and a change decided on an older read fails.
@@ -116,17 +111,33 @@ export function layoutAtVersion(seen: number): Guard {
   };
 }
 
-/** Merges an update's parts with a guard's into one UpdateItem input. */
-export function guarded<T extends { ExpressionAttributeNames: Record<string, string>; ExpressionAttributeValues: Record<string, unknown> }>(
-  update: T,
+/** The parts of a write that a guard merges into (an update's expression, or nothing for a put or delete). */
+interface WriteParts {
+  readonly ExpressionAttributeNames?: Record<string, string>;
+  readonly ExpressionAttributeValues?: Record<string, unknown>;
+}
+
+/**
+ * Merges a write's parts with a guard's into one UpdateItem, PutItem or DeleteItem input, and asks
+ * for the item as it stood when the condition fails (`ALL_OLD`): AWS sends it with the
+ * ConditionalCheckFailedException, so a lost race is classified without a second request (see
+ * `itemAfterLoss` in io.ts for the fallback read when an endpoint does not send it). Empty name
+ * or value maps are left out, as DynamoDB rejects them.
+ */
+export function guarded<T extends object>(
+  write: T,
   guard: Guard,
-): T & { ConditionExpression: string } {
+): T & { ConditionExpression: string; ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } {
+  const parts: WriteParts = write;
+  const names = { ...parts.ExpressionAttributeNames, ...guard.ExpressionAttributeNames };
+  const values = { ...parts.ExpressionAttributeValues, ...guard.ExpressionAttributeValues };
   return {
-    ...update,
+    ...write,
     ConditionExpression: guard.ConditionExpression,
-    ExpressionAttributeNames: { ...update.ExpressionAttributeNames, ...guard.ExpressionAttributeNames },
-    ExpressionAttributeValues: { ...update.ExpressionAttributeValues, ...guard.ExpressionAttributeValues },
-  };
+    ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+    ExpressionAttributeNames: Object.keys(names).length ? names : undefined,
+    ExpressionAttributeValues: Object.keys(values).length ? values : undefined,
+  } as T & { ConditionExpression: string; ReturnValuesOnConditionCheckFailure: 'ALL_OLD' };
 }
 
 /**
@@ -160,6 +171,115 @@ export function slotHeldBy(lease: Lease): Guard {
 /** A version-counted item exactly as a read saw it (or still absent when the read found none). */
 export function atVersion(seen: number | undefined): Guard {
   return seen === undefined
-    ? { ConditionExpression: 'attribute_not_exists(id)', ExpressionAttributeNames: {}, ExpressionAttributeValues: {} }
+    ? absent()
     : { ConditionExpression: '#version = :seenVersion', ExpressionAttributeNames: { '#version': 'version' }, ExpressionAttributeValues: { ':seenVersion': seen } };
+}
+
+/**
+ * No item holds the key yet: a creation (an enqueued job, a new schedule, slot, registry entry or
+ * the first shard layout). A lost race means someone else created it first.
+ */
+export function absent(): Guard {
+  return { ConditionExpression: 'attribute_not_exists(id)', ExpressionAttributeNames: {}, ExpressionAttributeValues: {} };
+}
+
+/** The item exists: a change or delete that must never create the item it meant to change. */
+export function present(): Guard {
+  return { ConditionExpression: 'attribute_exists(id)', ExpressionAttributeNames: {}, ExpressionAttributeValues: {} };
+}
+
+/**
+ * A job exactly as a read saw it: in the state the read showed, at the same generation. Every
+ * transition that changes the state or ends a lease bumps the generation or the state, so an
+ * operator's change decided on that read (cancel, force-release) never undoes one it did not see.
+ */
+export function asRead(item: { readonly state?: unknown; readonly leaseGeneration?: unknown }): Guard {
+  return {
+    ConditionExpression: '#state = :seenState AND #leaseGeneration = :seen',
+    ExpressionAttributeNames: { '#state': 'state', '#leaseGeneration': 'leaseGeneration' },
+    ExpressionAttributeValues: { ':seenState': item.state, ':seen': item.leaseGeneration },
+  };
+}
+
+/**
+ * A job at exactly the generation of the incarnation the index showed: each generation is leased
+ * at most once, and a job deleted and enqueued again under the same id (a new incarnation) is not
+ * the one the index entry described.
+ */
+export function atGeneration(seen: number, incarnation: unknown): Guard {
+  return {
+    ConditionExpression: '#leaseGeneration = :seen AND #incarnation = :inc',
+    ExpressionAttributeNames: { '#leaseGeneration': 'leaseGeneration', '#incarnation': 'incarnation' },
+    ExpressionAttributeValues: { ':seen': seen, ':inc': incarnation },
+  };
+}
+
+/** A pending job due at `now` (its runAt has come): claimable. */
+export function dueAt(now: number): Guard {
+  return {
+    ConditionExpression: '#state = :pending AND #runAt <= :now',
+    ExpressionAttributeNames: { '#state': 'state', '#runAt': 'runAt' },
+    ExpressionAttributeValues: { ':pending': 'pending', ':now': now },
+  };
+}
+
+/**
+ * A running job whose lease lapsed before `now` with attempts left: an orphan a claim may take
+ * over (one at its attempt cap is the reclaim's to make dead).
+ */
+export function orphanAt(now: number): Guard {
+  return {
+    ConditionExpression: '#state = :running AND #leaseExpiresAt < :now AND #attempts < #maxAttempts',
+    ExpressionAttributeNames: { '#state': 'state', '#leaseExpiresAt': 'leaseExpiresAt', '#attempts': 'attempts', '#maxAttempts': 'maxAttempts' },
+    ExpressionAttributeValues: { ':running': 'running', ':now': now },
+  };
+}
+
+/**
+ * A running job with exactly the lapsed lease a reclaim read: same generation, incarnation and
+ * expiry. A completion, renewal, release or takeover in between changes one of them, so a
+ * reclaim never undoes it.
+ */
+export function lapsedAsRead(item: { readonly leaseGeneration?: unknown; readonly incarnation?: unknown; readonly leaseExpiresAt?: unknown }): Guard {
+  return {
+    ConditionExpression: '#state = :running AND #leaseGeneration = :seen AND #leaseExpiresAt = :seenExpiry AND #incarnation = :inc',
+    ExpressionAttributeNames: { '#state': 'state', '#leaseGeneration': 'leaseGeneration', '#leaseExpiresAt': 'leaseExpiresAt', '#incarnation': 'incarnation' },
+    ExpressionAttributeValues: { ':running': 'running', ':seen': item.leaseGeneration, ':seenExpiry': item.leaseExpiresAt, ':inc': item.incarnation },
+  };
+}
+
+/**
+ * A dead job at `generation` whose notice is not yet delivered: a notice for a job requeued since
+ * (even one that died again) marks nothing.
+ */
+export function deadNoticeUndelivered(generation: number): Guard {
+  return allOf(deadAtGeneration(generation), {
+    ConditionExpression: '#deadNotified = :false',
+    ExpressionAttributeNames: { '#deadNotified': 'deadNotified' },
+    ExpressionAttributeValues: { ':false': false },
+  });
+}
+
+/** An ordered group whose head is still `entry`: two advancers never pop twice. */
+export function groupHeadIs(entry: string): Guard {
+  return { ConditionExpression: '#members[0] = :entry', ExpressionAttributeNames: { '#members': 'members' }, ExpressionAttributeValues: { ':entry': entry } };
+}
+
+/** An ordered group with no members left: only then does it leave the index. */
+export function groupEmpty(): Guard {
+  return { ConditionExpression: 'size(#members) = :zero', ExpressionAttributeNames: { '#members': 'members' }, ExpressionAttributeValues: { ':zero': 0 } };
+}
+
+/** A pending job still parked in `partition` (its group's): an unpark happens once. */
+export function parkedIn(partition: unknown): Guard {
+  return {
+    ConditionExpression: '#state = :pending AND #gpk = :parked',
+    ExpressionAttributeNames: { '#state': 'state', '#gpk': 'gpk' },
+    ExpressionAttributeValues: { ':pending': 'pending', ':parked': partition },
+  };
+}
+
+/** The pre-0.2 registry still holds names: its upgrade removes each once. */
+export function legacyNamesPresent(): Guard {
+  return { ConditionExpression: 'attribute_exists(#names)', ExpressionAttributeNames: { '#names': 'names' }, ExpressionAttributeValues: {} };
 }

@@ -1,5 +1,6 @@
 import { ConditionalCheckFailedException, ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { TableUnavailableError } from '../errors.js';
 import type { Item } from './codec.js';
 import type { StoreContext } from './context.js';
@@ -15,15 +16,52 @@ export async function updateIf(
   input: Omit<UpdateCommandInput, 'TableName' | 'ReturnValues'>,
   returnItem = true,
 ): Promise<Item | null> {
+  const out = await updateOrLoss(ctx, input, returnItem);
+  return out instanceof ConditionalCheckFailedException ? null : out;
+}
+
+/** A guarded write's result: the item as written, or (lost race) the item as it stands, if any. */
+export type WrittenOrCurrent = { readonly written: Item } | { readonly written: null; readonly current: Item | undefined };
+
+/**
+ * As {@link updateIf}, but a lost race also yields the item as it stands, for the caller to
+ * classify the loss or decide again (see {@link itemAfterLoss}: no second request on AWS).
+ */
+export async function updateElseCurrent(
+  ctx: StoreContext,
+  input: Omit<UpdateCommandInput, 'TableName' | 'ReturnValues'>,
+  returnItem = true,
+): Promise<WrittenOrCurrent> {
+  const out = await updateOrLoss(ctx, input, returnItem);
+  if (!(out instanceof ConditionalCheckFailedException)) return { written: out };
+  return { written: null, current: await itemAfterLoss(ctx, out, input.Key!.id as string) };
+}
+
+async function updateOrLoss(
+  ctx: StoreContext,
+  input: Omit<UpdateCommandInput, 'TableName' | 'ReturnValues'>,
+  returnItem: boolean,
+): Promise<Item | ConditionalCheckFailedException> {
   try {
     const out = await ctx.doc.send(new UpdateCommand({ ...input, TableName: ctx.tableName, ReturnValues: returnItem ? 'ALL_NEW' : 'NONE' }));
-    const item = (returnItem ? (out.Attributes ?? null) : {}) as Item | null;
-    if (item) notePending(ctx, item);
+    const item = (returnItem ? (out.Attributes ?? {}) : {}) as Item;
+    notePending(ctx, item);
     return item;
   } catch (err) {
-    if (err instanceof ConditionalCheckFailedException) return null;
+    if (err instanceof ConditionalCheckFailedException) return err;
     throw translate(ctx, err);
   }
+}
+
+/**
+ * The item as it stands after a write's condition failed: the copy the endpoint sent with the
+ * failure when the write asked for it (`ReturnValuesOnConditionCheckFailure: ALL_OLD`, which
+ * `guarded()` sets; AWS sends it), else a consistent read (an endpoint that ignores the
+ * parameter, as dynalite does; or no item at all, which AWS reports by sending none). The one
+ * place that makes this choice.
+ */
+export async function itemAfterLoss(ctx: StoreContext, err: ConditionalCheckFailedException, id: string): Promise<Item | undefined> {
+  return err.Item ? (unmarshall(err.Item) as Item) : readItem(ctx, id);
 }
 
 /** Tells the lease hints about a pending job this JobQueue just wrote into the index. */

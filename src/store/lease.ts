@@ -1,8 +1,9 @@
 /**
  * lease: pending (due) -> running, or running (lease expired) -> running under a new owner.
- * Guard:   leaseGeneration = :seen AND incarnation = :inc AND, as the index showed the job,
- *          either  state = pending AND runAt <= :now                                  (due)
- *          or      state = running AND leaseExpiresAt < :now AND attempts < maxAttempts (orphan)
+ * Guard:   atGeneration (leaseGeneration = :seen AND incarnation = :inc) AND, as the index
+ *          showed the job, either
+ *          dueAt     (state = pending AND runAt <= :now)                                  or
+ *          orphanAt  (state = running AND leaseExpiresAt < :now AND attempts < maxAttempts)
  *          The generation read from the index is part of the guard, so each generation is
  *          leased at most once: two workers that saw the same job cannot both win it.
  * Writes:  leaseGeneration = :seen + 1, owner, expiry, attempts + 1, leaseSecretHash = SHA-256 of a
@@ -28,6 +29,7 @@ import { itemToLease, type Item } from './codec.js';
 import { leaseSecretHash, newLeaseSecret } from './lease-secret.js';
 import type { StoreContext } from './context.js';
 import { buildUpdate } from './expression.js';
+import { allOf, atGeneration, dueAt, guarded, orphanAt } from './guards.js';
 import { translate, updateIf } from './io.js';
 import { READ_AHEAD } from './lease-hints.js';
 import { shardLayout } from './shard-layout.js';
@@ -146,20 +148,12 @@ export async function claimIfDue(
       ...(c.orphan ? { lastError: `lease of ${c.previousOwner ?? 'unknown owner'} expired; taken over by ${owner}` } : {}),
     },
     setExpr: { attempts: '#attempts + :one' },
-    values: { ':seen': c.generation, ':inc': c.incarnation, ':now': now, ':one': 1 },
+    values: { ':one': 1 },
   });
   // Two narrow guards rather than one with an OR: the index said which state the job was in at
   // this generation, and a job that changed state since no longer matches either way.
-  const due: { cond: string; names: Record<string, string>; values: Record<string, unknown> } = c.orphan
-    ? { cond: '#state = :running AND #leaseExpiresAt < :now AND #attempts < #maxAttempts', names: { '#maxAttempts': 'maxAttempts' }, values: { ':running': 'running' } }
-    : { cond: '#state = :pending AND #runAt <= :now', names: { '#runAt': 'runAt' }, values: { ':pending': 'pending' } };
-  const item = await updateIf(ctx, {
-    Key: { id: c.id },
-    ...update,
-    ConditionExpression: `#leaseGeneration = :seen AND #incarnation = :inc AND ${due.cond}`,
-    ExpressionAttributeNames: { ...update.ExpressionAttributeNames, '#incarnation': 'incarnation', ...due.names },
-    ExpressionAttributeValues: { ...update.ExpressionAttributeValues, ...due.values },
-  });
+  const guard = allOf(atGeneration(c.generation, c.incarnation), c.orphan ? orphanAt(now) : dueAt(now));
+  const item = await updateIf(ctx, { Key: { id: c.id }, ...guarded(update, guard) });
   if (!item) return null;
   const lease: Lease = c.orphan ? { ...itemToLease(item, secret), takenOverFrom: c.previousOwner ?? 'unknown' } : itemToLease(item, secret);
   if (c.orphan) {

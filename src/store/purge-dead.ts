@@ -16,7 +16,7 @@ import { deadPartition } from '../keys.js';
 import { TABLE_SCHEMA } from '../schema.js';
 import type { Item } from './codec.js';
 import type { StoreContext } from './context.js';
-import { deadAtGeneration } from './guards.js';
+import { deadAtGeneration, guarded } from './guards.js';
 import { translate } from './io.js';
 import { queryItems } from './lease.js';
 import { shardLayout } from './shard-layout.js';
@@ -116,7 +116,7 @@ async function deleteIfDeadAt(ctx: StoreContext, e: DeadEntry): Promise<boolean>
       new DeleteCommand({
         TableName: ctx.tableName,
         Key: { id: e.id },
-        ...deadAtGeneration(e.generation),
+        ...guarded({}, deadAtGeneration(e.generation)),
       }),
     );
   } catch (err) {

@@ -18,6 +18,7 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { QUEUE_REGISTRY_PARTITION, queueRegistryKeys } from '../keys.js';
 import { QUEUE_REGISTRY_ID, TABLE_SCHEMA } from '../schema.js';
 import type { StoreContext } from './context.js';
+import { absent, guarded, legacyNamesPresent } from './guards.js';
 import { readItem, translate } from './io.js';
 import { queryItems } from './lease.js';
 
@@ -38,10 +39,14 @@ export async function registerQueues(ctx: StoreContext, queues: readonly string[
           new UpdateCommand({
             TableName: ctx.tableName,
             Key: { id },
-            UpdateExpression: 'SET #gpk = :gpk, #gsk = :gsk, #queue = :queue, #createdAt = :now',
-            ConditionExpression: 'attribute_not_exists(id)',
-            ExpressionAttributeNames: { '#gpk': 'gpk', '#gsk': 'gsk', '#queue': 'queue', '#createdAt': 'createdAt' },
-            ExpressionAttributeValues: { ':gpk': gpk, ':gsk': gsk, ':queue': queue, ':now': ctx.clock() },
+            ...guarded(
+              {
+                UpdateExpression: 'SET #gpk = :gpk, #gsk = :gsk, #queue = :queue, #createdAt = :now',
+                ExpressionAttributeNames: { '#gpk': 'gpk', '#gsk': 'gsk', '#queue': 'queue', '#createdAt': 'createdAt' },
+                ExpressionAttributeValues: { ':gpk': gpk, ':gsk': gsk, ':queue': queue, ':now': ctx.clock() },
+              },
+              absent(),
+            ),
           }),
         );
       } catch (err) {
@@ -84,10 +89,7 @@ export async function upgradeLegacyRegistry(ctx: StoreContext): Promise<boolean>
       new UpdateCommand({
         TableName: ctx.tableName,
         Key: { id: QUEUE_REGISTRY_ID },
-        UpdateExpression: 'DELETE #names :names',
-        ConditionExpression: 'attribute_exists(#names)',
-        ExpressionAttributeNames: { '#names': 'names' },
-        ExpressionAttributeValues: { ':names': names },
+        ...guarded({ UpdateExpression: 'DELETE #names :names', ExpressionAttributeValues: { ':names': names } }, legacyNamesPresent()),
       }),
     );
   } catch (err) {

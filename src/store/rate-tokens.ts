@@ -18,7 +18,7 @@
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { StoreContext } from './context.js';
-import { atVersion } from './guards.js';
+import { atVersion, guarded } from './guards.js';
 import { translate } from './io.js';
 
 /** The bucket item of a queue. */
@@ -89,10 +89,14 @@ export async function takeTokens(
         new UpdateCommand({
           TableName: ctx.tableName,
           Key: { id: rateBucketId(queue) },
-          UpdateExpression: 'SET #tokens = :tokens, #at = :at, #queue = :queue, #version = if_not_exists(#version, :zero) + :one',
-          ConditionExpression: guard.ConditionExpression,
-          ExpressionAttributeNames: { '#tokens': 'tokens', '#at': 'at', '#queue': 'queue', '#version': 'version', ...guard.ExpressionAttributeNames },
-          ExpressionAttributeValues: { ':tokens': Math.max(0, tokens - granted), ':at': at, ':queue': queue, ':zero': 0, ':one': 1, ...guard.ExpressionAttributeValues },
+          ...guarded(
+            {
+              UpdateExpression: 'SET #tokens = :tokens, #at = :at, #queue = :queue, #version = if_not_exists(#version, :zero) + :one',
+              ExpressionAttributeNames: { '#tokens': 'tokens', '#at': 'at', '#queue': 'queue', '#version': 'version' },
+              ExpressionAttributeValues: { ':tokens': Math.max(0, tokens - granted), ':at': at, ':queue': queue, ':zero': 0, ':one': 1 },
+            },
+            guard,
+          ),
         }),
       );
       ctx.logger.info('rate.tokens_taken', { queue, granted, left: tokens - granted, at });

@@ -2,8 +2,8 @@
  * reclaimOrphaned: running (lease expired) -> pending (due now), or -> dead at the attempt cap.
  * Finds:   running jobs in the lease partitions of the work index whose expiry is before now
  *          (an index query, never a Scan).
- * Guard:   state = running AND leaseGeneration = :seen AND leaseExpiresAt = :seenExpiry AND
- *          incarnation = :inc, all as read. A completion, a renewal, a release or a takeover
+ * Guard:   lapsedAsRead (state = running AND leaseGeneration = :seen AND leaseExpiresAt =
+ *          :seenExpiry AND incarnation = :inc, all as read). A completion, a renewal, a release or a takeover
  *          that lands in between changes one of them, so a reclaim never undoes it.
  * Writes:  leaseGeneration + 1, the lapsed holder's secret hash removed (no TTL on a dead job:
  *          it is kept until requeued or purged); the lapsed lease counts as a failed attempt, so a job that
@@ -18,6 +18,7 @@ import { TABLE_SCHEMA } from '../schema.js';
 import type { Item } from './codec.js';
 import { fireHook, type StoreContext } from './context.js';
 import { buildUpdate } from './expression.js';
+import { guarded, lapsedAsRead } from './guards.js';
 import { updateIf } from './io.js';
 import { queryItems } from './lease.js';
 import { shardLayout, type ShardCounts } from './shard-layout.js';
@@ -99,15 +100,9 @@ async function reclaimOne(ctx: StoreContext, item: Item, now: number, layout: Sh
       : { state: 'pending', lastError, updatedAt: now, runAt, ...scheduledKeys(id, queue, runAt, layout.queueShards) },
     setExpr: { leaseGeneration: ':seen + :one' },
     remove: ['leaseOwner', 'leaseExpiresAt', 'leaseSecretHash'],
-    values: { ':seen': seen, ':one': 1, ':seenExpiry': item.leaseExpiresAt, ':running': 'running', ':inc': item.incarnation },
-    names: { '#incarnation': 'incarnation' },
+    values: { ':seen': seen, ':one': 1 },
   });
-  const written = await updateIf(ctx, {
-    Key: { id },
-    ...update,
-    ConditionExpression:
-      '#state = :running AND #leaseGeneration = :seen AND #leaseExpiresAt = :seenExpiry AND #incarnation = :inc',
-  });
+  const written = await updateIf(ctx, { Key: { id }, ...guarded(update, lapsedAsRead(item)) });
   if (!written) {
     ctx.logger.info('reclaim.lost_race', { id, generation: seen });
     return 'lost';

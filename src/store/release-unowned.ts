@@ -5,8 +5,9 @@
  *     holder sends later matches nothing.
  *   pending -> pending: leaseGeneration + 1 only.
  *   Both remove the live lease secret hash, so the old holder's secret never matches again.
- * Guard:   state = :seenState AND leaseGeneration = :seen (what the read showed); a race with
- *          another transition re-reads and tries again.
+ * Guard:   asRead (state = :seenState AND leaseGeneration = :seen, what the read showed); a race
+ *          with another transition decides again on the job as it stands (sent with the
+ *          failure, else read again).
  *   done, dead, cancelled: never touched (outcome `terminal`): a force-release never resurrects.
  */
 import { JobNotFoundError } from '../errors.js';
@@ -15,7 +16,8 @@ import { scheduledKeys } from '../keys.js';
 import type { Item } from './codec.js';
 import { fireHook, type StoreContext } from './context.js';
 import { buildUpdate } from './expression.js';
-import { readItem, updateIf } from './io.js';
+import { asRead, guarded } from './guards.js';
+import { readItem, updateElseCurrent } from './io.js';
 import { shardLayout } from './shard-layout.js';
 
 /** Outcome of releaseUnowned. */
@@ -26,15 +28,17 @@ export type ReleaseUnownedOutcome =
 
 /** Force-releases a job by id; throws JobNotFoundError when there is no such job. */
 export async function releaseUnownedIfLive(ctx: StoreContext, id: string): Promise<ReleaseUnownedOutcome> {
-  for (;;) {
-    const item = await readItem(ctx, id);
+  for (let item = await readItem(ctx, id); ; ) {
     if (!item) throw new JobNotFoundError(id);
     const state = item.state as JobState;
     const seen = item.leaseGeneration as number;
     if (state !== 'running' && state !== 'pending') return { outcome: 'terminal', id, generation: seen, state };
     const { queueShards } = await shardLayout(ctx);
-    const written = await updateIf(ctx, { Key: { id }, ...forceRelease(ctx, item, state, seen, queueShards) });
-    if (!written) continue; // the job moved under us: look again
+    const result = await updateElseCurrent(ctx, { Key: { id }, ...guarded(forceRelease(ctx, item, state, seen, queueShards), asRead(item)) });
+    if (!result.written) {
+      item = result.current; // the job moved under us: decide again on what it is now
+      continue;
+    }
     if (state === 'running') {
       ctx.logger.warn('job.force_released', { id, queue: item.queue, generation: seen + 1, previousOwner: item.leaseOwner });
       fireHook(ctx, 'onJobsDue', () => ctx.hooks.onJobsDue?.([item.queue as string]));
@@ -47,15 +51,13 @@ export async function releaseUnownedIfLive(ctx: StoreContext, id: string): Promi
 
 function forceRelease(ctx: StoreContext, item: Item, state: 'running' | 'pending', seen: number, queueShards: number) {
   const now = ctx.clock();
-  const values = { ':seen': seen, ':seenState': state, ':next': seen + 1 };
-  const names = { '#state': 'state', '#leaseGeneration': 'leaseGeneration' };
-  const ConditionExpression = '#state = :seenState AND #leaseGeneration = :seen';
+  const values = { ':next': seen + 1 };
+  const names = { '#leaseGeneration': 'leaseGeneration' };
   if (state === 'pending') {
     return {
       UpdateExpression: 'SET #leaseGeneration = :next, #updatedAt = :now REMOVE #leaseSecretHash',
       ExpressionAttributeNames: { ...names, '#updatedAt': 'updatedAt', '#leaseSecretHash': 'leaseSecretHash' },
       ExpressionAttributeValues: { ...values, ':now': now },
-      ConditionExpression,
     };
   }
   const update = buildUpdate({
@@ -71,5 +73,5 @@ function forceRelease(ctx: StoreContext, item: Item, state: 'running' | 'pending
     values: { ...values, ':one': 1 },
     names,
   });
-  return { ...update, ConditionExpression };
+  return update;
 }

@@ -13,7 +13,7 @@ import { classifyLostRace } from './classify.js';
 import { fireHook, type StoreContext } from './context.js';
 import { buildUpdate } from './expression.js';
 import { guarded, leaseHeld } from './guards.js';
-import { updateIf } from './io.js';
+import { updateElseCurrent } from './io.js';
 import { leaseSecretHash } from './lease-secret.js';
 import { shardLayout } from './shard-layout.js';
 
@@ -41,13 +41,13 @@ export async function releaseIfLeaseHeld(ctx: StoreContext, lease: Lease, reason
     remove: ['leaseOwner', 'leaseExpiresAt', 'leaseSecretHash'],
     values: { ':one': 1 },
   });
-  const item = await updateIf(ctx, { Key: { id: lease.id }, ...guarded(update, leaseHeld(lease)) });
-  if (item) {
+  const result = await updateElseCurrent(ctx, { Key: { id: lease.id }, ...guarded(update, leaseHeld(lease)) });
+  if (result.written) {
     ctx.logger.info('lease.released', { id: lease.id, queue: lease.queue, generation: lease.generation, owner: lease.owner, reason });
     fireHook(ctx, 'onJobsDue', () => ctx.hooks.onJobsDue?.([lease.queue]));
     return { outcome: 'released', id: lease.id, generation: lease.generation + 1, repeated: false };
   }
-  const lost = await classifyLostRace(ctx, 'release', lease, 'released');
+  const lost = classifyLostRace(ctx, 'release', lease, result.current, 'released');
   if (lost.kind === 'repeat') return { outcome: 'released', id: lease.id, generation: lease.generation + 1, repeated: true };
   return lost.outcome;
 }

@@ -12,7 +12,7 @@ import { classifyLostRace, type LostRace } from './classify.js';
 import type { StoreContext } from './context.js';
 import { buildUpdate } from './expression.js';
 import { guarded, leaseHeld } from './guards.js';
-import { updateIf } from './io.js';
+import { updateElseCurrent } from './io.js';
 
 /** Outcome of renew: the lease with its new expiry, or stale. */
 export type RenewOutcome = { readonly outcome: 'renewed'; readonly lease: Lease } | StaleOutcome;
@@ -27,12 +27,12 @@ export async function renewIfLeaseHeld(ctx: StoreContext, lease: Lease, ttlMs: n
   // `at`: a concurrency-limited lease renews its slot first and its job to the same expiry.
   const expiresAt = (at ?? now) + ttlMs;
   const update = buildUpdate({ set: { leaseExpiresAt: expiresAt, updatedAt: now, ...(progressText === undefined ? {} : { progress: progressText, progressAt: now }) } });
-  const item = await updateIf(ctx, { Key: { id: lease.id }, ...guarded(update, leaseHeld(lease)) });
-  if (item) {
+  const result = await updateElseCurrent(ctx, { Key: { id: lease.id }, ...guarded(update, leaseHeld(lease)) });
+  if (result.written) {
     ctx.logger.info('lease.renewed', { id: lease.id, generation: lease.generation, expiresAt });
     return { outcome: 'renewed', lease: { ...lease, expiresAt } };
   }
   // Renew settles nothing, so there is no earlier try to recognise: a failed renew is stale.
-  const lost = (await classifyLostRace(ctx, 'renew', lease)) as Extract<LostRace, { kind: 'stale' }>;
+  const lost = classifyLostRace(ctx, 'renew', lease, result.current) as Extract<LostRace, { kind: 'stale' }>;
   return lost.outcome;
 }

@@ -1,6 +1,7 @@
 /**
  * requeueDead: dead -> pending, due now, with its attempts reset (an operator's second chance).
- * Guard:   state = dead AND leaseGeneration = :seen (as read).
+ * Guard:   deadAtGeneration (state = dead AND leaseGeneration = :seen, as read). A lost race
+ *          reports the state the job is in now (sent with the failure, else read again).
  * Writes:  leaseGeneration + 1, attempts = 0, runAt = now; leaves the dead partition for the
  *          scheduled one; a TTL (left by an older version) and any lease secret hash are removed.
  *          lastError is kept for the record.
@@ -10,7 +11,8 @@ import { InvalidStateError, JobNotFoundError } from '../errors.js';
 import { scheduledKeys } from '../keys.js';
 import { fireHook, type StoreContext } from './context.js';
 import { buildUpdate } from './expression.js';
-import { readItem, updateIf } from './io.js';
+import { deadAtGeneration, guarded } from './guards.js';
+import { readItem, updateElseCurrent } from './io.js';
 import { shardLayout } from './shard-layout.js';
 
 /** Outcome of requeueDead. */
@@ -32,16 +34,11 @@ export async function requeueIfDead(ctx: StoreContext, id: string): Promise<Requ
     set: { state: 'pending', attempts: 0, runAt: now, updatedAt: now, ...scheduledKeys(id, item.queue as string, now, queueShards) },
     setExpr: { leaseGeneration: ':next' },
     remove: ['expireAt', 'deadNotified', 'leaseSecretHash'],
-    values: { ':seen': seen, ':next': seen + 1, ':dead': 'dead' },
+    values: { ':next': seen + 1 },
   });
-  const written = await updateIf(ctx, {
-    Key: { id },
-    ...update,
-    ConditionExpression: '#state = :dead AND #leaseGeneration = :seen',
-  });
-  if (!written) {
-    const now2 = await readItem(ctx, id);
-    throw new InvalidStateError(id, String(now2?.state ?? 'gone'), 'it changed while being requeued; look again');
+  const result = await updateElseCurrent(ctx, { Key: { id }, ...guarded(update, deadAtGeneration(seen)) });
+  if (!result.written) {
+    throw new InvalidStateError(id, String(result.current?.state ?? 'gone'), 'it changed while being requeued; look again');
   }
   ctx.logger.warn('job.requeued', { id, queue: item.queue, generation: seen + 1 });
   fireHook(ctx, 'onJobsDue', () => ctx.hooks.onJobsDue?.([item.queue as string]));

@@ -2,12 +2,12 @@
  * Schedule changes by an operator or producer.
  *
  * put:     (no item) -> active, or any -> same state with a new definition.
- * Guard:   attribute_not_exists(id) for a new schedule; scheduleAtVersion(as read) for an existing
+ * Guard:   absent (attribute_not_exists(id)) for a new schedule; scheduleAtVersion(as read) for an existing
  *          one, so a put never undoes a scheduler's advance it did not see.
  * Lost race: read again and retry (a few times), then a ScheduleConflictError.
  *          An unchanged cron and zone keep the next tick; a new one starts at the first tick after now.
  * pause / resume: see schedule-pause.ts.
- * remove:  any -> (no item). Guard: attribute_exists(id); a missing schedule is `missing`.
+ * remove:  any -> (no item). Guard: present (attribute_exists(id)); a missing schedule is `missing`.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
@@ -16,7 +16,7 @@ import { scheduleKeys } from '../keys.js';
 import type { Item } from './codec.js';
 import type { StoreContext } from './context.js';
 import { buildUpdate } from './expression.js';
-import { guarded, scheduleAtVersion } from './guards.js';
+import { absent, guarded, present, scheduleAtVersion } from './guards.js';
 import { readItem, translate, updateIf } from './io.js';
 import { cronOf, itemToSchedule, tickAfter, type Schedule, type ScheduleDefinition } from './schedules.js';
 
@@ -60,16 +60,12 @@ export async function putSchedule(ctx: StoreContext, def: ScheduleDefinition): P
       updatedAt: now,
     };
     for (const k of Object.keys(item)) if (item[k] === undefined) delete item[k];
-    const guard = old === undefined
-      ? { ConditionExpression: 'attribute_not_exists(id)', ExpressionAttributeNames: {}, ExpressionAttributeValues: {} }
-      : scheduleAtVersion(old.version as number);
+    const guard = old === undefined ? absent() : scheduleAtVersion(old.version as number);
     try {
       await ctx.doc.send(
         new PutCommand({
           TableName: ctx.tableName,
-          Item: item,
-          ConditionExpression: guard.ConditionExpression,
-          ...(old === undefined ? {} : { ExpressionAttributeNames: guard.ExpressionAttributeNames, ExpressionAttributeValues: guard.ExpressionAttributeValues }),
+          ...guarded({ Item: item }, guard),
         }),
       );
     } catch (err) {
@@ -89,7 +85,7 @@ export async function putSchedule(ctx: StoreContext, def: ScheduleDefinition): P
 /** Deletes a schedule; jobs it already enqueued stay. */
 export async function removeSchedule(ctx: StoreContext, name: string): Promise<ScheduleChangeOutcome> {
   try {
-    await ctx.doc.send(new DeleteCommand({ TableName: ctx.tableName, Key: { id: scheduleKeys(name).id }, ConditionExpression: 'attribute_exists(id)' }));
+    await ctx.doc.send(new DeleteCommand({ TableName: ctx.tableName, Key: { id: scheduleKeys(name).id }, ...guarded({}, present()) }));
   } catch (err) {
     if (err instanceof ConditionalCheckFailedException) return { outcome: 'missing', name };
     throw translate(ctx, err);

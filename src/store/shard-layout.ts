@@ -33,7 +33,7 @@ import { ShardLayoutBusyError, ValidationError } from '../errors.js';
 import { GLOBAL_SHARDS, QUEUE_SHARDS } from '../schema.js';
 import type { ShardLayoutSource, StoreContext } from './context.js';
 import { buildUpdate } from './expression.js';
-import { guarded, layoutAbsent, layoutAtVersion } from './guards.js';
+import { absent, guarded, layoutAtVersion } from './guards.js';
 import { readItem, translate } from './io.js';
 import type { ShardCounts, ShardLayout } from './shard-counts.js';
 
@@ -126,7 +126,7 @@ export async function changeShardLayoutIfVersion(
   });
   try {
     await ctx.doc.send(
-      new UpdateCommand({ TableName: ctx.tableName, Key: { id: SHARD_LAYOUT_ID }, ...guarded(update, seen.version === 0 ? layoutAbsent() : layoutAtVersion(seen.version)) }),
+      new UpdateCommand({ TableName: ctx.tableName, Key: { id: SHARD_LAYOUT_ID }, ...guarded(update, seen.version === 0 ? absent() : layoutAtVersion(seen.version)) }),
     );
   } catch (err) {
     if (err instanceof ConditionalCheckFailedException) return null;
