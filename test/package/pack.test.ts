@@ -123,7 +123,7 @@ describe('the package', () => {
 
   it('importing `fenceq` loads only the DynamoDB client packages (and croner, the cron parser of schedules)', async () => {
     const root = await packagesImportedBy((pkg.exports['.'] as { default: string }).default);
-    expect([...root.static].sort()).toEqual(['@aws-sdk/client-dynamodb', '@aws-sdk/lib-dynamodb', 'croner']);
+    expect([...root.static].sort()).toEqual(['@aws-sdk/client-dynamodb', '@aws-sdk/lib-dynamodb', '@aws-sdk/util-dynamodb', 'croner']);
     expect([...root.dynamic]).toEqual([]);
   });
 
