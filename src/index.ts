@@ -8,7 +8,7 @@
  *
  * const queue = new JobQueue({ tableName: process.env.FENCEQ_TABLE_NAME! });
  * await queue.enqueue({ queue: 'email', payload: { to: 'ada@example.com' } });
- * new Worker({ queue, handlers: { email: async (job) => ({ sent: job.payload }) } }).start();
+ * new Worker({ store: queue, handlers: { email: async (job) => ({ sent: job.payload }) } }).start();
  * @packageDocumentation
  */
 export { JobQueue, dynamoClient, MAX_LEASE_QUEUES, MAX_STATS_QUEUES, type JobQueueOptions } from './job-queue.js';

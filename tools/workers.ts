@@ -71,7 +71,7 @@ export function createWorker(opts: BenchWorkerOptions): BenchWorker {
     };
   }
   const w = new Worker({
-    queue: opts.queue,
+    store: opts.queue,
     handlers: opts.handlers,
     owner: opts.owner,
     concurrency: opts.concurrency,

@@ -115,7 +115,7 @@ export function lambdaWorker(opts: LambdaWorkerOptions): (event: unknown, contex
   const clock = opts.clock ?? Date.now;
   // Validate once, at cold start: a misconfigured worker fails its init, not every invocation.
   const resolved = resolveWorkerOptions({
-    queue: opts.store,
+    store: opts.store,
     handlers: opts.handlers,
     concurrency: opts.concurrency,
     pollIntervalMs: opts.pollIntervalMs,
@@ -151,7 +151,7 @@ export function lambdaWorker(opts: LambdaWorkerOptions): (event: unknown, contex
     if (plan) {
       const owner = ownerId(context);
       const worker = new Worker({
-        queue: opts.store,
+        store: opts.store,
         handlers: Object.fromEntries(queues.map((q) => [q, opts.handlers[q]!])),
         owner,
         concurrency: opts.concurrency,

@@ -35,7 +35,7 @@ export interface ResolvedWorkerOptions {
 }
 
 const KNOWN = [
-  'queue', 'handlers', 'owner', 'concurrency', 'leaseTtlMs', 'pollIntervalMs', 'maxPollIntervalMs',
+  'store', 'handlers', 'owner', 'concurrency', 'leaseTtlMs', 'pollIntervalMs', 'maxPollIntervalMs',
   'handlerTimeoutMs', 'isolateCrashes', 'clock', 'logger', 'random',
 ] as const;
 
@@ -49,10 +49,10 @@ export function defaultOwner(random: () => number = Math.random): string {
 export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOptions {
   const o = checkObject('options', options);
   checkKnownKeys('options', o, KNOWN);
-  const store = options.queue;
+  const store = options.store;
   for (const m of ['lease', 'ackDone', 'ackFailed', 'renew', 'release'] as const) {
     if (typeof store !== 'object' || store === null || typeof (store as unknown as Record<string, unknown>)[m] !== 'function') {
-      throw new ValidationError('options.queue', store, `must implement JobStore (missing ${m}())`);
+      throw new ValidationError('options.store', store, `must implement JobStore (missing ${m}())`);
     }
   }
   const handlers = new Map<string, HandlerDefinition>();

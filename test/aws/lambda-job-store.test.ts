@@ -137,7 +137,7 @@ describe('LambdaJobStore over the Lambda Invoke API', () => {
   it('runs the worker runtime unchanged over the Lambda transport', async () => {
     await producer.enqueueMany(Array.from({ length: 5 }, (_, i) => ({ queue: 'remote', payload: i, id: `remote-${i}` })));
     const worker = new Worker({
-      queue: store,
+      store,
       handlers: { remote: (job) => ({ doubled: (job.payload as number) * 2 }) },
       concurrency: 3,
       leaseTtlMs: 5000,
@@ -208,7 +208,7 @@ describe('progress through the Lambda API transport', () => {
     await producer.enqueue({ queue: 'lt-progress-w', payload: null, id: 'lt-progress-2' });
     const finish = deferred();
     const worker = new Worker({
-      queue: store,
+      store,
       logger: silentLogger,
       leaseTtlMs: 1_500, // renewals every 500 ms
       pollIntervalMs: 50,

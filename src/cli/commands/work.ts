@@ -74,7 +74,7 @@ export async function workCommand(ctx: CommandContext, flags: WorkOptions): Prom
     throw new CliError(EXIT.usage, `invalid --max-poll ${JSON.stringify(o.maxPoll)}: at least --poll (${formatDuration(pollMs)})`);
   }
   const worker = new Worker({
-    queue: store,
+    store,
     handlers,
     logger,
     ...(o.owner !== undefined ? { owner: o.owner } : {}),
