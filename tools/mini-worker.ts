@@ -12,7 +12,7 @@ import type { JobStore } from '../src/job-store.js';
 export type MiniJob = JobContextJob;
 
 /** A job handler: gets the job, the lease and an abort signal, returns the result. */
-export type MiniHandler = (job: MiniJob, ctx: { lease: Lease; signal: AbortSignal }) => Promise<Json | void>;
+type MiniHandler = (job: MiniJob, ctx: { lease: Lease; signal: AbortSignal }) => Promise<Json | void>;
 
 /** Options, as the real Worker's. */
 export interface MiniWorkerOptions {

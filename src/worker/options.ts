@@ -40,7 +40,7 @@ const KNOWN = [
 ] as const;
 
 /** A default owner id: host, pid and a random suffix, cut to what a lease owner may be. */
-export function defaultOwner(random: () => number = Math.random): string {
+function defaultOwner(random: () => number = Math.random): string {
   const host = hostname().replace(/[^A-Za-z0-9_.:-]/g, '_').slice(0, 80) || 'host';
   return `${host}-${process.pid}-${Math.floor(random() * 0xffffffff).toString(36)}`;
 }

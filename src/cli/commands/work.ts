@@ -33,8 +33,6 @@ export interface WorkOptions {
   readonly healthFile?: string;
 }
 
-export { loadHandlers, type HandlerMap } from '../load-handlers.js';
-
 export { WORK_ENV };
 
 // Every name is an option of `work` (checked at compile time).
