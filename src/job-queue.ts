@@ -75,7 +75,7 @@ export interface JobQueueOptions {
   readonly retentionMs?: number;
   /** Wake-up and dead-job hooks (the SQS integration plugs in here). */
   readonly hooks?: QueueHooks;
-  /** Source of jitter in [0, 1); default Math.random. */
+  /** Source in [0, 1) of the spreading choices (backoff jitter, which shard or slot to try first); ids and lease secrets come from node:crypto. @default Math.random */
   readonly random?: () => number;
 }
 
