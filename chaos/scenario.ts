@@ -45,7 +45,7 @@ export interface ChaosOptions {
   readonly endpoint?: string;
   /** A second queue under flow limits, with its own jobs (none when absent). */
   readonly flow?: FlowScenario;
-  /** Deliberate breaks the worker processes apply (chaos/breaks.ts), to show the check catches them. */
+  /** Deliberate breaks the worker processes apply (tools/breaks.ts), to show the check catches them. */
   readonly breaks?: readonly string[];
   /** Each worker process's clock is off by up to this many ms either way (drawn per process). */
   readonly clockSkewMs: number;
