@@ -11,7 +11,7 @@
  * new Worker({ store: queue, handlers: { email: async (job) => ({ sent: job.payload }) } }).start();
  * @packageDocumentation
  */
-export { JobQueue, dynamoClient, MAX_LEASE_QUEUES, MAX_STATS_QUEUES, type JobQueueOptions } from './job-queue.js';
+export { JobQueue, MAX_LEASE_QUEUES, MAX_STATS_QUEUES, type JobQueueOptions } from './job-queue.js';
 export type { JobStore, LeaseRequest } from './job-store.js';
 export * from './job.js';
 export * from './errors.js';
