@@ -58,7 +58,7 @@ export async function measureThroughput(endpoint: string, args: { workers: numbe
     for (let w = 0; w < args.workers; w++) {
       workers.push(
         createWorker({
-          queue: benchQueue(table.tableName, clients[w + 1]!),
+          store: benchQueue(table.tableName, clients[w + 1]!),
           handlers: { bench: async () => null },
           owner: `bench-w${w}`,
           concurrency: args.slots,

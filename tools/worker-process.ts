@@ -134,7 +134,7 @@ const clock = () => Date.now() + skew;
 const jobQueue = benchQueue(config.tableName, client, skew === 0 ? {} : { clock });
 applyBreaks(jobQueue, config.breaks ?? []);
 const worker = createWorker({
-  queue: jobQueue,
+  store: jobQueue,
   ...(skew === 0 ? {} : { clock }),
   handlers,
   owner: config.owner,
