@@ -52,7 +52,10 @@ const run = (label: string): Handler => async (job: JobContextJob, ctx: HandlerC
     ctx.logger.error('demo.crashing', { id: job.id, owner: ctx.owner, attempt: job.attempt });
     process.exit(70);
   }
-  await work(p.ms ?? 200, ctx.signal);
+  const working = work(p.ms ?? 200, ctx.signal);
+  // The freeze step freezes its worker only once the handler's timer is set (src/local/stop-steps.ts).
+  if (label === 'step') ctx.logger.info('demo.step_running', { id: job.id, owner: ctx.owner, generation: job.generation, ms: p.ms ?? 200 });
+  await working;
   if (p.alwaysFail) throw new Error(`${label}: upstream rejected the request (HTTP 422)`);
   if (p.failUntilAttempt !== undefined && job.attempt <= p.failUntilAttempt) throw new Error(`${label}: payment gateway timeout`);
   return { ok: true, by: ctx.owner, attempt: job.attempt };

@@ -5,8 +5,11 @@
  *   freeze    a worker of its own (queue `step`, one job at a time, so its handler's timer is
  *             due before its heartbeat), warmed up by one job, claims step-freeze (1 s, shorter
  *             than a heartbeat);
- *             SIGSTOP it; a second `step` worker takes the job over once the lease lapses;
- *             SIGCONT: the frozen worker's handler finishes first and its ack is refused.
+ *             SIGSTOP it once its handler runs (the handler logs `demo.step_running`); a second
+ *             `step` worker takes the job over once the lease lapses; SIGCONT: the frozen
+ *             worker's first write with its old lease is refused (its ack, as a rule: the
+ *             handler's timer is due before the heartbeat; a heartbeat that comes first is
+ *             refused the same way, and the worker then abandons the run).
  *   crash     SIGKILL the worker that claimed step-crash: the job is taken over within the
  *             takeover bound (lease lifetime + one reclaim period).
  *   graceful  SIGTERM the worker that claimed step-graceful (longer than the grace): it is
@@ -65,6 +68,9 @@ export const STEP_JOBS = {
 
 const CLAIM_WAIT_MS = 30_000;
 
+/** The lease-held writes a thawed worker may send first with its old lease: each is refused. */
+const STALE_OPS = new Set(['ackDone', 'ackFailed', 'renew', 'release']);
+
 /** A measured figure: milliseconds below a second, else seconds to two places. */
 export function ms(value: number): string {
   return value < 1_000 ? `${Math.round(value)} ms` : `${(value / 1000).toFixed(2)} s`;
@@ -122,8 +128,12 @@ async function freeze(h: StepHost): Promise<NonNullable<StopFigures['freeze']>> 
   const warm = h.events.next('warm-up done', (ev) => ev.who === frozen.name && ev.e.event === 'worker.job_completed' && ev.e.id === STEP_JOBS.freezeWarmup.id, CLAIM_WAIT_MS, h.signal);
   await h.enqueue([STEP_JOBS.freezeWarmup]);
   await warm;
+  // Freeze only once the handler's timer is set: frozen between its claim and its handler's start
+  // (a loaded machine can stop it there), the heartbeat set at the claim would be due first.
+  const running = h.events.next(`handler of ${job.id} running`, (ev) => ev.who === frozen.name && ev.e.event === 'demo.step_running' && ev.e.id === job.id, CLAIM_WAIT_MS, h.signal);
   const { worker } = await claimed(h, job);
   if (worker !== frozen) throw new Error(`${worker.name} claimed ${job.id}, not the freeze step's worker`);
+  await running;
   const takeover = h.events.next(`takeover of ${job.id}`, claimOf(job.id, worker.name), takeoverWaitMs(h), h.signal);
   h.pool.freeze(worker);
   const frozenAt = Date.now();
@@ -132,13 +142,13 @@ async function freeze(h: StepHost): Promise<NonNullable<StopFigures['freeze']>> 
   const taken = await takeover;
   h.note(`freeze: ${taken.who} took ${job.id} over ${ms(taken.at - frozenAt)} after the freeze, at generation ${String(taken.e.generation)}`);
   const stale = h.events.next(
-    `stale ack from ${worker.name}`,
-    (ev) => ev.who === worker.name && ev.e.event === 'lease.stale' && ev.e.id === job.id && (ev.e.op === 'ackDone' || ev.e.op === 'ackFailed'),
+    `a stale write from ${worker.name}`,
+    (ev) => ev.who === worker.name && ev.e.event === 'lease.stale' && ev.e.id === job.id && STALE_OPS.has(String(ev.e.op)),
     15_000,
     h.signal,
   );
   h.pool.thaw(worker);
-  h.note(`freeze: SIGCONT ${worker.name}: its handler finishes and it acks with its old lease`);
+  h.note(`freeze: SIGCONT ${worker.name}: its handler finishes and it writes with its old lease`);
   const refused = await stale;
   for (const w of [worker, taker]) h.pool.terminate(w);
   h.note(`freeze: refused the stale ${String(refused.e.op)} of ${worker.name}: generation ${String(refused.e.generation)}, job now at ${String(refused.e.currentGeneration)}`);
@@ -189,6 +199,12 @@ async function graceful(h: StepHost): Promise<NonNullable<StopFigures['graceful'
   return { victim: worker.name, releaseMs: released.at - at, graceMs: h.graceMs, pickupMs: taken.at - released.at };
 }
 
+/** When a worker wrote a log line (its `time`), or when the demo read it if the line has none. */
+function loggedAt(ev: DemoEvent): number {
+  const t = typeof ev.e.time === 'string' ? Date.parse(ev.e.time) : Number.NaN;
+  return Number.isNaN(t) ? ev.at : t;
+}
+
 async function spot(h: StepHost): Promise<NonNullable<StopFigures['spot']>> {
   const long = STEP_JOBS.spotLong;
   // One batch: the worker that claims it usually takes the short jobs too (up to its free slots).
@@ -199,14 +215,16 @@ async function spot(h: StepHost): Promise<NonNullable<StopFigures['spot']>> {
   if (!worker) throw new Error(`${ev.who}, which claimed ${long.id}, is not running`);
   h.note(`spot: interruption notice (SIGTERM) to ${worker.name}, holding ${long.id}: it stops claiming, finishes what fits in ${ms(h.graceMs)}, releases the rest`);
   // Every lease it releases is picked up elsewhere: from that job's release (the victim's
-  // lease.released line) to its claim by another worker (any claim after the SIGTERM).
+  // lease.released line) to its claim by another worker (any claim after the SIGTERM), by the
+  // times the two processes wrote in their lines (how fast the demo reads their output is no
+  // part of the wait).
   const { at, released, stopped } = await terminate(h, worker);
   const ids = (released.e.ids as string[] | undefined) ?? [];
   const waits = await Promise.all(
     ids.map(async (id) => {
       const rel = h.events.next(`release of ${id}`, (ev) => ev.who === worker.name && ev.e.event === 'lease.released' && ev.e.id === id, 5_000, h.signal, at);
       const claim = h.events.next(`pickup of ${id}`, claimOf(id, worker.name), 15_000, h.signal, at);
-      return Math.max(0, (await claim).at - (await rel).at);
+      return Math.max(0, loggedAt(await claim) - loggedAt(await rel));
     }),
   );
   h.note(`spot: ${worker.name} finished ${String(stopped.e.drained)} job(s) in its grace and released ${ids.length}; they started elsewhere after ${waits.map(ms).join(', ')}`);
