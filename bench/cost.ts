@@ -22,7 +22,7 @@ export interface LifeModel {
 }
 
 /** Payload shapes priced: the bench's own, the largest that keeps the item within 1 KB, and a 1 KB payload. */
-export function payloadShapes(fitsIn1Kb: number): { label: string; payload: unknown }[] {
+function payloadShapes(fitsIn1Kb: number): { label: string; payload: unknown }[] {
   return [
     { label: 'bench job (~120 B payload)', payload: { n: 1, body: 'x'.repeat(100) } },
     { label: '1 KB job (whole item <= 1 KB)', payload: { body: 'x'.repeat(fitsIn1Kb) } },

@@ -58,7 +58,7 @@ export async function measureGrowth(endpoint: string, args: { depth: number; dra
         renew: (l, t) => q.renew(l, t),
         release: (l, o) => q.release(l, o),
       };
-      workers.push(createWorker({ queue: timed, handlers: { growth: async () => null }, owner: `growth-w${w}`, concurrency: args.slots, leaseTtlMs: 30_000, pollIntervalMs: 200 }));
+      workers.push(createWorker({ store: timed, handlers: { growth: async () => null }, owner: `growth-w${w}`, concurrency: args.slots, leaseTtlMs: 30_000, pollIntervalMs: 200 }));
     }
     const t1 = performance.now();
     for (const w of workers) w.start();

@@ -32,7 +32,7 @@ export async function measureLatency(endpoint: string, args: { wakeUp: boolean; 
   let worker: BenchWorker | undefined;
   const producer = benchQueue(table.tableName, admin, args.wakeUp ? { hooks: { onJobsDue: () => worker?.wake() } } : {});
   worker = createWorker({
-    queue: benchQueue(table.tableName, admin),
+    store: benchQueue(table.tableName, admin),
     handlers: {
       trickle: async (job) => {
         const t = enqueuedAt.get(job.id);

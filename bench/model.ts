@@ -8,13 +8,13 @@ import { capacity, costAt, DEFAULT_MIX, PARTITION_KINDS, perJobWrites, renewalsF
 import { round } from '../tools/stats.js';
 
 /** A named job mix the report prices. */
-export interface NamedMix {
+interface NamedMix {
   readonly label: string;
   readonly mix: JobMix;
 }
 
 /** The mixes the report shows: the bench's, 1 KB payloads, prioritized, delayed with retries, 10-minute jobs. */
-export const MIXES: readonly NamedMix[] = [
+const MIXES: readonly NamedMix[] = [
   { label: 'short jobs, 120 B, priority 0 (default)', mix: DEFAULT_MIX },
   { label: '1 KB payload', mix: { ...DEFAULT_MIX, payloadBytes: 1_024 } },
   { label: '10% prioritized', mix: { ...DEFAULT_MIX, prioritizedShare: 0.1 } },
@@ -23,16 +23,16 @@ export const MIXES: readonly NamedMix[] = [
 ];
 
 /** Shard counts the report tabulates (queue shards = global shards). */
-export const SHARD_STEPS = [1, 4, 8, 16, 24, 32] as const;
+const SHARD_STEPS = [1, 4, 8, 16, 24, 32] as const;
 
 /** The target rate for one table. */
-export const TARGET_JOBS_PER_SEC = 10_000;
+const TARGET_JOBS_PER_SEC = 10_000;
 
 /** Most shards of a kind the search for the target tries (every idle lease call and reclaim pass reads every shard). */
-export const MAX_SHARDS = 1_024;
+const MAX_SHARDS = 1_024;
 
 /** Headroom: each partition planned at this share of its published limit. */
-export const PLANNED_UTILISATION = 0.8;
+const PLANNED_UTILISATION = 0.8;
 
 type Table = (head: string[], rows: (string | number)[][]) => void;
 

@@ -35,7 +35,7 @@ export async function measureProgressWrites(endpoint: string, args: { jobs: numb
   const client = meter.attach(benchClient(endpoint));
   const queue = benchQueue(table.tableName, client);
   const worker = new Worker({
-    queue,
+    store: queue,
     logger: silentLogger,
     concurrency: args.jobs,
     leaseTtlMs: args.leaseTtlMs,

@@ -31,7 +31,7 @@ export async function measureScheduleDelay(endpoint: string, args: { seconds: nu
   const queue = benchQueue(table.tableName, client);
   const delays: number[] = [];
   const worker = new Worker({
-    queue,
+    store: queue,
     logger: silentLogger,
     pollIntervalMs: args.pollIntervalMs,
     maxPollIntervalMs: args.maxPollIntervalMs,

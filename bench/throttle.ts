@@ -59,7 +59,7 @@ export async function measureThrottled(
     for (let w = 0; w < args.workers; w++) {
       workers.push(
         createWorker({
-          queue: benchQueue(table.tableName, clients[w + 1]!),
+          store: benchQueue(table.tableName, clients[w + 1]!),
           handlers: { bench: async () => null },
           owner: `throttle-w${w}`,
           concurrency: args.slots,

@@ -4,7 +4,6 @@
  * concurrency in the same run. Every DynamoDB call is metered, so the run also yields requests,
  * failed conditional writes and modelled read units per job.
  */
-import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { benchClient, benchQueue, freshBenchTable } from '../tools/env.js';
 import { createMeter, type MeterCounts } from '../tools/meter.js';
@@ -28,7 +27,7 @@ export interface ThroughputResult {
 }
 
 /** CPU time (user + system) of a process in ms, from /proc; null where unavailable. */
-export function processCpuMs(pid: number | null): number | null {
+function processCpuMs(pid: number | null): number | null {
   if (pid === null) return null;
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -59,7 +58,7 @@ export async function measureThroughput(endpoint: string, args: { workers: numbe
     for (let w = 0; w < args.workers; w++) {
       workers.push(
         createWorker({
-          queue: benchQueue(table.tableName, clients[w + 1]!),
+          store: benchQueue(table.tableName, clients[w + 1]!),
           handlers: { bench: async () => null },
           owner: `bench-w${w}`,
           concurrency: args.slots,

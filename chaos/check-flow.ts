@@ -54,7 +54,7 @@ export interface FlowVerdict {
 }
 
 /** The interval during which a run counts as running, in real time. */
-export function counted(r: FlowRun): [number, number] {
+function counted(r: FlowRun): [number, number] {
   const known = Math.max(r.firstExpiresAt, r.lastExpiresAt ?? 0) - (r.clockSkewMs ?? 0);
   return [r.start, Math.min(r.end ?? Infinity, r.abortedAt ?? Infinity, known)];
 }

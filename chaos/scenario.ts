@@ -45,7 +45,7 @@ export interface ChaosOptions {
   readonly endpoint?: string;
   /** A second queue under flow limits, with its own jobs (none when absent). */
   readonly flow?: FlowScenario;
-  /** Deliberate breaks the worker processes apply (chaos/breaks.ts), to show the check catches them. */
+  /** Deliberate breaks the worker processes apply (tools/breaks.ts), to show the check catches them. */
   readonly breaks?: readonly string[];
   /** Each worker process's clock is off by up to this many ms either way (drawn per process). */
   readonly clockSkewMs: number;
@@ -54,7 +54,7 @@ export interface ChaosOptions {
 }
 
 /** The flow-limited queue of a chaos run. */
-export interface FlowScenario {
+interface FlowScenario {
   readonly jobs: number;
   readonly maxRunning: number;
   readonly ratePerSecond: number;
@@ -64,7 +64,7 @@ export interface FlowScenario {
 }
 
 /** The flow queue's name. */
-export const FLOW_QUEUE = 'chaos-flow';
+const FLOW_QUEUE = 'chaos-flow';
 
 /** Defaults of `npm run chaos`: a few thousand jobs in a few minutes at most. */
 export const CHAOS_DEFAULTS: Omit<ChaosOptions, 'seed' | 'log' | 'endpoint'> = {
@@ -115,7 +115,7 @@ const CHAOS_SCHEDULE = 'chaos-tick';
  * last fired tick has its job, and every job of the schedule is on a tick (fired ahead ones may
  * run past the last recorded tick).
  */
-export function checkScheduleTicks(jobs: ReadonlyMap<string, Record<string, unknown>>, name: string, first: number, last: number, stepMs: number): { ticks: number; violations: string[] } {
+function checkScheduleTicks(jobs: ReadonlyMap<string, Record<string, unknown>>, name: string, first: number, last: number, stepMs: number): { ticks: number; violations: string[] } {
   const violations: string[] = [];
   const prefix = `sched:${name}:`;
   const ids = [...jobs.keys()].filter((id) => id.startsWith(prefix));

@@ -55,7 +55,7 @@ export interface AccessTargets {
 }
 
 /** The ARN of the table's work index (the only index; Query is granted on it alone). */
-export function workIndexArn(table: ITable): string {
+function workIndexArn(table: ITable): string {
   return `${table.tableArn}/index/${TABLE_SCHEMA.workIndex.name}`;
 }
 
@@ -77,4 +77,4 @@ export function grantAccess(grantee: IGrantable, profile: AccessProfile, targets
 }
 
 /** What a principal that reads and writes the table needs on its customer managed key. */
-export const TABLE_KEY_ACTIONS = ['kms:Decrypt', 'kms:DescribeKey', 'kms:Encrypt', 'kms:GenerateDataKey'] as const;
+const TABLE_KEY_ACTIONS = ['kms:Decrypt', 'kms:DescribeKey', 'kms:Encrypt', 'kms:GenerateDataKey'] as const;

@@ -19,7 +19,7 @@ export interface BacklogScalingProps {
 }
 
 /** A metric math alarm reads at most 10 metrics: two figures per queue, so per-queue figures up to 5 queues, the queue's totals beyond. */
-export const MAX_QUEUES_PER_QUEUE_FIGURES = 5;
+const MAX_QUEUES_PER_QUEUE_FIGURES = 5;
 
 /**
  * Scaling on the backlog, from the figures the reclaim run publishes every reclaim period:

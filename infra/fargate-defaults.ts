@@ -34,10 +34,10 @@ export const FARGATE_DEFAULTS = {
 } as const;
 
 /** Fargate's ceiling on a container's stop timeout (the time between SIGTERM and SIGKILL). */
-export const FARGATE_MAX_STOP_TIMEOUT_S = 120;
+const FARGATE_MAX_STOP_TIMEOUT_S = 120;
 
 /** Time kept after the grace for the worker to release what it still holds and exit (release calls with their retries). */
-export const RELEASE_MARGIN_S = 10;
+const RELEASE_MARGIN_S = 10;
 
 /** Task CPU units Fargate offers. */
 export const FARGATE_CPU = [256, 512, 1024, 2048, 4096, 8192, 16384] as const;

@@ -17,6 +17,11 @@ export interface FenceqStackProps extends StackProps {
 /**
  * fenceq's own stack: one {@link FencedJobQueue} ("Queue"), an SNS topic its alarms publish to,
  * and outputs naming everything a producer, a worker or an operator needs. Output ids are a contract.
+ * @example
+ * import { App } from 'aws-cdk-lib';
+ * import { FenceqStack } from 'fenceq/cdk';
+ *
+ * new FenceqStack(new App(), 'Fenceq', { queue: { workerEntry: 'src/worker.ts', workerQueues: ['email'] }, alarmEmail: 'ops@example.com' });
  */
 export class FenceqStack extends Stack {
   /** The queue. */

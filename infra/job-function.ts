@@ -14,7 +14,7 @@ export const PACKAGE_ROOT = [join(dirname(fileURLToPath(import.meta.url)), '..')
 )!;
 
 /** Where fenceq's pre-bundled function `name` is (`dist/lambda/<name>/index.mjs`, built by `npm run build`). */
-export function bundledCode(name: string): string {
+function bundledCode(name: string): string {
   const dir = join(PACKAGE_ROOT, 'dist', 'lambda', name);
   if (!existsSync(join(dir, 'index.mjs'))) {
     throw new Error(`fenceq's Lambda bundle ${name} is missing at ${dir}: run \`npm run build\` in ${PACKAGE_ROOT}`);

@@ -41,7 +41,7 @@ const FIXED = {
 } as const satisfies Record<string, { description: string; timeout: Duration; access: AccessRole }>;
 
 /** The access profile of each function's role (the Lambda worker's too). */
-export const FUNCTION_ACCESS = { ...Object.fromEntries(Object.entries(FIXED).map(([k, v]) => [k, v.access])), worker: 'worker' } as Readonly<
+const FUNCTION_ACCESS = { ...Object.fromEntries(Object.entries(FIXED).map(([k, v]) => [k, v.access])), worker: 'worker' } as Readonly<
   Record<keyof typeof FIXED | 'worker', AccessRole>
 >;
 

@@ -16,7 +16,7 @@ export const IMAGE_CLI = `${IMAGE_APP_DIR}/node_modules/fenceq/bin/fenceq.js`;
 export const IMAGE_HEALTH_FILE = '/tmp/fenceq-worker.alive';
 
 /** fenceq's worker Dockerfile, inside the installed package. */
-export function workerDockerfile(): string {
+function workerDockerfile(): string {
   return join(PACKAGE_ROOT, 'docker', 'worker', 'Dockerfile');
 }
 

@@ -142,21 +142,21 @@ const NO_LIMITS_INPUT = { './flow-limits.js': ['checkLimits'] };
 const NO_ENQUEUE = { './store/enqueue.js': ['prepareEnqueue', 'putGenerated', 'putIfAbsent'] };
 export const ABSENT = {
   api: {
-    [AT_QUEUE]: { ...ADMIN_ONLY, ...RESEND, ...FLOW_ADMIN, './store/reclaim-orphaned.js': ['reclaimExpiredLeases'], './store/concurrency-slots.js': ['makeSlots'], [AT_GROUPS]: ['enqueueGrouped', 'listedGroups', 'groupPosition'], ...NO_BROWSE, ...NO_LIMITS_INPUT, ...NO_ENQUEUE, ...NO_SHARD_CONFIG },
+    [AT_QUEUE]: { ...ADMIN_ONLY, ...RESEND, ...FLOW_ADMIN, './store/reclaim-orphaned.js': ['reclaimOrphaned'], './store/concurrency-slots.js': ['makeSlots'], [AT_GROUPS]: ['enqueueGrouped', 'listedGroups', 'groupPosition'], ...NO_BROWSE, ...NO_LIMITS_INPUT, ...NO_ENQUEUE, ...NO_SHARD_CONFIG },
     [AT_SCHEDULES]: { ...SCHEDULE_WRITES, ...SCHEDULE_FIRE, ...NO_SCHEDULES },
   },
   worker: {
-    [AT_QUEUE]: { ...ADMIN_ONLY, ...RESEND, ...FLOW_ADMIN, './store/reclaim-orphaned.js': ['reclaimExpiredLeases'], './store/concurrency-slots.js': ['makeSlots'], [AT_GROUPS]: ['enqueueGrouped', 'listedGroups', 'groupPosition'], ...NO_BROWSE, ...NO_LIMITS_INPUT, ...NO_ENQUEUE, ...NO_SHARD_CONFIG },
+    [AT_QUEUE]: { ...ADMIN_ONLY, ...RESEND, ...FLOW_ADMIN, './store/reclaim-orphaned.js': ['reclaimOrphaned'], './store/concurrency-slots.js': ['makeSlots'], [AT_GROUPS]: ['enqueueGrouped', 'listedGroups', 'groupPosition'], ...NO_BROWSE, ...NO_LIMITS_INPUT, ...NO_ENQUEUE, ...NO_SHARD_CONFIG },
     [AT_SCHEDULES]: { ...SCHEDULE_WRITES, ...SCHEDULE_FIRE, ...NO_SCHEDULES },
   },
   // Operators: cancel advances a cancelled grouped job's group; limitsSet makes slots.
   admin: {
-    [AT_QUEUE]: { ...WORKER_ONLY, ...RESEND, ...FLOW_LEASE, './store/reclaim-orphaned.js': ['reclaimExpiredLeases'], './wait-for.js': ['waitForJob'], './store/enqueue.js': ['putGenerated', 'putIfAbsent'], './store/concurrency-slots.js': SLOT_SETTLE, [AT_GROUPS]: ['enqueueGrouped', 'listedGroups', 'groupPosition'], ...NO_SHARD_CONFIG },
+    [AT_QUEUE]: { ...WORKER_ONLY, ...RESEND, ...FLOW_LEASE, './store/reclaim-orphaned.js': ['reclaimOrphaned'], './wait-for.js': ['waitForJob'], './store/enqueue.js': ['putGenerated', 'putIfAbsent'], './store/concurrency-slots.js': SLOT_SETTLE, [AT_GROUPS]: ['enqueueGrouped', 'listedGroups', 'groupPosition'], ...NO_SHARD_CONFIG },
     [AT_SCHEDULES]: SCHEDULE_FIRE,
   },
   // Producers: enqueue, enqueueMany and get; waitFor polls get from the client.
   enqueue: {
-    [AT_QUEUE]: { ...WORKER_ONLY, ...ADMIN_ONLY, ...RESEND, ...FLOW_LEASE, ...FLOW_ADMIN, './store/reclaim-orphaned.js': ['reclaimExpiredLeases'], './store/concurrency-slots.js': ['makeSlots', ...SLOT_SETTLE], [AT_GROUPS]: ['advanceGroup', 'listedGroups', 'groupPosition'], ...NO_BROWSE, ...NO_LIMITS_INPUT, ...NO_SHARD_CONFIG },
+    [AT_QUEUE]: { ...WORKER_ONLY, ...ADMIN_ONLY, ...RESEND, ...FLOW_LEASE, ...FLOW_ADMIN, './store/reclaim-orphaned.js': ['reclaimOrphaned'], './store/concurrency-slots.js': ['makeSlots', ...SLOT_SETTLE], [AT_GROUPS]: ['advanceGroup', 'listedGroups', 'groupPosition'], ...NO_BROWSE, ...NO_LIMITS_INPUT, ...NO_SHARD_CONFIG },
     [AT_SCHEDULES]: { ...SCHEDULE_WRITES, ...SCHEDULE_FIRE, ...NO_SCHEDULES },
   },
   // The reclaim run: fires schedules (their jobs are put by schedule-fire itself), reclaims, advances groups, measures.

@@ -8,10 +8,10 @@
  *
  * const queue = new JobQueue({ tableName: process.env.FENCEQ_TABLE_NAME! });
  * await queue.enqueue({ queue: 'email', payload: { to: 'ada@example.com' } });
- * new Worker({ queue, handlers: { email: async (job) => ({ sent: job.payload }) } }).start();
+ * new Worker({ store: queue, handlers: { email: async (job) => ({ sent: job.payload }) } }).start();
  * @packageDocumentation
  */
-export { JobQueue, dynamoClient, MAX_LEASE_QUEUES, MAX_STATS_QUEUES, type JobQueueOptions } from './job-queue.js';
+export { JobQueue, MAX_LEASE_QUEUES, MAX_STATS_QUEUES, type JobQueueOptions } from './job-queue.js';
 export type { JobStore, LeaseRequest } from './job-store.js';
 export * from './job.js';
 export * from './errors.js';

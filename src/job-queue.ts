@@ -25,7 +25,7 @@ import { leaseUnderLimits, type LimitWait } from './store/flow-lease.js';
 import { flowStatus, type FlowStatus } from './store/flow-status.js';
 import { advanceGroup, enqueueGrouped, groupPosition, listedGroups } from './store/group-order.js';
 import { LeaseHints } from './store/lease-hints.js';
-import { reclaimExpiredLeases, type ReclaimCounts } from './store/reclaim-orphaned.js';
+import { reclaimOrphaned, type ReclaimCounts } from './store/reclaim-orphaned.js';
 import { releaseIfLeaseHeld, type ReleaseOutcome } from './store/release.js';
 import { releaseUnownedIfLive, type ReleaseUnownedOutcome } from './store/release-unowned.js';
 import { renewIfLeaseHeld, type RenewOutcome } from './store/renew.js';
@@ -75,7 +75,7 @@ export interface JobQueueOptions {
   readonly retentionMs?: number;
   /** Wake-up and dead-job hooks (the SQS integration plugs in here). */
   readonly hooks?: QueueHooks;
-  /** Source of jitter in [0, 1); default Math.random. */
+  /** Source in [0, 1) of the spreading choices (backoff jitter, which shard or slot to try first); ids and lease secrets come from node:crypto. @default Math.random */
   readonly random?: () => number;
 }
 
@@ -428,7 +428,7 @@ export class JobQueue implements JobStore {
     const o = checkObject('options', opts);
     checkKnownKeys('options', o, ['max']);
     const max = opts.max === undefined ? 1000 : checkInt('options.max', opts.max, 1, 100_000);
-    return reclaimExpiredLeases(this.ctx, max);
+    return reclaimOrphaned(this.ctx, max);
   }
 
   /** Cancels a pending or running job (a running holder's acks become stale). */

@@ -40,4 +40,4 @@ export interface JobStore {
   limitWait?(queues: readonly string[]): LimitWait | undefined;
 }
 
-export type { AckDoneOutcome, AckFailedOutcome, LimitWait, ReleaseOutcome, RenewOutcome };
+export type { AckDoneOutcome, AckFailedOutcome };

@@ -21,7 +21,11 @@ export interface Job {
   readonly queue: string;
   /** Current state. */
   readonly state: JobState;
-  /** Fencing token: bumped by every lease, release, force-release, reclaim and cancel. */
+  /**
+   * Fencing token: bumped by every lease, release, force-release (releaseUnowned), reclaim,
+   * cancel, requeue of a dead job and schedule-pause withdrawal; never by an ack (it settles the
+   * generation that holds the lease), a renew or runNow.
+   */
   readonly leaseGeneration: number;
   /** Random per enqueue, so a deleted-then-reused id never matches an old lease (no ABA). */
   readonly incarnation: string;

@@ -15,7 +15,7 @@ export const MAX_LEASE_BATCH = 100;
 /** Most jobs one enqueueMany call may take. */
 export const MAX_ENQUEUE_BATCH = 1_000;
 /** Longest error text kept on a job; longer text is cut, not refused. */
-export const ERROR_TEXT_LIMIT = 4 * 1024;
+const ERROR_TEXT_LIMIT = 4 * 1024;
 /**
  * Deepest nesting accepted in a payload, a result or an error object: a value more than 64
  * arrays or objects below the top is refused with a ValidationError (never a stack overflow).

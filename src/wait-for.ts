@@ -13,7 +13,7 @@ import { checkId, checkInt, checkKnownKeys, checkObject } from './validate.js';
 /** Longest gap between two reads of a waiter. */
 export const WAIT_MAX_INTERVAL_MS = 2_000;
 /** First gap between two reads. */
-export const WAIT_FIRST_INTERVAL_MS = 100;
+const WAIT_FIRST_INTERVAL_MS = 100;
 
 /** Options of waitFor. */
 export interface WaitOptions {

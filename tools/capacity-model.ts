@@ -38,7 +38,7 @@ export type PartitionKind = 'ready' | 'prio' | 'sched' | 'lease' | 'dead';
 export const PARTITION_KINDS: readonly PartitionKind[] = ['ready', 'prio', 'sched', 'lease', 'dead'];
 
 /** Kinds with partitions per queue; the others are shared by every queue of the table. */
-export const QUEUE_KINDS: readonly PartitionKind[] = ['ready', 'prio', 'sched'];
+const QUEUE_KINDS: readonly PartitionKind[] = ['ready', 'prio', 'sched'];
 
 /** The kind of an index partition key, or undefined for one that is not part of a job's life. */
 export function partitionKind(gpk: unknown): PartitionKind | undefined {
@@ -222,7 +222,7 @@ export interface ShardCounts {
 }
 
 /** How many partitions of each kind share a kind's writes. */
-export function partitionsOf(kind: PartitionKind, shards: ShardCounts): number {
+function partitionsOf(kind: PartitionKind, shards: ShardCounts): number {
   if (kind === 'prio') return 1;
   return kind === 'ready' || kind === 'sched' ? shards.queueShards : shards.globalShards;
 }

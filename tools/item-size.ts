@@ -9,7 +9,7 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import { TABLE_SCHEMA } from '../src/schema.js';
 
 /** Index entries carry this overhead on top of their attributes (DynamoDB's documented 100 bytes). */
-export const INDEX_ENTRY_OVERHEAD = 100;
+const INDEX_ENTRY_OVERHEAD = 100;
 
 const utf8 = (s: string): number => Buffer.byteLength(s, 'utf8');
 
@@ -19,7 +19,7 @@ function numberSize(n: string): number {
 }
 
 /** Size in bytes of one attribute value. */
-export function valueSize(v: AttributeValue): number {
+function valueSize(v: AttributeValue): number {
   if (v.S !== undefined) return utf8(v.S);
   if (v.N !== undefined) return numberSize(v.N);
   if (v.B !== undefined) return v.B.length;

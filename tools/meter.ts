@@ -22,7 +22,7 @@ export interface MeterCounts {
 }
 
 /** A fresh set of counts. */
-export function emptyCounts(): MeterCounts {
+function emptyCounts(): MeterCounts {
   return { requests: {}, conditionalFailures: 0, errors: 0, readUnits: 0, queryItems: 0 };
 }
 
@@ -74,18 +74,5 @@ export function createMeter(): Meter {
     reset() {
       state.counts = emptyCounts();
     },
-  };
-}
-
-/** Adds `b` into `a`. */
-export function addCounts(a: MeterCounts, b: MeterCounts): MeterCounts {
-  const requests: Record<string, number> = { ...a.requests };
-  for (const [k, v] of Object.entries(b.requests)) requests[k] = (requests[k] ?? 0) + v;
-  return {
-    requests,
-    conditionalFailures: a.conditionalFailures + b.conditionalFailures,
-    errors: a.errors + b.errors,
-    readUnits: a.readUnits + b.readUnits,
-    queryItems: a.queryItems + b.queryItems,
   };
 }

@@ -12,11 +12,11 @@ import type { JobStore } from '../src/job-store.js';
 export type MiniJob = JobContextJob;
 
 /** A job handler: gets the job, the lease and an abort signal, returns the result. */
-export type MiniHandler = (job: MiniJob, ctx: { lease: Lease; signal: AbortSignal }) => Promise<Json | void>;
+type MiniHandler = (job: MiniJob, ctx: { lease: Lease; signal: AbortSignal }) => Promise<Json | void>;
 
 /** Options, as the real Worker's. */
 export interface MiniWorkerOptions {
-  readonly queue: JobStore;
+  readonly store: JobStore;
   readonly handlers: Record<string, MiniHandler>;
   readonly owner?: string;
   readonly concurrency?: number;
@@ -82,7 +82,7 @@ export class MiniWorker {
       [...this.held.values()].map(async (h) => {
         h.abort.abort();
         try {
-          const out = await this.o.queue.release(h.lease, { reason: 'worker stopping' });
+          const out = await this.o.store.release(h.lease, { reason: 'worker stopping' });
           if (out.outcome === 'released') this.counters.released++;
         } catch (err) {
           this.fail('release', err);
@@ -104,7 +104,7 @@ export class MiniWorker {
       let leases: Lease[] = [];
       this.counters.polls++;
       try {
-        leases = await this.o.queue.lease({ owner: this.o.owner, queues, ttlMs: this.o.leaseTtlMs, max: free });
+        leases = await this.o.store.lease({ owner: this.o.owner, queues, ttlMs: this.o.leaseTtlMs, max: free });
       } catch (err) {
         this.fail('lease', err);
       }
@@ -149,7 +149,7 @@ export class MiniWorker {
     const handler = this.o.handlers[entry.lease.queue]!;
     const renewEvery = Math.max(200, Math.floor(this.o.leaseTtlMs / 3));
     const timer = setInterval(() => {
-      this.o.queue.renew(entry.lease, this.o.leaseTtlMs).then(
+      this.o.store.renew(entry.lease, this.o.leaseTtlMs).then(
         (out) => {
           if (out.outcome === 'stale') entry.abort.abort();
           else entry.lease = out.lease;
@@ -165,13 +165,13 @@ export class MiniWorker {
         result = await handler(job, { lease: l, signal: entry.abort.signal });
       } catch (err) {
         if (entry.abort.signal.aborted) return;
-        const out = await this.o.queue.ackFailed(entry.lease, err);
+        const out = await this.o.store.ackFailed(entry.lease, err);
         if (out.outcome === 'stale') this.counters.stale++;
         else this.counters.failed++;
         return;
       }
       if (entry.abort.signal.aborted) return;
-      const out = await this.o.queue.ackDone(entry.lease, result ?? null);
+      const out = await this.o.store.ackDone(entry.lease, result ?? null);
       if (out.outcome === 'stale') this.counters.stale++;
       else this.counters.done++;
     } catch (err) {

@@ -1,6 +1,6 @@
 /**
- * Worker child processes for the takeover bench and the chaos run: spawned with tsx, their
- * stdout read as JSON events, and every one of them killed when this process exits for any
+ * Worker child processes for the takeover bench and the chaos run: worker-process.ts bundled
+ * once by esbuild and run by plain node (no tsx), their stdout read as JSON events, and every one of them killed when this process exits for any
  * reason (normal end, failure, Ctrl-C), paused ones included (SIGKILL reaches a stopped process).
  */
 import { spawn, type ChildProcess } from 'node:child_process';

@@ -1,7 +1,7 @@
 /**
  * One worker process of the chaos run and the takeover bench. Configured by the JSON in
- * FENCEQ_WORKER_CONFIG; writes one JSON event per line on stdout (ready, start, effect, stopped)
- * for the orchestrator, which reads the table for everything it checks.
+ * FENCEQ_WORKER_CONFIG; writes one JSON event per line on stdout (ready, start, effect, stopped, and
+ * flow-start/-abort/-end for the flow queue) for the orchestrator, which reads the table for everything it checks.
  *
  * Handlers:
  * - `hold`: runs until aborted (the takeover bench kills or stops the process meanwhile).
@@ -35,7 +35,7 @@ export interface WorkerProcessConfig {
   readonly maxAttempts?: number;
   /** A second queue with flow limits (chaos only): its runs print start and end events. */
   readonly flowQueue?: string;
-  /** Deliberate breaks of the flow controls, to show the chaos check catches each (see chaos/breaks.ts). */
+  /** Deliberate breaks of the flow controls, to show the chaos check catches each (see tools/breaks.ts). */
   readonly breaks?: readonly string[];
   /** This process's clock runs this many ms ahead of the real time (negative: behind): its store and Worker both use it. */
   readonly clockSkewMs?: number;
@@ -134,7 +134,7 @@ const clock = () => Date.now() + skew;
 const jobQueue = benchQueue(config.tableName, client, skew === 0 ? {} : { clock });
 applyBreaks(jobQueue, config.breaks ?? []);
 const worker = createWorker({
-  queue: jobQueue,
+  store: jobQueue,
   ...(skew === 0 ? {} : { clock }),
   handlers,
   owner: config.owner,

@@ -30,7 +30,7 @@ export type BenchHandler = (job: MiniJob, ctx: { lease: Lease; signal: AbortSign
 
 /** Options common to both implementations. */
 export interface BenchWorkerOptions {
-  readonly queue: JobStore;
+  readonly store: JobStore;
   readonly handlers: Record<string, BenchHandler>;
   readonly owner?: string;
   readonly concurrency?: number;
@@ -71,7 +71,7 @@ export function createWorker(opts: BenchWorkerOptions): BenchWorker {
     };
   }
   const w = new Worker({
-    queue: opts.queue,
+    store: opts.store,
     handlers: opts.handlers,
     owner: opts.owner,
     concurrency: opts.concurrency,

@@ -39,7 +39,7 @@ type Env = Readonly<Record<string, string | undefined>>;
  * are refused, never ignored: following an old line must not send a worker meant for a local
  * endpoint to real AWS.
  */
-export const RENAMED_ENV: Readonly<Record<string, string>> = { FENCEQ_TABLE: ENV.tableName, DYNAMODB_ENDPOINT: ENV.dynamodbEndpoint };
+const RENAMED_ENV: Readonly<Record<string, string>> = { FENCEQ_TABLE: ENV.tableName, DYNAMODB_ENDPOINT: ENV.dynamodbEndpoint };
 
 /** Throws ConfigError when an old name of {@link RENAMED_ENV} is set and the name that replaced it is not. */
 export function refuseRenamedEnv(env: Env): void {

@@ -2,9 +2,6 @@ import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
 import type { QueueStats } from '../store/browse.js';
 import { METRIC, QUEUE_DIMENSION } from './metric-names.js';
 
-// The names live in metric-names.ts (no Powertools import); re-exported for earlier importers.
-export { METRIC, QUEUE_DIMENSION };
-
 /** One queue's health figures, as the reclaim run measured them. */
 export interface QueueHealth extends QueueStats {
   /** Jobs of this queue that this run returned to pending. */

@@ -18,7 +18,7 @@ export { adminHandler } from './admin-handler.js';
 export { reclaimHandler } from './reclaim-handler.js';
 export { LambdaJobStore, LambdaProducer, type LambdaJobStoreOptions } from './lambda-job-store.js';
 export { awsQueue, type AwsQueue, type AwsQueueOptions } from './runtime.js';
-export { readConfig, readQueueList, type FunctionConfig } from './config.js';
+export { readConfig, type FunctionConfig } from './config.js';
 export { powertoolsLogging, type LambdaLogging } from './powertools.js';
 export { ConfigError, RemoteInvocationError, type ErrorPayload, type InvokeReply } from './errors.js';
 export type { ApiEvent, AdminEvent, EnqueueEvent, EnqueueManyReply } from './operations.js';

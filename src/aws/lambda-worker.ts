@@ -109,13 +109,24 @@ export function planInvocation(
  * above). Triggered by the SQS wake-up queue it serves the queues the batch names (records with
  * a bad body are reported in `batchItemFailures`); triggered by the schedule it serves every
  * queue it has handlers for.
+ * @example
+ * // lambdaWorkerHandler({ handlers }) is this, wired from the environment; by hand:
+ * import { awsQueue, lambdaWorker, readConfig } from 'fenceq/aws';
+ *
+ * const aws = awsQueue(readConfig(process.env));
+ * export const handler = lambdaWorker({
+ *   store: aws.queue,
+ *   handlers: { email: async (job) => ({ sent: job.payload }) },
+ *   flush: aws.flush,
+ *   wake: (queues) => aws.wake?.note(queues),
+ * });
  */
 export function lambdaWorker(opts: LambdaWorkerOptions): (event: unknown, context: LambdaContext) => Promise<SqsBatchResponse | LambdaWorkerReport> {
   const logger = opts.logger ?? defaultLogger();
   const clock = opts.clock ?? Date.now;
   // Validate once, at cold start: a misconfigured worker fails its init, not every invocation.
   const resolved = resolveWorkerOptions({
-    queue: opts.store,
+    store: opts.store,
     handlers: opts.handlers,
     concurrency: opts.concurrency,
     pollIntervalMs: opts.pollIntervalMs,
@@ -151,7 +162,7 @@ export function lambdaWorker(opts: LambdaWorkerOptions): (event: unknown, contex
     if (plan) {
       const owner = ownerId(context);
       const worker = new Worker({
-        queue: opts.store,
+        store: opts.store,
         handlers: Object.fromEntries(queues.map((q) => [q, opts.handlers[q]!])),
         owner,
         concurrency: opts.concurrency,

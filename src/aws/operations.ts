@@ -21,7 +21,7 @@ import { checkNesting, checkObject, MAX_JSON_DEPTH } from '../validate.js';
  * an event puts above a payload (`jobs[3].payload`). Checked without recursion, so a 100,000-deep
  * array is a ValidationError naming its path (`job.payload`), never a stack overflow.
  */
-export const MAX_EVENT_DEPTH = MAX_JSON_DEPTH + 3;
+const MAX_EVENT_DEPTH = MAX_JSON_DEPTH + 3;
 
 /** Refuses an event nested deeper than {@link MAX_EVENT_DEPTH} (also run by the client before it sends). */
 export function checkEventNesting(event: unknown): void {

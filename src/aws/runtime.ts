@@ -32,7 +32,17 @@ export interface AwsQueueOptions {
   readonly wakeCoalesceMs?: number | false;
 }
 
-/** Builds the JobQueue for a function and plugs the SQS sender and notifier into its hooks. */
+/**
+ * Builds the JobQueue for a function and plugs the SQS sender and notifier into its hooks.
+ * @example
+ * import { awsQueue, readConfig } from 'fenceq/aws';
+ *
+ * const aws = awsQueue(readConfig(process.env)); // at module scope: once per sandbox
+ * export const handler = async () => {
+ *   await aws.queue.enqueue({ queue: 'email', payload: { to: 'ada@example.com' } });
+ *   await aws.flush(); // send the wake-ups before the sandbox freezes
+ * };
+ */
 export function awsQueue(config: FunctionConfig, opts: AwsQueueOptions = {}): AwsQueue {
   const needSqs = config.wakeQueueUrl !== undefined || config.deadQueueUrl !== undefined;
   const sqs = needSqs ? (opts.sqs ?? sqsClient({ endpoint: config.sqsEndpoint })) : undefined;

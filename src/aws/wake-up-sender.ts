@@ -42,7 +42,11 @@ const MAX_DELAY_S = 900;
  * sandbox runs no timers.
  */
 export class WakeUpSender {
-  /** Messages sent, entries refused by SQS, and batch calls that failed. */
+  /**
+   * Counted per message (one batch entry): `sent` accepted by SQS, delayed ones included;
+   * `failed` not sent, refused by SQS or in a batch call that threw; `delayed` given a delay to
+   * the end of its queue's window (counted as built, so each is also counted as sent or failed).
+   */
   readonly counters = { sent: 0, delayed: 0, failed: 0 };
   private readonly sqs: SQSClient;
   private readonly queueUrl: string;

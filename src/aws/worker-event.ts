@@ -42,7 +42,7 @@ export function parseWorkerEvent(event: unknown): WorkerTrigger {
 }
 
 /** The queue a wake-up message names. */
-export function parseWakeBody(field: string, body: unknown): string {
+function parseWakeBody(field: string, body: unknown): string {
   if (typeof body !== 'string') throw new ValidationError(field, body, 'must be the JSON text {"queue":"name"}');
   let parsed: unknown;
   try {

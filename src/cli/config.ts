@@ -77,7 +77,7 @@ export function reclaimPeriodMs(opts: GlobalOptions, env: NodeJS.ProcessEnv = pr
 }
 
 /** A DynamoDB client for the CLI: few retries and short timeouts, so an unreachable endpoint fails fast. */
-export function cliDynamoClient(conn: Connection, env: NodeJS.ProcessEnv = process.env): DynamoDBClient {
+function cliDynamoClient(conn: Connection, env: NodeJS.ProcessEnv = process.env): DynamoDBClient {
   const local = conn.endpoint !== undefined && LOOPBACK.test(conn.endpoint);
   const haveCreds = Boolean(env.AWS_ACCESS_KEY_ID || env.AWS_PROFILE);
   return new DynamoDBClient({
@@ -105,7 +105,7 @@ interface StackOutputs {
  * table is the output whose key contains `TableName` (or ends in `Table`); the region comes from
  * a `Region` output or from any ARN among the outputs.
  */
-export function readOutputs(path: string): StackOutputs {
+function readOutputs(path: string): StackOutputs {
   let parsed: unknown;
   try {
     parsed = JSON.parse(readFileSync(path, 'utf8'));

@@ -9,7 +9,7 @@ import { statSync, writeFileSync } from 'node:fs';
 import type { Worker } from '../worker/worker.js';
 
 /** How often the heartbeat file is rewritten while the worker makes progress. */
-export const HEARTBEAT_EVERY_MS = 5_000;
+const HEARTBEAT_EVERY_MS = 5_000;
 
 /** Starts rewriting `file` every {@link HEARTBEAT_EVERY_MS} while `worker` makes progress; returns the stop function. */
 export function startHeartbeatFile(worker: Worker, file: string, everyMs = HEARTBEAT_EVERY_MS): () => void {

@@ -151,7 +151,7 @@ function buildProgram(io: CliIo, context: ContextFactory, setExit: (code: number
 
   sub('work')
     .description('run a worker process (as a Fargate task would); SIGTERM releases held leases before exiting')
-    .requiredOption('--handlers <file>', 'module exporting `handlers`: { [queue]: async (payload, ctx) => result }')
+    .requiredOption('--handlers <file>', 'module exporting `handlers`: { [queue]: async (job, ctx) => result }')
     .option('--queues <names>', 'comma-separated queues to work (default every queue in the handlers file; env FENCEQ_QUEUES)')
     .option('--concurrency <n>', 'jobs run at once (default 4; env FENCEQ_CONCURRENCY)')
     .option('--lease-ttl <duration>', 'lease lifetime; renewed while the handler runs (default 30s; env FENCEQ_LEASE_TTL)')

@@ -11,7 +11,7 @@ export interface DemoEvent {
 }
 
 /** Thrown when an awaited event did not come in time: the step it belongs to did not happen. */
-export class StepTimeoutError extends Error {
+class StepTimeoutError extends Error {
   override name = 'StepTimeoutError';
   constructor(readonly what: string, readonly timeoutMs: number) {
     super(`no ${what} within ${timeoutMs} ms`);

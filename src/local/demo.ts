@@ -57,13 +57,13 @@ export interface DemoSummary {
 }
 
 /** The demo workers' idle poll ceiling: how long a released job waits, at most, for an idle worker's next poll. */
-export const DEMO_MAX_POLL_MS = 500;
+const DEMO_MAX_POLL_MS = 500;
 
 /** The demo workers' grace after SIGTERM (--stop-timeout). */
-export const DEMO_GRACE_MS = 1_000;
+const DEMO_GRACE_MS = 1_000;
 
 /** The demo's queues, in display order. */
-export const DEMO_QUEUES = ['email', 'render', 'charge', 'report', 'crash'] as const;
+const DEMO_QUEUES = ['email', 'render', 'charge', 'report', 'crash'] as const;
 
 /** The demo workers serve the demo's queues; the freeze step's own queue (`step`) has workers of its own. */
 const DEMO_WORKER_QUEUES = ['--queues', DEMO_QUEUES.join(',')];
@@ -287,7 +287,7 @@ export function renderSummary(s: DemoSummary, jobs: number): string[] {
 }
 
 /** One line per stop kind with its measured figures (or that it did not happen). */
-export function stopLines(f: StopFigures): string[] {
+function stopLines(f: StopFigures): string[] {
   const d = ms;
   const missing = (kind: string) => `  ${kind}: did not happen`;
   return [

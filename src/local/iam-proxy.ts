@@ -28,7 +28,7 @@ export interface ProxyPrincipal {
 }
 
 /** Decides one authorization: true when allowed. */
-export type Evaluator = (req: { principal: string; action: string; resource: string; context?: Readonly<Record<string, string[]>>; identityPolicies: ProxyPrincipal['policies']; resourcePolicy?: PolicyDocument }) => Promise<boolean>;
+type Evaluator = (req: { principal: string; action: string; resource: string; context?: Readonly<Record<string, string[]>>; identityPolicies: ProxyPrincipal['policies']; resourcePolicy?: PolicyDocument }) => Promise<boolean>;
 
 /** One decision of the proxy. */
 export interface IamDecision {
@@ -69,12 +69,12 @@ export interface IamProxy {
 }
 
 /** A principal was asked for that the proxy has no listener for. */
-export class UnknownPrincipalError extends FenceqError {
+class UnknownPrincipalError extends FenceqError {
   override name = 'UnknownPrincipalError';
 }
 
 /** The default evaluator: `@cloud-copilot/iam-simulate` (a devDependency: tests and `fenceq start --enforce-iam`). */
-export async function iamSimulateEvaluator(): Promise<Evaluator> {
+async function iamSimulateEvaluator(): Promise<Evaluator> {
   requirePackages('the IAM-enforcing proxy (--enforce-iam)', ['@cloud-copilot/iam-simulate']);
   const { runSimulation } = await import('@cloud-copilot/iam-simulate');
   return async ({ principal, action, resource, context, identityPolicies, resourcePolicy }) => {

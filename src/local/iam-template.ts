@@ -17,7 +17,7 @@ import { bindFunction, bindQueue, bindTable, queuePolicy, rolePolicies, roleOfFu
 export const FUNCTION_PRINCIPALS = ['enqueue', 'api', 'admin', 'reclaim', 'worker'] as const;
 
 /** A function principal. */
-export type FunctionPrincipal = (typeof FUNCTION_PRINCIPALS)[number];
+type FunctionPrincipal = (typeof FUNCTION_PRINCIPALS)[number];
 
 /** The synthesized template and the logical ids the proxy binds. */
 export interface IamTemplate {

@@ -19,7 +19,7 @@ import type { LambdaContext } from '../aws/lambda-types.js';
 export type LocalHandler = (event: unknown, context: LambdaContext) => unknown;
 
 /** A function the server serves: its handler, and its timeout. */
-export interface LocalFunction {
+interface LocalFunction {
   readonly handler: LocalHandler;
   /** As the function's configured timeout. @default 30000 */
   readonly timeoutMs?: number;

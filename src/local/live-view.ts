@@ -14,7 +14,7 @@ export interface QueueRow {
 }
 
 /** One worker process's row. */
-export interface WorkerRow {
+interface WorkerRow {
   readonly name: string;
   readonly pid: number;
   /** starting, running, frozen, stopping, stopped (SIGTERM), killed (SIGKILL), crashed. */

@@ -20,7 +20,7 @@ export class MissingPackageError extends FenceqError {
 }
 
 /** Whether `name` is installed where this module resolves packages (any node_modules above it). */
-export function isInstalled(name: string, from: string = dirname(fileURLToPath(import.meta.url))): boolean {
+function isInstalled(name: string, from: string = dirname(fileURLToPath(import.meta.url))): boolean {
   for (let dir = from; ; dir = dirname(dir)) {
     if (existsSync(join(dir, 'node_modules', name, 'package.json'))) return true;
     if (dirname(dir) === dir) return false;

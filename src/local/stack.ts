@@ -22,7 +22,7 @@ import { requirePackages } from './optional-packages.js';
 import { startFauxqs } from './sqs-emulator.js';
 
 /** Names under which the local Lambda endpoint serves fenceq's functions. */
-export const LOCAL_FUNCTIONS = { enqueue: 'fenceq-enqueue', api: 'fenceq-api', admin: 'fenceq-admin', reclaim: 'fenceq-reclaim' } as const;
+const LOCAL_FUNCTIONS = { enqueue: 'fenceq-enqueue', api: 'fenceq-api', admin: 'fenceq-admin', reclaim: 'fenceq-reclaim' } as const;
 
 /** Options of {@link startLocalStack}. */
 export interface LocalStackOptions {

@@ -53,7 +53,7 @@ export interface StopFigures {
 }
 
 /** Released jobs should start elsewhere within this after a Spot-style stop. */
-export const SPOT_PICKUP_TARGET_MS = 1_000;
+const SPOT_PICKUP_TARGET_MS = 1_000;
 
 /** The step jobs: all end done, exactly once. */
 export const STEP_JOBS = {

@@ -13,7 +13,7 @@ import { FenceqError } from '../errors.js';
 /** The account and region local ARNs are made in. */
 export const LOCAL_ACCOUNT = '000000000000';
 /** The region of local ARNs. */
-export const LOCAL_REGION = 'us-east-1';
+const LOCAL_REGION = 'us-east-1';
 
 /** What one logical id stands for locally: its `Ref` value and its attributes (`Arn`, ...). */
 export interface LocalResource {
@@ -31,7 +31,7 @@ export interface PolicyDocument {
 }
 
 /** A template the resolver cannot read (an intrinsic it does not know, a role policy it cannot see). */
-export class TemplatePolicyError extends FenceqError {
+class TemplatePolicyError extends FenceqError {
   override name = 'TemplatePolicyError';
 }
 
@@ -88,7 +88,7 @@ const PSEUDO: Readonly<Record<string, string>> = {
 };
 
 /** Resolves the intrinsics the CDK puts in policies (`Ref`, `Fn::GetAtt`, `Fn::Join`) against the bindings. */
-export function resolveValue(value: unknown, bindings: LocalBindings): unknown {
+function resolveValue(value: unknown, bindings: LocalBindings): unknown {
   if (Array.isArray(value)) return value.map((v) => resolveValue(v, bindings));
   if (typeof value !== 'object' || value === null) return value;
   const o = value as Record<string, unknown>;

@@ -33,7 +33,11 @@ export interface StoreContext {
   /** Epoch ms; every condition takes `:now` from here. */
   readonly clock: () => number;
   readonly logger: Logger;
-  /** In [0, 1): jitter and incarnations. */
+  /**
+   * In [0, 1): the spreading choices only (retry backoff jitter, enqueue retry jitter, the lease
+   * hints' first shard, the claim share's salt, the order within a priority, the free slot tried).
+   * Ids, incarnations, lease secrets and group entries come from node:crypto, never from here.
+   */
   readonly random: () => number;
   readonly retry: RetryPolicy;
   /** How long a finished job is kept before TTL deletes it. */

@@ -38,7 +38,7 @@ export interface ReclaimCounts {
 }
 
 /** Reclaims up to `max` running jobs whose lease expired before now. */
-export async function reclaimExpiredLeases(ctx: StoreContext, max: number): Promise<ReclaimCounts> {
+export async function reclaimOrphaned(ctx: StoreContext, max: number): Promise<ReclaimCounts> {
   const layout = await shardLayout(ctx);
   const now = ctx.clock();
   const expired = await findExpiredLeases(ctx, now, max);

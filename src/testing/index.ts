@@ -50,7 +50,18 @@ export interface TestQueue {
   stop(): Promise<void>;
 }
 
-/** Starts dynalite (unless `endpoint` is given), creates a fresh fenceq table and opens a JobQueue on it. */
+/**
+ * Starts dynalite (unless `endpoint` is given), creates a fresh fenceq table and opens a JobQueue on it.
+ * @example
+ * const local = await startTestQueue();
+ * try {
+ *   const { id } = await local.queue.enqueue({ queue: 'email', payload: { to: 'ada@example.com' } });
+ *   // ... run your worker against local.queue ...
+ *   await local.queue.waitFor(id, { timeoutMs: 5_000 });
+ * } finally {
+ *   await local.stop();
+ * }
+ */
 export async function startTestQueue(opts: TestQueueOptions = {}): Promise<TestQueue> {
   const { endpoint: given, ...queueOptions } = opts;
   let emulator: EmulatorProcess | undefined;

@@ -4,14 +4,13 @@
  * fired, whether it is paused, and whether the jobs it fires are waiting with no worker to take
  * them. Pure (no I/O, `now` is an argument), so every case is tested on a fixed clock.
  */
-import type { Job } from '../job.js';
 import type { QueueStats } from '../store/browse.js';
 import type { Schedule, ScheduleFacts } from '../schedules.js';
 import { IDLE_HINT_MS } from './explain.js';
 import { formatDuration, formatInstant } from './format.js';
 
 /** A stable code for the situation, for scripts (`schedules inspect --json`). */
-export type ScheduleReason = 'paused' | 'no-worker' | 'workers-busy' | 'finished' | 'active';
+type ScheduleReason = 'paused' | 'no-worker' | 'workers-busy' | 'finished' | 'active';
 
 /** What `schedules inspect` says about a schedule. */
 export interface ScheduleExplanation {

@@ -8,7 +8,7 @@ import { parseScheduleJobId } from '../keys.js';
 import { formatDuration, formatInstant, oneLine } from './format.js';
 
 /** A stable code for the situation, for scripts (`inspect --json`). */
-export type WaitReason =
+type WaitReason =
   | 'scheduled'
   | 'retry-scheduled'
   | 'waiting-for-worker'

@@ -9,7 +9,7 @@ export class SafeHtml {
 }
 
 /** Escapes text for an HTML element or a quoted attribute. */
-export function escapeHtml(value: unknown): string {
+function escapeHtml(value: unknown): string {
   return String(value).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 }
 

@@ -21,7 +21,7 @@ export function newSessionToken(): string {
 }
 
 /** The Host values this server answers to, for a port. */
-export function allowedHosts(port: number): ReadonlySet<string> {
+function allowedHosts(port: number): ReadonlySet<string> {
   return new Set([`127.0.0.1:${port}`, `localhost:${port}`]);
 }
 

@@ -114,7 +114,7 @@ interface AppOptions extends DashboardOptions {
 }
 
 /** The dashboard's routes (exported for tests that drive it without a socket). */
-export function dashboardApp(o: AppOptions): Hono {
+function dashboardApp(o: AppOptions): Hono {
   const app = new Hono();
   const clock = o.clock ?? Date.now;
   const allowActions = o.allowActions === true;

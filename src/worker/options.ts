@@ -35,12 +35,12 @@ export interface ResolvedWorkerOptions {
 }
 
 const KNOWN = [
-  'queue', 'handlers', 'owner', 'concurrency', 'leaseTtlMs', 'pollIntervalMs', 'maxPollIntervalMs',
+  'store', 'handlers', 'owner', 'concurrency', 'leaseTtlMs', 'pollIntervalMs', 'maxPollIntervalMs',
   'handlerTimeoutMs', 'isolateCrashes', 'clock', 'logger', 'random',
 ] as const;
 
 /** A default owner id: host, pid and a random suffix, cut to what a lease owner may be. */
-export function defaultOwner(random: () => number = Math.random): string {
+function defaultOwner(random: () => number = Math.random): string {
   const host = hostname().replace(/[^A-Za-z0-9_.:-]/g, '_').slice(0, 80) || 'host';
   return `${host}-${process.pid}-${Math.floor(random() * 0xffffffff).toString(36)}`;
 }
@@ -49,10 +49,10 @@ export function defaultOwner(random: () => number = Math.random): string {
 export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOptions {
   const o = checkObject('options', options);
   checkKnownKeys('options', o, KNOWN);
-  const store = options.queue;
+  const store = options.store;
   for (const m of ['lease', 'ackDone', 'ackFailed', 'renew', 'release'] as const) {
     if (typeof store !== 'object' || store === null || typeof (store as unknown as Record<string, unknown>)[m] !== 'function') {
-      throw new ValidationError('options.queue', store, `must implement JobStore (missing ${m}())`);
+      throw new ValidationError('options.store', store, `must implement JobStore (missing ${m}())`);
     }
   }
   const handlers = new Map<string, HandlerDefinition>();

@@ -17,6 +17,11 @@ export interface WorkerProcessOptions {
  * then exits 0. A second signal cuts the grace short (leases are still released). Keep the
  * container's stop timeout above graceMs plus a few seconds, or SIGKILL leaves the leases to
  * expire. Resolves with the stop report.
+ * @example
+ * import { JobQueue, Worker, runWorkerProcess } from 'fenceq';
+ *
+ * const worker = new Worker({ store: new JobQueue({ tableName: 'fenceq-jobs' }), handlers: { email: async (job) => ({ sent: job.payload }) } });
+ * await runWorkerProcess(worker, { graceMs: 20_000 }); // exits the process once stopped
  */
 export function runWorkerProcess(worker: Worker, opts: WorkerProcessOptions = {}): Promise<StopReport> {
   const signals = opts.signals ?? (['SIGTERM', 'SIGINT'] as const);

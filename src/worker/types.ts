@@ -65,7 +65,7 @@ export interface HandlerDefinition {
 /** Options of {@link Worker}. */
 export interface WorkerOptions {
   /** The store to lease from and ack to (JobQueue, or any JobStore transport). */
-  readonly queue: JobStore;
+  readonly store: JobStore;
   /** Queue name -> handler. The worker only ever claims jobs of these queues. */
   readonly handlers: Readonly<Record<string, Handler | HandlerDefinition>>;
   /** Lease owner id. @default `${hostname}-${pid}-${random}` */

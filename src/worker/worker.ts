@@ -37,7 +37,7 @@ function limitedDelay(wait: { reason: 'slots' | 'rate'; until: number } | undefi
  * @example
  * import { JobQueue, Worker } from 'fenceq';
  *
- * const worker = new Worker({ queue: new JobQueue({ tableName: 'jobs' }), handlers: { email: async (job) => send(job.payload) } });
+ * const worker = new Worker({ store: new JobQueue({ tableName: 'jobs' }), handlers: { email: async (job) => send(job.payload) } });
  * worker.start(); // later: await worker.stop()
  */
 export class Worker {

@@ -4,13 +4,14 @@ import { lambdaClient } from '../../src/aws/clients.js';
 import { RemoteInvocationError } from '../../src/aws/errors.js';
 import { invokeFenceq, LambdaJobStore, LambdaProducer } from '../../src/aws/lambda-job-store.js';
 import type { AdminEvent } from '../../src/aws/operations.js';
-import { InvalidStateError, JobNotFoundError, ValidationError, WaitTimeoutError } from '../../src/errors.js';
+import { InvalidStateError, JobNotFoundError, UnknownQueueError, ValidationError, WaitTimeoutError } from '../../src/errors.js';
 import { startLambdaInvokeServer, type LambdaInvokeServer } from '../../src/local/lambda-invoke-server.js';
 import { silentLogger } from '../../src/log.js';
 import { Worker } from '../../src/worker/worker.js';
 import { coldStart, handlerEnv } from './support.js';
 import { freshTable, rawAccess } from '../support/harness.js';
 import { deferred, waitFor } from '../worker/support.js';
+import { rejectedWith } from '../support/errors.js';
 
 let server: LambdaInvokeServer;
 let store: LambdaJobStore;
@@ -49,8 +50,8 @@ describe('LambdaJobStore over the Lambda Invoke API', () => {
     const client = lambdaClient({ endpoint: server.endpoint });
     const admin = <T>(event: AdminEvent) => invokeFenceq<T>(client, 'fenceq-admin', event);
     for (const id of ['fl-1', 'fl-2']) await producer.enqueue({ queue: 'lflow', payload: null, id });
-    await expect(admin({ op: 'limitsSet', queue: 'nosuch', limits: { maxRunning: 1 } })).rejects.toMatchObject({ name: 'UnknownQueueError', field: 'queue' });
-    await expect(admin({ op: 'limitsSet', queue: 'lflow', limits: { maxRunning: 0 } })).rejects.toMatchObject({ field: 'limits.maxRunning' });
+    expect(await rejectedWith(admin({ op: 'limitsSet', queue: 'nosuch', limits: { maxRunning: 1 } }), UnknownQueueError)).toMatchObject({ field: 'queue' });
+    expect(await rejectedWith(admin({ op: 'limitsSet', queue: 'lflow', limits: { maxRunning: 0 } }), ValidationError)).toMatchObject({ field: 'limits.maxRunning' });
     expect(await admin({ op: 'limitsSet', queue: 'lflow', limits: { maxRunning: 1 } })).toEqual({ maxRunning: 1 });
     expect(await admin({ op: 'limitsGet', queue: 'lflow' })).toEqual({ maxRunning: 1 });
     const [first] = await store.lease({ owner: 'remote-flow', queues: ['lflow'], ttlMs: 5000, max: 2 });
@@ -126,7 +127,7 @@ describe('LambdaJobStore over the Lambda Invoke API', () => {
       (e: unknown) => e instanceof RemoteInvocationError && e.remoteType === 'TypeError' && e.message.includes('cannot read properties'),
     );
     const slow = new LambdaJobStore({ functionName: 'slow', endpoint: server.endpoint });
-    await expect(slow.lease({ owner: 'r', queues: ['lj'], ttlMs: 5000 })).rejects.toMatchObject({ name: 'RemoteInvocationError', remoteType: 'Sandbox.Timedout' });
+    expect(await rejectedWith(slow.lease({ owner: 'r', queues: ['lj'], ttlMs: 5000 }), RemoteInvocationError)).toMatchObject({ remoteType: 'Sandbox.Timedout' });
     const other = new LambdaJobStore({ functionName: 'not-fenceq', endpoint: server.endpoint });
     await expect(other.lease({ owner: 'r', queues: ['lj'], ttlMs: 5000 })).rejects.toBeInstanceOf(RemoteInvocationError);
     const missing = new LambdaJobStore({ functionName: 'no-such-function', client: lambdaClient({ endpoint: server.endpoint }) });
@@ -137,7 +138,7 @@ describe('LambdaJobStore over the Lambda Invoke API', () => {
   it('runs the worker runtime unchanged over the Lambda transport', async () => {
     await producer.enqueueMany(Array.from({ length: 5 }, (_, i) => ({ queue: 'remote', payload: i, id: `remote-${i}` })));
     const worker = new Worker({
-      queue: store,
+      store,
       handlers: { remote: (job) => ({ doubled: (job.payload as number) * 2 }) },
       concurrency: 3,
       leaseTtlMs: 5000,
@@ -208,7 +209,7 @@ describe('progress through the Lambda API transport', () => {
     await producer.enqueue({ queue: 'lt-progress-w', payload: null, id: 'lt-progress-2' });
     const finish = deferred();
     const worker = new Worker({
-      queue: store,
+      store,
       logger: silentLogger,
       leaseTtlMs: 1_500, // renewals every 500 ms
       pollIntervalMs: 50,

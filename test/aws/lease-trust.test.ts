@@ -19,6 +19,7 @@ import { memoryLogger, silentLogger } from '../../src/log.js';
 import { leaseSecretHash } from '../../src/store/lease-secret.js';
 import { endpoint, freshTable, rawAccess } from '../support/harness.js';
 import { coldStart, handlerEnv } from './support.js';
+import { rejectedWith } from '../support/errors.js';
 
 type Handler = (event: unknown) => Promise<InvokeReply>;
 
@@ -70,7 +71,7 @@ describe('the lease secret over the Lambda API', () => {
     const forged: Lease = { ...lease!, owner: 'producer', generation: job.leaseGeneration, incarnation: job.incarnation, secret: 'f'.repeat(32) };
     expect(await store.ackDone(forged, 'forged')).toMatchObject({ outcome: 'stale', currentState: 'running' });
     const { secret: _s, ...bare } = lease!;
-    await expect(store.ackDone(bare as Lease, 'forged')).rejects.toMatchObject({ name: 'ValidationError', field: 'lease.secret' });
+    expect(await rejectedWith(store.ackDone(bare as Lease, 'forged'), ValidationError)).toMatchObject({ field: 'lease.secret' });
 
     const renewed = await store.renew(lease!, 20_000);
     expect(renewed).toMatchObject({ outcome: 'renewed', lease: { secret: lease!.secret } });
@@ -91,7 +92,7 @@ describe('the lease secret over the Lambda API', () => {
     let deep: unknown = 0;
     for (let i = 0; i < 100_000; i++) deep = [deep];
     const sent = (server.invocations.get('fenceq-api') ?? 0) + (server.invocations.get('fenceq-enqueue') ?? 0);
-    await expect(producer.enqueue({ queue: 'lt', payload: deep as never, id: 'deep' })).rejects.toMatchObject({ name: 'ValidationError', field: 'job.payload' });
+    expect(await rejectedWith(producer.enqueue({ queue: 'lt', payload: deep as never, id: 'deep' }), ValidationError)).toMatchObject({ field: 'job.payload' });
     await producer.enqueue({ queue: 'lt', payload: null, id: 'lt-2' });
     const [lease] = await store.lease({ owner: 'remote', queues: ['lt'], ttlMs: 10_000 });
     const err = await store.ackFailed(lease!, deep).catch((e: unknown) => e);

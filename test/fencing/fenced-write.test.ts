@@ -5,6 +5,7 @@ import { fencedWrite, fencedWriter } from '../../src/fencing/fenced-write.js';
 import { ValidationError } from '../../src/errors.js';
 import { freshQueue } from '../support/harness.js';
 import { deferred, waitFor, workerTable } from '../worker/support.js';
+import { rejectedWith } from '../support/errors.js';
 
 const created: { client: DynamoDBClient; name: string }[] = [];
 afterAll(async () => {
@@ -70,7 +71,7 @@ describe('fencedWrite', () => {
   it('refuses bad input with a ValidationError naming the field, writing nothing', async () => {
     const { client } = await freshQueue();
     const tableName = await effectsTable(client);
-    await expect(fencedWrite({ client, tableName, key: { pk: 'k' }, token: { jobId: 'j', generation: 0 }, set: {} })).rejects.toMatchObject({ field: 'fencedWrite.token.generation' });
+    expect(await rejectedWith(fencedWrite({ client, tableName, key: { pk: 'k' }, token: { jobId: 'j', generation: 0 }, set: {} }), ValidationError)).toMatchObject({ field: 'fencedWrite.token.generation' });
     await expect(fencedWrite({ client, tableName, key: { pk: 'k' }, token: { jobId: 'j', generation: 3 }, set: { fenceGeneration: 99 } })).rejects.toBeInstanceOf(ValidationError);
     await expect(fencedWrite({ client, tableName, key: { pk: 'k' }, token: { jobId: 'j', generation: 3 }, set: { pk: 'other' } })).rejects.toBeInstanceOf(ValidationError);
   });

@@ -3,6 +3,7 @@ import type { SQSBatchResponse } from 'aws-lambda';
 import { lambdaWorker, planInvocation, type LambdaWorkerReport } from '../../src/aws/lambda-worker.js';
 import { awsQueue, type AwsQueue } from '../../src/aws/runtime.js';
 import { ConfigError } from '../../src/aws/errors.js';
+import { ValidationError } from '../../src/errors.js';
 import type { Json, Lease } from '../../src/job.js';
 import type { JobStore, LeaseRequest } from '../../src/job-store.js';
 import { silentLogger } from '../../src/log.js';
@@ -10,6 +11,7 @@ import type { JobContextJob } from '../../src/worker/types.js';
 import { bodies, coldStart, drain, fakeContext, freshSqsQueue, handlerEnv, scheduledEvent, sqsEndpoint, sqsEvent } from '../aws/support.js';
 import { endpoint, freshTable, rawAccess } from '../support/harness.js';
 import { iamHarness, IAM_ENFORCED, type IamHarness } from '../support/iam.js';
+import { rejectedWith, thrownWith } from '../support/errors.js';
 
 /** Records every store call with its time and arguments; the real table decides everything. */
 class RecordingStore implements JobStore {
@@ -170,12 +172,12 @@ describe('lambdaWorker configuration', () => {
   it('refuses an invocation too short for the longest handler timeout instead of claiming jobs it cannot finish', async () => {
     await aws.queue.enqueue({ queue: 'long', payload: 1, id: 'long-1' });
     const run = lambdaWorker({ store: aws.queue, handlers: { long: { handle: () => null, timeoutMs: 10_000 } }, reserveMs: 1000, logger: silentLogger });
-    await expect(run(scheduledEvent(), fakeContext(8000))).rejects.toMatchObject({ name: 'ConfigError', setting: 'jobBudgetMs' });
+    expect(await rejectedWith(run(scheduledEvent(), fakeContext(8000)), ConfigError)).toMatchObject({ setting: 'jobBudgetMs' });
     expect(await raw.get('long-1')).toMatchObject({ state: 'pending', attempts: 0 });
   });
 
   it('refuses at cold start a served queue without a handler', () => {
-    expect(() => lambdaWorker({ store: aws.queue, handlers: { a: () => null }, queues: ['a', 'b'], logger: silentLogger })).toThrow(/queues\[1\]/);
+    expect(thrownWith(() => lambdaWorker({ store: aws.queue, handlers: { a: () => null }, queues: ['a', 'b'], logger: silentLogger }), ValidationError)).toMatchObject({ field: 'queues[1]', value: 'b' });
   });
 });
 

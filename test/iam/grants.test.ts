@@ -4,6 +4,7 @@
  * synthesized template gives it, and refused (AccessDenied, as AWS answers) what it is not for.
  */
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { WaitTimeoutError } from '../../src/errors.js';
 import type { Lease } from '../../src/job.js';
 import { bodies, drain } from '../aws/support.js';
 import { iamStack, type IamStack } from './support.js';
@@ -43,7 +44,7 @@ describe('producers', () => {
     expect((await producer.enqueueMany([{ queue: q, payload: 2, id: `${q}-2` }, { queue: q, payload: 3, id: `${q}-3` }])).size).toBe(2);
     expect((await producer.enqueueMany(Array.from({ length: 26 }, (_, n) => ({ queue: q, payload: n })))).size).toBe(26);
     expect(await producer.get(`${q}-1`)).toMatchObject({ state: 'pending' });
-    await expect(producer.waitFor(`${q}-1`, { timeoutMs: 200 })).rejects.toMatchObject({ name: 'WaitTimeoutError' });
+    await expect(producer.waitFor(`${q}-1`, { timeoutMs: 200 })).rejects.toBeInstanceOf(WaitTimeoutError);
     await direct?.flush(); // the wake-ups this principal's enqueues noted, sent as it may
     expect(bodies(await drain(s.wakeUrl, 1))).toContainEqual({ queue: q });
   });

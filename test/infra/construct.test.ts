@@ -17,6 +17,7 @@ import { CONTEXT_KEYS, stackPropsFromContext } from '../../infra/context.js';
 import { FencedJobQueue, type FencedJobQueueProps } from '../../infra/fenced-job-queue.js';
 import { FenceqStack } from '../../infra/fenceq-stack.js';
 import { grantsOfRole, logicalId, only, synthOnce, testApp, type CfnResource } from './synth.js';
+import { thrownWith } from '../support/errors.js';
 
 let custom: Template;
 let jobs: FencedJobQueue;
@@ -201,7 +202,7 @@ describe('grant methods', () => {
   it('refuses an unknown transport', () => {
     const q = new FencedJobQueue(new Stack(testApp({ bundle: false }), 'T'), 'Q');
     const r = new Role(Stack.of(q), 'R', { assumedBy: new ServicePrincipal('ecs-tasks.amazonaws.com') });
-    expect(() => q.grantWork(r, { transport: 'http' as never })).toThrow(expect.objectContaining({ name: 'ValidationError', field: 'options.transport' }));
+    expect(thrownWith(() => q.grantWork(r, { transport: 'http' as never }), ValidationError)).toMatchObject({ field: 'options.transport' });
   });
 
   it('grantConsumeDeadJobNotices: receive and delete on the notifications queue only', () => {
@@ -238,9 +239,9 @@ describe('the stack from context (cdk -c key=value)', () => {
       const app = testApp({ bundle: false, context: { [CONTEXT_KEYS[key]]: value } });
       return () => stackPropsFromContext(app.node);
     };
-    expect(bad('reclaimRateMinutes', 'soon')).toThrow(expect.objectContaining({ name: 'ValidationError', field: CONTEXT_KEYS.reclaimRateMinutes }));
-    expect(bad('workerTimeoutSeconds', '1.5')).toThrow(expect.objectContaining({ field: CONTEXT_KEYS.workerTimeoutSeconds }));
-    expect(bad('alarmEmail', 'nobody')).toThrow(expect.objectContaining({ field: CONTEXT_KEYS.alarmEmail }));
+    expect(thrownWith(bad('reclaimRateMinutes', 'soon'), ValidationError)).toMatchObject({ field: CONTEXT_KEYS.reclaimRateMinutes });
+    expect(thrownWith(bad('workerTimeoutSeconds', '1.5'), ValidationError)).toMatchObject({ field: CONTEXT_KEYS.workerTimeoutSeconds });
+    expect(thrownWith(bad('alarmEmail', 'nobody'), ValidationError)).toMatchObject({ field: CONTEXT_KEYS.alarmEmail });
   });
 });
 

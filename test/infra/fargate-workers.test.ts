@@ -28,7 +28,6 @@ let t: Template;
 let outdir: string;
 let jobs: FencedJobQueue;
 let direct: FargateWorkers;
-let spot: FargateWorkers;
 let viaLambda: FargateWorkers;
 let built: FargateWorkers;
 
@@ -38,7 +37,7 @@ beforeAll(() => {
   const stack = new Stack(app, 'Workers');
   jobs = new FencedJobQueue(stack, 'Jobs', { serviceName: 'billing' });
   direct = new FargateWorkers(stack, 'Direct', { queue: jobs, image: IMAGE, queues: ['email'], cpu: 512, memory: 1024, graceMs: 45_000, logRetention: RetentionDays.ONE_WEEK });
-  spot = new FargateWorkers(stack, 'Spot', {
+  new FargateWorkers(stack, 'Spot', {
     queue: jobs, image: IMAGE, queues: ['render', 'thumbs'], spot: true, minTasks: 0, maxTasks: 20, onDemandBase: 1, jobsPerTask: 5, scaleInAfter: Duration.minutes(10),
   });
   viaLambda = new FargateWorkers(stack, 'ViaLambda', { queue: jobs, image: IMAGE, queues: ['email'], transport: 'lambda', vpc: direct.cluster.vpc, assignPublicIp: true });

@@ -1,7 +1,8 @@
 /** Edges of the transitions: hooks absent or failing, log lines, caps and filters. */
 import { describe, expect, it } from 'vitest';
-import { InvalidStateError } from '../../src/errors.js';
+import { InvalidStateError, ValidationError } from '../../src/errors.js';
 import { leaseKeys } from '../../src/keys.js';
+import { rejectedWith } from '../support/errors.js';
 import { freshQueue } from '../support/harness.js';
 
 const TTL = 30_000;
@@ -139,6 +140,6 @@ describe('transition edges', () => {
 
   it('a missing payload is refused as required', async () => {
     const { queue } = await freshQueue();
-    await expect(queue.enqueue({ queue: 'q' } as never)).rejects.toThrow(/payload.*required/);
+    expect(await rejectedWith(queue.enqueue({ queue: 'q' } as never), ValidationError)).toMatchObject({ field: 'job.payload', value: undefined });
   });
 });

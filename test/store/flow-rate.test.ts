@@ -117,7 +117,7 @@ describe('rate limit', () => {
     let done!: () => void;
     const all = new Promise<void>((r) => (done = r));
     const worker = new Worker({
-      queue: t.queue,
+      store: t.queue,
       handlers: { api: async () => { started.push(Date.now()); if (started.length === 4) done(); } },
       pollIntervalMs: 5_000,
       maxPollIntervalMs: 5_000,

@@ -7,7 +7,6 @@
 import { describe, expect, test } from 'vitest';
 import { GLOBAL_SHARDS, QUEUE_SHARDS } from '../../src/schema.js';
 import { QueueSampler } from '../../src/ui/sampler.js';
-import { countRequests } from '../support/count.js';
 import { freshQueue } from '../support/harness.js';
 import { dashboardOnFreshTable } from './support.js';
 

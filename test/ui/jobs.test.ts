@@ -76,7 +76,7 @@ describe('jobs', () => {
 
     const finish = deferred();
     const worker = new Worker({
-      queue, owner: 'worker-b', leaseTtlMs: 10_000, pollIntervalMs: 100, maxPollIntervalMs: 500, logger: silentLogger,
+      store: queue, owner: 'worker-b', leaseTtlMs: 10_000, pollIntervalMs: 100, maxPollIntervalMs: 500, logger: silentLogger,
       handlers: { crashy: async () => { await finish.promise; return { took: 'over' }; } },
     });
     worker.start();

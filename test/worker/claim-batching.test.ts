@@ -36,7 +36,7 @@ describe('claim batching', () => {
     const store = new HeldAckStore(t.queue);
     store.holdAckOf = 'b';
     const worker = new Worker({
-      queue: store,
+      store,
       logger: t.logger,
       concurrency: 4,
       leaseTtlMs: 10_000,

@@ -149,7 +149,7 @@ describe('a failing handler fails only its own job', () => {
       }
     }
     const store = new Sloppy(t.queue);
-    const { worker } = t.worker({ queue: store, leaseTtlMs: 30_000, handlers: { emails: () => 'sent' } });
+    const { worker } = t.worker({ store, leaseTtlMs: 30_000, handlers: { emails: () => 'sent' } });
     worker.start();
     await waitFor('released', () => store.count('release', stray.id) >= 1);
     await worker.stop({ graceMs: 0 });

@@ -8,7 +8,7 @@ import type { WorkerOptions } from '../../src/worker/types.js';
 
 // Constructing a JobQueue sends nothing; these tests never reach a table.
 const queue = new JobQueue({ tableName: 'never-used', endpoint: 'http://127.0.0.1:9', logger: silentLogger });
-const base: WorkerOptions = { queue, handlers: { q: () => null }, logger: silentLogger };
+const base: WorkerOptions = { store: queue, handlers: { q: () => null }, logger: silentLogger };
 
 describe('worker options', () => {
   it('fills in the documented defaults: 4 slots, 30 s leases renewed every 10 s, 1-10 s idle polling', () => {
@@ -26,7 +26,7 @@ describe('worker options', () => {
     ['options.handlers.bad queue', { handlers: { 'bad queue': () => null } }],
     ['options.handlers.q.handle', { handlers: { q: { handle: 42 } } }],
     ['options.owner', { owner: 'has space' }],
-    ['options.queue', { queue: {} }],
+    ['options.store', { store: {} }],
     ['options.pollInterval', { pollInterval: 5 }],
   ])('refuses a bad %s with a ValidationError naming it', (field, bad) => {
     const err = (() => {

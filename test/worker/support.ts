@@ -98,7 +98,7 @@ export async function workerTable(opts: Partial<JobQueueOptions> = {}) {
   const logger = env.logger;
   const worker = (o: Partial<WorkerOptions> & Pick<WorkerOptions, 'handlers'>) => {
     const store = new WatchedStore(env.queue);
-    const w = new Worker({ queue: store, logger, leaseTtlMs: 2_000, pollIntervalMs: 50, maxPollIntervalMs: 200, ...o });
+    const w = new Worker({ store, logger, leaseTtlMs: 2_000, pollIntervalMs: 50, maxPollIntervalMs: 200, ...o });
     started.push(w);
     return { worker: w, store };
   };

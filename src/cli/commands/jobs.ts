@@ -153,14 +153,14 @@ export async function statsCommand(ctx: CommandContext, queues: string[]): Promi
 }
 
 /** Reads a job or fails with JobNotFoundError (exit 3). */
-export async function mustGet(ctx: CommandContext, id: string): Promise<Job> {
+async function mustGet(ctx: CommandContext, id: string): Promise<Job> {
   const job = await ctx.queue().get(id);
   if (!job) throw new JobNotFoundError(id);
   return job;
 }
 
 /** A job as aligned fields. */
-export function renderJob(job: Job, now = Date.now()): string {
+function renderJob(job: Job, now = Date.now()): string {
   return renderFields([
     ['id', job.id],
     ['queue', job.queue],

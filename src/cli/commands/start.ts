@@ -108,7 +108,7 @@ export async function startCommand(ctx: CommandContext, o: StartOptions): Promis
 }
 
 /** What a script needs to use the stack (the `stack.ready` JSON line). */
-export function describeStack(stack: LocalStack): Record<string, unknown> {
+function describeStack(stack: LocalStack): Record<string, unknown> {
   return {
     tableName: stack.tableName,
     dynamodbEndpoint: stack.dynamodbEndpoint,

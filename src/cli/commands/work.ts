@@ -33,8 +33,6 @@ export interface WorkOptions {
   readonly healthFile?: string;
 }
 
-export { loadHandlers, type HandlerMap } from '../load-handlers.js';
-
 export { WORK_ENV };
 
 // Every name is an option of `work` (checked at compile time).
@@ -74,7 +72,7 @@ export async function workCommand(ctx: CommandContext, flags: WorkOptions): Prom
     throw new CliError(EXIT.usage, `invalid --max-poll ${JSON.stringify(o.maxPoll)}: at least --poll (${formatDuration(pollMs)})`);
   }
   const worker = new Worker({
-    queue: store,
+    store,
     handlers,
     logger,
     ...(o.owner !== undefined ? { owner: o.owner } : {}),
@@ -123,7 +121,9 @@ function openStore(ctx: CommandContext, o: WorkOptions, logger: Logger): { store
   const endpoint = o.lambdaEndpoint ?? (env.FENCEQ_LAMBDA_ENDPOINT || undefined);
   if (endpoint !== undefined && !/^https?:\/\/\S+$/.test(endpoint)) throw new CliError(EXIT.usage, `invalid --lambda-endpoint ${JSON.stringify(endpoint)}`);
   const store = new LambdaJobStore({ functionName, endpoint, ...(ctx.options.region ? { region: ctx.options.region } : {}) });
-  // A lease of nothing checks that the function answers (and its table exists) without claiming a job.
+  // The start-up check: a renew of a job id that never exists (fenceq-probe). It claims and changes
+  // nothing, and proves the function answers and can read its table. The function handles it as
+  // any refused renew: one `lease.stale` warning (op renew, id fenceq-probe) per worker start.
   const check = () => store.renew({ id: 'fenceq-probe', generation: 1, secret: '0'.repeat(32), incarnation: '0000000000000000', owner: 'fenceq-probe', expiresAt: 0, attempt: 1, maxAttempts: 1, queue: 'probe', payload: null }, 1_000);
   return { store, check, where: ` through the Lambda API function ${functionName}${endpoint ? ` at ${endpoint}` : ''}` };
 }

@@ -24,7 +24,7 @@ try {
 
   let token: FencingToken | undefined;
   const worker = new Worker({
-    queue,
+    store: queue,
     handlers: { ...handlers, email: { ...handlers.email, handle: async (job, ctx) => ((token = ctx.fencingToken), handlers.email.handle(job, ctx)) } },
     pollIntervalMs: 50,
   });
