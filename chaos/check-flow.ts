@@ -8,8 +8,10 @@
  *   the worker's own (skewed) clock, turned into real time with that worker's skew;
  * - rate: in any window of w ms, at most burst + ratePerSecond * w / 1000 leases (a lease's
  *   claim instant is its first expiry minus the lease lifetime: the bucket time of its token);
- * - groups: no runs of two different jobs of one group overlap (same counting as above), and the first runs of a
- *   group's jobs start in enqueue order (their `seq`);
+ * - groups: no runs of two different jobs of one group overlap (same counting as above, and a
+ *   run superseded by a later generation of its job counts only until that one started: its
+ *   effects are fenced from then), and the first runs of a group's jobs start in enqueue order
+ *   (their `seq`);
  * - nothing stuck: every flow job terminal at the end (checked with the others by check.ts).
  */
 
@@ -74,13 +76,27 @@ function peak(intervals: readonly [number, number][]): { n: number; at: number }
   return best;
 }
 
-/** Two runs of different jobs whose counted intervals overlap, if any. */
+/**
+ * The interval during which a run counts for its group: as {@link counted}, but no longer than
+ * until a later generation of the same job started. From then the run is superseded: its lease
+ * was taken over, so its side effects are refused by the fence (the run's own check), and the
+ * job's effects are the new run's. A takeover judged by a clock running ahead of the holder's can
+ * come before the holder's own expiry: the next job of the group may then start once the new run
+ * settles, while the superseded one is fenced.
+ */
+function countedInGroup(r: FlowRun, runs: readonly FlowRun[]): [number, number] {
+  const [a, b] = counted(r);
+  const superseded = Math.min(...runs.filter((o) => o.id === r.id && o.generation > r.generation && o.start >= a).map((o) => o.start));
+  return [a, Math.min(b, superseded)];
+}
+
+/** Two runs of different jobs whose intervals (as they count for their group) overlap, if any. */
 function firstOverlap(runs: readonly FlowRun[]): [FlowRun, FlowRun] | undefined {
   const sorted = [...runs].sort((a, b) => a.start - b.start);
   for (let j = 0; j < sorted.length; j++) {
     for (let i = 0; i < j; i++) {
-      const [a0, a1] = counted(sorted[i]!);
-      const [b0] = counted(sorted[j]!);
+      const [a0, a1] = countedInGroup(sorted[i]!, runs);
+      const [b0] = countedInGroup(sorted[j]!, runs);
       if (sorted[i]!.id !== sorted[j]!.id && a0 <= b0 && b0 < a1) return [sorted[i]!, sorted[j]!];
     }
   }

@@ -46,5 +46,12 @@ describe('the chaos flow check (on records written by hand)', () => {
     expect(checkFlow([g('a', 1, 0, 100), g('b', 2, 50, 200)], { leaseTtlMs: TTL }).counts.groupOverlap).toBe(1);
     expect(checkFlow([g('a', 1, 0, 100), g('a', 1, 50, 200, 2)], { leaseTtlMs: TTL }).counts.groupOverlap).toBe(0);
     expect(checkFlow([g('b', 2, 0, 100), g('a', 1, 100, 200)], { leaseTtlMs: TTL }).counts.groupOutOfOrder).toBe(1);
+    // a's first run never ended (killed or frozen); a takeover (generation 2) finished it and b
+    // started: a's first run counts for the group only until it was superseded.
+    const frozen = g('a', 1, 0, undefined as never);
+    const superseded = [{ ...frozen, end: undefined, lastExpiresAt: undefined }, g('a', 1, 300, 400, 2), g('b', 2, 450, 600)];
+    expect(checkFlow(superseded, { leaseTtlMs: TTL }).counts.groupOverlap).toBe(0);
+    // Without the takeover, b starting inside a's live lease is an overlap.
+    expect(checkFlow([superseded[0]!, g('b', 2, 450, 600)], { leaseTtlMs: TTL }).counts.groupOverlap).toBe(1);
   });
 });
