@@ -8,7 +8,7 @@
  * lost-race classification must get right.
  */
 import { request as httpRequest, createServer, Agent, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenOnLoopback } from '../tools/loopback.js';
 import { prng } from './prng.js';
 
 /** Per-request probabilities of each fault (the rest pass), and the added latency range. */
@@ -141,19 +141,13 @@ export async function startFaultProxy(target: string, seed: number, rates: Fault
     });
   });
   server.keepAliveTimeout = 30_000;
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const { endpoint, close } = await listenOnLoopback(server, agent);
   return {
-    endpoint: `http://127.0.0.1:${port}`,
+    endpoint,
     counts,
     setEnabled: (on) => {
       enabled = on;
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-        agent.destroy();
-      }),
+    close,
   };
 }

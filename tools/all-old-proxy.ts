@@ -7,7 +7,7 @@
  * changes. Tests use it to run the "no second request" path of a lost race on a real endpoint.
  */
 import { Agent, createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenOnLoopback } from './loopback.js';
 
 /** A running proxy: its endpoint, how many failed conditions it answered with the item, and close. */
 export interface AllOldProxy {
@@ -80,16 +80,10 @@ export async function startAllOldProxy(target: string): Promise<AllOldProxy> {
         .catch(() => res.destroy());
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const { endpoint, close } = await listenOnLoopback(server, agent);
   return {
-    endpoint: `http://127.0.0.1:${port}`,
+    endpoint,
     counts,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-        agent.destroy();
-      }),
+    close,
   };
 }

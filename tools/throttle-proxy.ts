@@ -20,7 +20,7 @@
  * consistent index can lag its table.
  */
 import { Agent, createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenOnLoopback } from './loopback.js';
 import { TABLE_SCHEMA } from '../src/schema.js';
 
 /** The proxy's settings. */
@@ -257,16 +257,10 @@ export async function startThrottleProxy(target: string, opts: ThrottleOptions):
     });
   });
   server.keepAliveTimeout = 30_000;
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const { endpoint, close } = await listenOnLoopback(server, agent);
   return {
-    endpoint: `http://127.0.0.1:${port}`,
+    endpoint,
     counts,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-        agent.destroy();
-      }),
+    close,
   };
 }
