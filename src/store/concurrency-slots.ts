@@ -27,12 +27,12 @@ import { queryItems } from './lease.js';
 import { leaseSecretHash } from './lease-secret.js';
 
 /** The index partition listing a queue's slots. */
-export function slotPartition(queue: string): string {
+function slotPartition(queue: string): string {
   return `slots|${queue}`;
 }
 
 /** The item of slot `k` of a queue. */
-export function slotKeys(queue: string, k: number): { id: string; gpk: string; gsk: string } {
+function slotKeys(queue: string, k: number): { id: string; gpk: string; gsk: string } {
   return { id: `~slot|${queue}|${k}`, gpk: slotPartition(queue), gsk: String(k).padStart(4, '0') };
 }
 

@@ -34,10 +34,10 @@ import { readItem, translate, updateIf } from './io.js';
 import { queryItems } from './lease.js';
 
 /** How long an entry may wait for its job to appear before an advance skips it. */
-export const ENTRY_GRACE_MS = 60_000;
+const ENTRY_GRACE_MS = 60_000;
 
 /** The index partition listing groups that have members. */
-export const GROUPS_PARTITION = 'groups';
+const GROUPS_PARTITION = 'groups';
 
 /** The group item's id. */
 export function groupItemId(queue: string, group: string): string {
@@ -45,7 +45,7 @@ export function groupItemId(queue: string, group: string): string {
 }
 
 /** The index partition of a group's parked jobs (no lease call reads it). */
-export function parkedPartition(queue: string, group: string): string {
+function parkedPartition(queue: string, group: string): string {
   return `park|${queue}|${group}`;
 }
 

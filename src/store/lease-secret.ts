@@ -16,7 +16,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 
 /** Bytes of randomness in a lease secret (128 bits). */
-export const LEASE_SECRET_BYTES = 16;
+const LEASE_SECRET_BYTES = 16;
 
 /** A fresh lease secret from the CSPRNG: 32 lowercase hex digits. */
 export function newLeaseSecret(): string {

@@ -261,7 +261,7 @@ async function readPartition(ctx: StoreContext, p: PartitionRead, now: number, l
 }
 
 /** Running jobs of `queues` whose lease lapsed before `now` and that have attempts left. */
-export async function findOrphans(ctx: StoreContext, queues: readonly string[], now: number, limit: number): Promise<Candidate[]> {
+async function findOrphans(ctx: StoreContext, queues: readonly string[], now: number, limit: number): Promise<Candidate[]> {
   const { name, partitionKey: pk, sortKey: sk } = TABLE_SCHEMA.workIndex;
   const queries: QueryCommandInput[] = [];
   const { globalShards } = (await shardLayout(ctx)).read;

@@ -22,7 +22,7 @@ import { atVersion, guarded } from './guards.js';
 import { translate } from './io.js';
 
 /** The bucket item of a queue. */
-export function rateBucketId(queue: string): string {
+function rateBucketId(queue: string): string {
   return `~rate|${queue}`;
 }
 

@@ -60,7 +60,7 @@ export async function reclaimOrphaned(ctx: StoreContext, max: number): Promise<R
 }
 
 /** Running jobs whose lease lapsed before `now`, from the lease partitions of the index. */
-export async function findExpiredLeases(ctx: StoreContext, now: number, max: number): Promise<Item[]> {
+async function findExpiredLeases(ctx: StoreContext, now: number, max: number): Promise<Item[]> {
   const { name, partitionKey } = TABLE_SCHEMA.workIndex;
   const { read } = await shardLayout(ctx);
   const pages = await Promise.all(

@@ -84,7 +84,7 @@ export async function fireDueSchedules(ctx: StoreContext, opts: FireOptions): Pr
 }
 
 /** The ticks one fire of `s` enqueues, the past ticks it drops, and the next tick after them. */
-export function ticksToFire(s: Schedule, now: number, opts: FireOptions): { ticks: number[]; missed: number; next: number | null } {
+function ticksToFire(s: Schedule, now: number, opts: FireOptions): { ticks: number[]; missed: number; next: number | null } {
   if (s.paused || s.nextTick === null || s.nextTick >= opts.horizon) return { ticks: [], missed: 0, next: s.nextTick };
   const cron = cronOf('schedule.cron', s.cron, s.timezone);
   const ticks: number[] = [];

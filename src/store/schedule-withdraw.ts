@@ -22,7 +22,7 @@ import { readItem, updateIf } from './io.js';
 import { finishedJobExpiry } from './retention.js';
 
 /** Outcome of one withdrawal. */
-export type WithdrawOutcome =
+type WithdrawOutcome =
   | { readonly outcome: 'withdrawn'; readonly id: string; readonly runAt: number; readonly generation: number }
   | { readonly outcome: 'kept'; readonly id: string; readonly state: JobState | null };
 
@@ -30,7 +30,7 @@ export type WithdrawOutcome =
  * Cancels the job `seen` (as a read returned it) if it is still pending and not yet due; the
  * caller passes what it read, so the guard compares against exactly that.
  */
-export async function withdrawIfNotStarted(ctx: StoreContext, seen: Item): Promise<WithdrawOutcome> {
+async function withdrawIfNotStarted(ctx: StoreContext, seen: Item): Promise<WithdrawOutcome> {
   const id = seen.id as string;
   const now = ctx.clock();
   if (seen.state !== 'pending' || (seen.runAt as number) <= now) return { outcome: 'kept', id, state: seen.state as JobState };

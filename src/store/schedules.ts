@@ -59,13 +59,13 @@ export interface Schedule {
 }
 
 /** Longest schedule name: the job id `sched:<name>:<tick ms>` must stay within 200 characters. */
-export const SCHEDULE_NAME_MAX = 128;
+const SCHEDULE_NAME_MAX = 128;
 
 /** Most jobs one schedule enqueues in one fire pass (every-second expressions, long horizons). */
 export const MAX_TICKS_PER_FIRE = 1_000;
 
 /** Most missed ticks `catchUp: { max }` may ask for. */
-export const MAX_CATCH_UP = 1_000;
+const MAX_CATCH_UP = 1_000;
 
 const NAME_RE = /^[A-Za-z0-9_][A-Za-z0-9_.@=+-]{0,127}$/;
 const KNOWN = ['name', 'cron', 'timezone', 'queue', 'payload', 'priority', 'maxAttempts', 'catchUp'] as const;
@@ -79,7 +79,7 @@ export function checkScheduleName(field: string, value: unknown): string {
 }
 
 /** An IANA time zone name the runtime knows. */
-export function checkTimezone(field: string, value: unknown): string {
+function checkTimezone(field: string, value: unknown): string {
   if (typeof value !== 'string' || value.length === 0 || value.length > 64) throw new ValidationError(field, value, 'must be an IANA time zone name such as Europe/Berlin');
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: value });
@@ -100,7 +100,7 @@ export function cronOf(field: string, cron: unknown, timezone: string): Cron {
 }
 
 /** A catchUp policy. */
-export function checkCatchUp(field: string, value: unknown): CatchUp {
+function checkCatchUp(field: string, value: unknown): CatchUp {
   if (value === 'skip' || value === 'latest') return value;
   if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
     const o = value as Record<string, unknown>;
