@@ -18,6 +18,7 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { Lease } from '../job.js';
+import { clockToleranceOf, type QueueLimits } from '../flow-limits.js';
 import { TABLE_SCHEMA } from '../schema.js';
 import type { StoreContext } from './context.js';
 import { buildUpdate } from './expression.js';
@@ -64,9 +65,23 @@ export async function listSlots(ctx: StoreContext, queue: string): Promise<SlotV
   }));
 }
 
-/** Slots a lease call may try: below the limit, and free or lapsed before `lapsedBefore` (now minus the clock tolerance). */
-export function freeSlots(slots: readonly SlotView[], maxRunning: number, lapsedBefore: number): number[] {
-  return slots.filter((s) => s.k < maxRunning && (!s.held || (s.expiresAt ?? 0) < lapsedBefore)).map((s) => s.k);
+/**
+ * The instant a held slot must have expired before for a taker at `now`: now minus the queue's
+ * clock tolerance. The one rule the guard (slotFree), the lease call's hint, its wait and
+ * flowStatus all use.
+ */
+export function lapsedBefore(now: number, limits: QueueLimits): number {
+  return now - clockToleranceOf(limits);
+}
+
+/** When a held slot with this expiry lapses for takers (the first instant it may be taken is just after). */
+export function lapsesAt(expiresAt: number, limits: QueueLimits): number {
+  return expiresAt + clockToleranceOf(limits);
+}
+
+/** Slots a lease call may try: below the limit, and free or lapsed before `before` (see {@link lapsedBefore}). */
+export function freeSlots(slots: readonly SlotView[], maxRunning: number, before: number): number[] {
+  return slots.filter((s) => s.k < maxRunning && (!s.held || (s.expiresAt ?? 0) < before)).map((s) => s.k);
 }
 
 /**

@@ -19,8 +19,8 @@
  *      A crash between the two leaves the slot held until T + ttl: the lease bound.
  */
 import type { Lease } from '../job.js';
-import { clockToleranceOf, type QueueLimits } from '../flow-limits.js';
-import { claimSlotIfFree, freeSlots, listSlots, releaseSlotIfHeld } from './concurrency-slots.js';
+import type { QueueLimits } from '../flow-limits.js';
+import { claimSlotIfFree, freeSlots, lapsedBefore, lapsesAt, listSlots, releaseSlotIfHeld } from './concurrency-slots.js';
 import type { StoreContext } from './context.js';
 import { claimIfDue, findCandidates } from './lease.js';
 import { newLeaseSecret } from './lease-secret.js';
@@ -50,12 +50,11 @@ export async function leaseUnderLimits(
   let now = ctx.clock();
   let allowance = args.max;
   let free: number[] | undefined;
-  const tolerance = clockToleranceOf(limits);
   if (limits.maxRunning !== undefined) {
     const slots = await listSlots(ctx, queue);
-    free = freeSlots(slots, limits.maxRunning, now - tolerance);
+    free = freeSlots(slots, limits.maxRunning, lapsedBefore(now, limits));
     if (free.length === 0) {
-      const lapses = slots.filter((s) => s.k < limits.maxRunning! && s.held).map((s) => (s.expiresAt ?? now) + tolerance);
+      const lapses = slots.filter((s) => s.k < limits.maxRunning! && s.held).map((s) => lapsesAt(s.expiresAt ?? now, limits));
       return { leases: [], wait: { queue, reason: 'slots', until: lapses.length ? Math.min(...lapses) : now } };
     }
     // Spread concurrent callers over the free slots instead of all racing for the first.
@@ -81,7 +80,7 @@ export async function leaseUnderLimits(
     if (free) {
       while (slot === undefined && free.length > 0) {
         const k = free.shift()!;
-        if (await claimSlotIfFree(ctx, queue, k, { id: c.id, generation: c.generation + 1, secret }, { expiresAt: now + args.ttlMs, now, lapsedBefore: now - tolerance })) slot = k;
+        if (await claimSlotIfFree(ctx, queue, k, { id: c.id, generation: c.generation + 1, secret }, { expiresAt: now + args.ttlMs, now, lapsedBefore: lapsedBefore(now, limits) })) slot = k;
       }
       if (slot === undefined) break; // every slot this call saw was taken meanwhile
     }

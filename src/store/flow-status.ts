@@ -2,8 +2,8 @@
  * What a queue's limits hold back now, for `stats`, `limits get` and `inspect`: reads only.
  * A queue without limits costs one GetItem here and nothing more.
  */
-import { clockToleranceOf, type QueueLimits } from '../flow-limits.js';
-import { listSlots } from './concurrency-slots.js';
+import type { QueueLimits } from '../flow-limits.js';
+import { lapsedBefore, lapsesAt, listSlots } from './concurrency-slots.js';
 import type { StoreContext } from './context.js';
 import { readLimits } from './flow-config.js';
 import { nextTokenAt, readBucket, refill } from './rate-tokens.js';
@@ -34,12 +34,12 @@ export async function flowStatus(ctx: StoreContext, queue: string): Promise<Flow
   if (limits.maxRunning !== undefined) {
     const held = (await listSlots(ctx, queue)).filter((s) => s.held);
     // A slot lapses for a taker only the clock tolerance after its expiry (see slotFree).
-    const live = held.filter((s) => (s.expiresAt ?? 0) >= now - clockToleranceOf(limits));
+    const live = held.filter((s) => (s.expiresAt ?? 0) >= lapsedBefore(now, limits));
     out = {
       ...out,
       running: live.length,
       lapsed: held.length - live.length,
-      ...(live.length ? { nextSlotLapseAt: Math.min(...live.map((s) => s.expiresAt!)) + clockToleranceOf(limits) } : {}),
+      ...(live.length ? { nextSlotLapseAt: lapsesAt(Math.min(...live.map((s) => s.expiresAt!)), limits) } : {}),
     };
   }
   if (limits.ratePerSecond !== undefined) {

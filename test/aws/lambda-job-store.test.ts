@@ -52,6 +52,7 @@ describe('LambdaJobStore over the Lambda Invoke API', () => {
     for (const id of ['fl-1', 'fl-2']) await producer.enqueue({ queue: 'lflow', payload: null, id });
     expect(await rejectedWith(admin({ op: 'limitsSet', queue: 'nosuch', limits: { maxRunning: 1 } }), UnknownQueueError)).toMatchObject({ field: 'queue' });
     expect(await rejectedWith(admin({ op: 'limitsSet', queue: 'lflow', limits: { maxRunning: 0 } }), ValidationError)).toMatchObject({ field: 'limits.maxRunning' });
+    expect(await rejectedWith(admin({ op: 'limitsSet', queue: 'lflow', limits: { maxRunning: 1, clockToleranceMs: 'soon' } as never }), ValidationError)).toMatchObject({ field: 'limits.clockToleranceMs' });
     expect(await admin({ op: 'limitsSet', queue: 'lflow', limits: { maxRunning: 1 } })).toEqual({ maxRunning: 1 });
     expect(await admin({ op: 'limitsGet', queue: 'lflow' })).toEqual({ maxRunning: 1 });
     const [first] = await store.lease({ owner: 'remote-flow', queues: ['lflow'], ttlMs: 5000, max: 2 });

@@ -34,6 +34,10 @@ describe('fenceq limits, stats and inspect with flow control', () => {
     const waiting = ['e0', 'e1', 'e2'].find((id) => id !== l!.id)!;
     const inspect = await cli(['inspect', waiting], { env });
     expect(inspect.stdout).toMatch(/waits for a concurrency slot: queue email is limited to 1 running and 1 are running now/);
+    const tolerant = await cli(['limits', 'set', 'email', '--max-running', '1', '--clock-tolerance-ms', '2500'], { env });
+    expect(tolerant.code).toBe(EXIT.ok);
+    expect(await queue.getLimits('email')).toEqual({ maxRunning: 1, clockToleranceMs: 2_500 });
+    expect((await cli(['limits', 'get', 'email'], { env })).stdout).toMatch(/clock tolerance: 2500 ms \(a lapsed slot/);
     const clear = await cli(['limits', 'set', 'email', '--clear'], { env });
     expect(clear.stdout).toMatch(/no limits/);
     expect(await queue.getLimits('email')).toEqual({});
@@ -57,6 +61,15 @@ describe('fenceq limits, stats and inspect with flow control', () => {
     expect(unknown.code).toBe(EXIT.usage);
     expect(unknown.stderr).toMatch(/nosuch/);
     expect((await cli(['limits', 'set', 'email'], { env })).code).toBe(EXIT.usage);
+    const notANumber = await cli(['limits', 'set', 'email', '--max-running', '2', '--clock-tolerance-ms', 'soon'], { env });
+    expect(notANumber.code).toBe(EXIT.usage);
+    expect(notANumber.stderr).toMatch(/--clock-tolerance-ms "soon"/);
+    const negative = await cli(['limits', 'set', 'email', '--max-running', '2', '--clock-tolerance-ms', '-5'], { env });
+    expect(negative.code).toBe(EXIT.usage);
+    expect(negative.stderr).toMatch(/limits\.clockToleranceMs/);
+    const alone = await cli(['limits', 'set', 'email', '--clock-tolerance-ms', '500'], { env });
+    expect(alone.code).toBe(EXIT.usage);
+    expect(alone.stderr).toMatch(/limits\.clockToleranceMs/);
     expect(await queue.getLimits('email')).toEqual({});
     const badGroup = await cli(['enqueue', 'orders', '{}', '--group', 'a b'], { env });
     expect(badGroup.stderr).toMatch(/job\.group/);
