@@ -177,6 +177,7 @@ export function checkLease(field: string, value: unknown): Lease {
   checkOwner(`${field}.owner`, l.owner);
   checkQueue(`${field}.queue`, l.queue);
   checkInt(`${field}.expiresAt`, l.expiresAt, 0, 8_640_000_000_000);
+  if (l.indexedExpiresAt !== undefined) checkInt(`${field}.indexedExpiresAt`, l.indexedExpiresAt, 0, 8_640_000_000_000);
   checkInt(`${field}.attempt`, l.attempt, 1, 1_000_000);
   checkInt(`${field}.maxAttempts`, l.maxAttempts, 1, 1_000_000);
   if (l.slot !== undefined) checkInt(`${field}.slot`, l.slot, 0, 999);

@@ -3,7 +3,8 @@
  * Guard:   atGeneration (leaseGeneration = :seen AND incarnation = :inc) AND, as the index
  *          showed the job, either
  *          dueAt     (state = pending AND runAt <= :now)                                  or
- *          orphanAt  (state = running AND leaseExpiresAt < :now AND attempts < maxAttempts)
+ *          orphanAt  (state = running AND attempts < maxAttempts AND the lease lapsed: leaseExpiresAt
+ *                     and leaseRenewedUntil, if any, both < :now)
  *          The generation read from the index is part of the guard, so each generation is
  *          leased at most once: two workers that saw the same job cannot both win it.
  * Writes:  leaseGeneration = :seen + 1, owner, expiry, attempts + 1, leaseSecretHash = SHA-256 of a
@@ -148,6 +149,8 @@ export async function claimIfDue(
       ...(c.orphan ? { lastError: `lease of ${c.previousOwner ?? 'unknown owner'} expired; taken over by ${owner}` } : {}),
     },
     setExpr: { attempts: '#attempts + :one' },
+    // A lapsed holder's renewal time (renew.ts) must not outlive its lease into this one.
+    remove: ['leaseRenewedUntil'],
     values: { ':one': 1 },
   });
   // Two narrow guards rather than one with an OR: the index said which state the job was in at
