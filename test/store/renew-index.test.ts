@@ -69,7 +69,15 @@ describe('renewals and the index', () => {
     const taker = peer();
     expect(await taker.lease({ owner: 'taker', queues: ['q'], ttlMs: TTL })).toEqual([]);
     const item = (await raw.get(id))!;
-    const orphan: Candidate = { id, queue: 'q', generation: item.leaseGeneration as number, incarnation: item.incarnation as string, priority: 0, runAt: item.runAt as number, orphan: true };
+    const orphan: Candidate = {
+      id,
+      queue: 'q',
+      generation: item.leaseGeneration as number,
+      incarnation: item.incarnation as string,
+      priority: 0,
+      runAt: item.runAt as number,
+      orphan: true,
+    };
     expect(await claimIfDue((taker as unknown as { ctx: Ctx }).ctx, orphan, 'taker', TTL, clock.now)).toBeNull();
     expect(await queue.reclaimOrphaned()).toMatchObject({ expired: 1, reclaimed: 0, dead: 0, lostRaces: 1 });
     expect(await raw.get(id)).toMatchObject({ state: 'running', leaseOwner: 'alive', leaseGeneration: held!.generation });
