@@ -18,17 +18,8 @@ export type Item = Record<string, unknown>;
  */
 export function itemToJob(item: Item): Job {
   const job: Job = {
-    id: item.id as string,
-    queue: item.queue as string,
-    state: item.state as JobState,
-    leaseGeneration: item.leaseGeneration as number,
+    ...jobFields(item),
     incarnation: item.incarnation as string,
-    leaseOwner: item.leaseOwner as string | undefined,
-    leaseExpiresAt: item.leaseExpiresAt as number | undefined,
-    attempts: item.attempts as number,
-    maxAttempts: item.maxAttempts as number,
-    runAt: item.runAt as number,
-    priority: item.priority as number,
     payload: parseJson(item.payload as string) ?? null,
     result: parseJson(item.result as string | undefined),
     lastError: item.lastError as string | undefined,
@@ -82,17 +73,22 @@ export interface JobSummary {
 
 /** A listing's row from an index entry (the index projects every field a row shows). */
 export function itemToSummary(i: Item): JobSummary {
+  return jobFields(i);
+}
+
+/** The fields a job's every view shares (a Job, a listing's row), as stored. */
+function jobFields(item: Item) {
   return {
-    id: i.id as string,
-    queue: i.queue as string,
-    state: i.state as JobState,
-    runAt: i.runAt as number | undefined,
-    priority: i.priority as number | undefined,
-    attempts: i.attempts as number,
-    maxAttempts: i.maxAttempts as number,
-    leaseGeneration: i.leaseGeneration as number,
-    leaseOwner: i.leaseOwner as string | undefined,
-    leaseExpiresAt: i.leaseExpiresAt as number | undefined,
+    id: item.id as string,
+    queue: item.queue as string,
+    state: item.state as JobState,
+    leaseGeneration: item.leaseGeneration as number,
+    leaseOwner: item.leaseOwner as string | undefined,
+    leaseExpiresAt: item.leaseExpiresAt as number | undefined,
+    attempts: item.attempts as number,
+    maxAttempts: item.maxAttempts as number,
+    runAt: item.runAt as number,
+    priority: item.priority as number,
   };
 }
 

@@ -18,8 +18,9 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { QUEUE_REGISTRY_PARTITION, queueRegistryKeys } from '../keys.js';
 import { QUEUE_REGISTRY_ID, TABLE_SCHEMA } from '../schema.js';
 import type { StoreContext } from './context.js';
+import { buildUpdate } from './expression.js';
 import { absent, guarded, legacyNamesPresent } from './guards.js';
-import { readItem, translate } from './io.js';
+import { readItem, translate, updateIf } from './io.js';
 import { FAN_OUT_LANES, inLanes, queryItems } from './query.js';
 
 /** A page of queue names; pass `cursor` back for the next page (absent on the last). */
@@ -33,24 +34,8 @@ export async function registerQueues(ctx: StoreContext, queues: readonly string[
   const todo = [...queues];
   await inLanes(todo, FAN_OUT_LANES, async (queue) => {
     const { id, gpk, gsk } = queueRegistryKeys(queue);
-    try {
-      await ctx.doc.send(
-        new UpdateCommand({
-          TableName: ctx.tableName,
-          Key: { id },
-          ...guarded(
-            {
-              UpdateExpression: 'SET #gpk = :gpk, #gsk = :gsk, #queue = :queue, #createdAt = :now',
-              ExpressionAttributeNames: { '#gpk': 'gpk', '#gsk': 'gsk', '#queue': 'queue', '#createdAt': 'createdAt' },
-              ExpressionAttributeValues: { ':gpk': gpk, ':gsk': gsk, ':queue': queue, ':now': ctx.clock() },
-            },
-            absent(),
-          ),
-        }),
-      );
-    } catch (err) {
-      if (!(err instanceof ConditionalCheckFailedException)) throw translate(ctx, err);
-    }
+    // A name another process registered first is left as it is.
+    await updateIf(ctx, { Key: { id }, ...guarded(buildUpdate({ set: { gpk, gsk, queue, createdAt: ctx.clock() } }), absent()) }, false);
   });
 }
 
