@@ -59,10 +59,11 @@ export interface BoundedRetry {
 /**
  * The worker's retries of an ack (ackDone, ackFailed) after a transport error. Stacked on the
  * client's own retries on purpose: the SDK retries a blip within a few hundred ms (its default
- * 3 attempts), these cover an outage of 1-2 s more, because an ack that fails leaves the job to
- * wait out its whole lease and run again. So an ack makes at most `attempts` x the client's
- * maxAttempts requests (2 x 3 = 6 with the SDK's default; test/worker/ack-requests.test.ts
- * counts them). A retried ack is safe: it is recognised by `settledGeneration`.
+ * for DynamoDB: 4 attempts), these cover an outage of 1-2 s more, because an ack that fails
+ * leaves the job to wait out its whole lease and run again. So an ack makes at most `attempts` x
+ * the client's maxAttempts requests (2 x 4 = 8 with the SDK's default, where 4 x 4 = 16 was
+ * possible before; test/worker/ack-requests.test.ts counts them against an endpoint that is
+ * down). A retried ack is safe: it is recognised by `settledGeneration`.
  */
 export const ACK_RETRY: BoundedRetry = { attempts: 2, policy: { baseMs: 2_000, maxMs: 2_000 } };
 
