@@ -23,7 +23,7 @@ describe('the one backoff (retry-policy.ts)', () => {
     expect(b.next()).toBe(100);
   });
 
-  it('is the schedule of a failed job\'s retries, step for step', () => {
+  it("is the schedule of a failed job's retries, step for step", () => {
     const b = new Backoff(DEFAULT_RETRY_POLICY, () => 0.5);
     for (let attempt = 1; attempt <= 14; attempt++) expect(b.next()).toBe(backoffDelay(DEFAULT_RETRY_POLICY, attempt, () => 0.5));
   });

@@ -52,7 +52,7 @@ export function spawnWorker(config: WorkerProcessConfig, onEvent: (e: WorkerEven
   });
   const ready = proc.waitForLine((line) => parseEvent(line)?.ev === 'ready').then(() => undefined);
   ready.catch(() => undefined); // a worker that exits before it is ready is seen through `exited`
-  return { owner: config.owner, pid: proc.pid, child: proc.child, ready, isReady: () => isReady, exited: proc.exited, signal: proc.signal };
+  return { owner: config.owner, pid: proc.pid, child: proc.child, ready, isReady: () => isReady, exited: proc.exited, signal: (sig) => proc.signal(sig) };
 }
 
 function parseEvent(line: string): WorkerEvent | undefined {

@@ -72,5 +72,11 @@ export async function awaitPort(proc: Supervised, name: string, port: number): P
     await proc.exited;
     throw fail(said.error.code ?? undefined, said.error.message ?? 'listen failed');
   }
-  return { endpoint: `http://127.0.0.1:${String(said.port)}`, pid: proc.pid, stop: async () => void (await proc.stop({ signal: 'stdin', timeoutMs: 5_000 })) };
+  return {
+    endpoint: `http://127.0.0.1:${String(said.port)}`,
+    pid: proc.pid,
+    stop: async () => {
+      await proc.stop({ signal: 'stdin', timeoutMs: 5_000 });
+    },
+  };
 }
