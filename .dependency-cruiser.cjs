@@ -4,7 +4,7 @@
 // sibling import or an import cycle. Bottom first.
 /** @type {[name: string, paths: string[]][]} */
 const LAYERS = [
-  ['core types', ['^src/(job|errors|schema|keys|log|retry-policy|validate)\\.ts$']],
+  ['core types', ['^src/(job|errors|schema|keys|log|retry-policy|validate|client-config)\\.ts$']],
   ['store', ['^src/store/']],
   ['queue facade', ['^src/(job-queue|job-store|schedules|wait-for)\\.ts$']],
   ['worker', ['^src/worker/']],

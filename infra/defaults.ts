@@ -1,5 +1,6 @@
 import { Duration } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { DEFAULT_RETENTION_MS } from '../src/store/retention.js';
 import { QUEUE_DEFAULTS } from './queue-defaults.js';
 
 export { VISIBILITY_TIMEOUT_FACTOR } from './queue-defaults.js';
@@ -43,7 +44,7 @@ export const DEFAULTS = {
   /** CloudWatch namespace of the health figures the reclaim function emits. */
   metricsNamespace: 'fenceq',
   /** How long done and cancelled jobs are kept (whole days; every function gets it as FENCEQ_RETENTION_DAYS). Dead jobs are kept until purged. */
-  finishedJobRetention: Duration.days(7),
+  finishedJobRetention: Duration.days(DEFAULT_RETENTION_MS / 86_400_000),
   /** Reserved concurrency of the reclaim function: a busy account cannot starve it, and runs cannot pile up. */
   reclaimConcurrency: 2,
   /** Delivery attempts of the schedule's event to each target before it goes to the schedule's dead-letter queue. */

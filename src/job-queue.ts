@@ -1,5 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { clientConfig } from './client-config.js';
 import { UnknownQueueError, ValidationError } from './errors.js';
 import { checkLimits, isUnlimited, type QueueLimits } from './flow-limits.js';
 import type { Job, Json, Lease } from './job.js';
@@ -85,17 +86,9 @@ export const MAX_LEASE_QUEUES = 20;
 /** Most queues one `stats` call measures. */
 export const MAX_STATS_QUEUES = 100;
 
-const LOOPBACK = /^https?:\/\/(localhost|127\.\d+\.\d+\.\d+|\[::1\])(:\d+)?\/?$/;
-
-/** Builds a DynamoDB client for an endpoint; a loopback endpoint gets placeholder credentials when none are set. */
+/** Builds a DynamoDB client for an endpoint; a loopback endpoint gets placeholder credentials when none are set (see {@link clientConfig}). */
 export function dynamoClient(opts: { endpoint?: string; region?: string } = {}): DynamoDBClient {
-  const local = opts.endpoint !== undefined && LOOPBACK.test(opts.endpoint);
-  const haveCreds = Boolean(process.env.AWS_ACCESS_KEY_ID || process.env.AWS_PROFILE);
-  return new DynamoDBClient({
-    endpoint: opts.endpoint,
-    region: opts.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? (local || opts.endpoint ? 'us-east-1' : undefined),
-    ...(local && !haveCreds ? { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
-  });
+  return new DynamoDBClient(clientConfig(opts));
 }
 
 /**

@@ -1,3 +1,9 @@
+/**
+ * The one backoff of fenceq: how long to wait before trying again, for a failed job's next
+ * attempt, a worker's idle polls, a worker's ack retries and an enqueue's unprocessed batch items.
+ * Each names its policy here, so the waits (and the request bound they imply) are read in one place.
+ */
+
 /** How long a failed job waits before its next attempt. */
 export interface RetryPolicy {
   /** Delay before the first retry, in ms (default 1,000). */
@@ -19,3 +25,51 @@ export function backoffDelay(policy: RetryPolicy, attempt: number, random: () =>
   const jitter = Math.min(Math.max(random(), 0), 1);
   return Math.round(exp / 2 + (exp / 2) * jitter);
 }
+
+/**
+ * Successive waits of one {@link backoffDelay} schedule (never under 1 ms): the first is the
+ * base's, each next one doubles until the ceiling; `reset` starts again at the base. The worker's
+ * idle polls use it (any work resets it), so an idle fleet does not poll in step.
+ */
+export class Backoff {
+  private attempt = 0;
+  constructor(
+    private readonly policy: RetryPolicy,
+    private readonly random: () => number,
+  ) {}
+
+  /** The next wait; grows until the ceiling. */
+  next(): number {
+    this.attempt++;
+    return Math.max(1, backoffDelay(this.policy, this.attempt, this.random));
+  }
+
+  /** Starts again at the base. */
+  reset(): void {
+    this.attempt = 0;
+  }
+}
+
+/** A bounded retry: at most `attempts` calls, waiting `backoffDelay(policy, n)` after the n-th failure. */
+export interface BoundedRetry {
+  readonly attempts: number;
+  readonly policy: RetryPolicy;
+}
+
+/**
+ * The worker's retries of an ack (ackDone, ackFailed) after a transport error. Stacked on the
+ * client's own retries on purpose: the SDK retries a blip within a few hundred ms (its default
+ * for DynamoDB: 4 attempts), these cover an outage of 1-2 s more, because an ack that fails
+ * leaves the job to wait out its whole lease and run again. So an ack makes at most `attempts` x
+ * the client's maxAttempts requests (2 x 4 = 8 with the SDK's default, where 4 x 4 = 16 was
+ * possible before; test/worker/ack-requests.test.ts counts them against an endpoint that is
+ * down). A retried ack is safe: it is recognised by `settledGeneration`.
+ */
+export const ACK_RETRY: BoundedRetry = { attempts: 2, policy: { baseMs: 2_000, maxMs: 2_000 } };
+
+/**
+ * Enqueue's retries of the items a BatchWriteItem leaves unprocessed (DynamoDB's answer to
+ * throttling). Not stacked: the SDK retries a failed request, never the unprocessed rest of a
+ * successful one. Waits from 20 ms, doubling up to 1 s; 8 batch calls at most before EnqueueIncompleteError.
+ */
+export const BATCH_WRITE_RETRY: BoundedRetry = { attempts: 8, policy: { baseMs: 40, maxMs: 1_000 } };

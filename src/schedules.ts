@@ -2,7 +2,7 @@ import { SCHEDULE_PARTITION, scheduleKeys } from './keys.js';
 import { TABLE_SCHEMA } from './schema.js';
 import type { StoreContext } from './store/context.js';
 import { readItem } from './store/io.js';
-import { queryItems } from './store/lease.js';
+import { queryItems } from './store/query.js';
 import { fireDueSchedules, type FireCounts } from './store/schedule-fire.js';
 import { setSchedulePaused } from './store/schedule-pause.js';
 import { putSchedule, removeSchedule, type ScheduleChangeOutcome, type SchedulePutOutcome } from './store/schedule-put.js';

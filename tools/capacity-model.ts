@@ -22,6 +22,7 @@ import { randomBytes } from 'node:crypto';
 import { deadKeys, leaseKeys, scheduledKeys } from '../src/keys.js';
 import { GLOBAL_SHARDS, QUEUE_SHARDS, TABLE_SCHEMA } from '../src/schema.js';
 import { prepareEnqueue } from '../src/store/enqueue.js';
+import { DEFAULT_RETENTION_MS, finishedJobExpiry } from '../src/store/retention.js';
 import { baseWriteUnits, dollarsPerMillionJobs, indexWrite, queryReadUnits } from './cost-model.js';
 import { indexEntrySize } from './item-size.js';
 
@@ -132,7 +133,7 @@ export function lifeImages(shape: JobShape, queue = 'jobs', now = 1_790_000_000_
   const renewed = { ...leased, leaseRenewedUntil: at + 10_000 + LEASE_TTL_MS, updatedAt: at + 10_000 };
   const renewedIndexed = { ...renewed, leaseExpiresAt: at + 20_000 + LEASE_TTL_MS, leaseRenewedUntil: at + 20_000 + LEASE_TTL_MS, updatedAt: at + 20_000 };
   const settled = (state: string) => ({ settledGeneration: leased.leaseGeneration, settledBy: state, settledSecretHash: hash, updatedAt: at + 20_000 });
-  const done = { ...omit(leased, [...leaseFields, 'gpk', 'gsk']), ...settled('done'), state: 'done', result: 'null', expireAt: Math.ceil((at + 7 * 86_400_000) / 1000) };
+  const done = { ...omit(leased, [...leaseFields, 'gpk', 'gsk']), ...settled('done'), state: 'done', result: 'null', ...finishedJobExpiry({ retentionMs: DEFAULT_RETENTION_MS }, at) };
   const error = 'Error: the handler failed (a typical short message)';
   const retryAt = at + 21_000;
   const retrying = { ...omit(leased, leaseFields), ...settled('failed'), lastError: error, state: 'pending', runAt: retryAt, ...scheduledKeys(id, queue, retryAt, QUEUE_SHARDS) };

@@ -1,6 +1,7 @@
 /** The bench's and the chaos run's plumbing (tools/ is their shared harness, below both): an emulator process, clients, fresh tables. */
 import { randomBytes } from 'node:crypto';
 import { DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { clientConfig } from '../src/client-config.js';
 import { startDynalite, type EmulatorProcess } from '../src/local/emulator.js';
 import { JobQueue, type JobQueueOptions } from '../src/job-queue.js';
 import { silentLogger } from '../src/log.js';
@@ -9,9 +10,7 @@ import { ensureTable } from '../src/store/ensure-table.js';
 /** A DynamoDB client for a loopback endpoint with room for many concurrent requests. */
 export function benchClient(endpoint: string, maxAttempts = 3): DynamoDBClient {
   return new DynamoDBClient({
-    endpoint,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    ...clientConfig({ endpoint }),
     maxAttempts,
     requestHandler: { httpAgent: { keepAlive: true, maxSockets: 512 }, connectionTimeout: 2_000, requestTimeout: 10_000 },
   });

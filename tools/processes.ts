@@ -1,12 +1,13 @@
 /**
  * Worker child processes for the takeover bench and the chaos run: worker-process.ts bundled
- * once by esbuild and run by plain node (no tsx), their stdout read as JSON events, and every one of them killed when this process exits for any
+ * once by esbuild and run by plain node (no tsx) under the one supervisor (src/local/supervisor.ts),
+ * their stdout read as JSON events, and every one of them killed when this process exits for any
  * reason (normal end, failure, Ctrl-C), paused ones included (SIGKILL reaches a stopped process).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createInterface } from 'node:readline';
+import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { killSupervised, supervise } from '../src/local/supervisor.js';
 import type { WorkerEvent, WorkerProcessConfig } from './worker-process.js';
 
 const SOURCE = fileURLToPath(new URL('./worker-process.ts', import.meta.url));
@@ -20,31 +21,6 @@ let bundled: Promise<void> | undefined;
 export function prepareWorkerBundle(): Promise<void> {
   bundled ??= build({ entryPoints: [SOURCE], outfile: BUNDLE, bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external', logLevel: 'error' }).then(() => undefined);
   return bundled;
-}
-const live = new Set<ChildProcess>();
-let hooked = false;
-
-function killAll(): void {
-  for (const c of live) {
-    try {
-      c.kill('SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
-  live.clear();
-}
-
-function hookExit(): void {
-  if (hooked) return;
-  hooked = true;
-  process.on('exit', killAll);
-  for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
-    process.once(s, () => {
-      killAll();
-      process.exit(130);
-    });
-  }
 }
 
 /** A worker child process. */
@@ -63,49 +39,31 @@ export interface WorkerChild {
 
 /** Spawns one worker process (call {@link prepareWorkerBundle} first); `onEvent` gets each event it writes. */
 export function spawnWorker(config: WorkerProcessConfig, onEvent: (e: WorkerEvent) => void): WorkerChild {
-  hookExit();
-  const child = spawn(process.execPath, [BUNDLE], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-    env: { ...process.env, FENCEQ_WORKER_CONFIG: JSON.stringify(config), FENCEQ_LOG: 'silent', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
-  });
-  live.add(child);
-  let readyResolve!: () => void;
   let isReady = false;
-  const ready = new Promise<void>((r) => (readyResolve = r));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    child.once('exit', (code, signal) => {
-      live.delete(child);
-      resolve({ code, signal });
-    });
-  });
-  createInterface({ input: child.stdout }).on('line', (line) => {
-    let e: WorkerEvent;
-    try {
-      e = JSON.parse(line) as WorkerEvent;
-    } catch {
-      return;
-    }
-    if (e.ev === 'ready') {
-      isReady = true;
-      readyResolve();
-    }
-    onEvent(e);
-  });
-  child.stdin.on('error', () => undefined);
-  return {
-    owner: config.owner,
-    pid: child.pid!,
-    child,
-    ready,
-    isReady: () => isReady,
-    exited,
-    signal: (sig) => {
-      if (child.exitCode === null && child.signalCode === null) child.kill(sig);
+  const proc = supervise(process.execPath, [BUNDLE], {
+    env: { ...process.env, FENCEQ_WORKER_CONFIG: JSON.stringify(config), FENCEQ_LOG: 'silent', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+    killOnExit: true,
+    onLine: (line) => {
+      const e = parseEvent(line);
+      if (!e) return;
+      if (e.ev === 'ready') isReady = true;
+      onEvent(e);
     },
-  };
+  });
+  const ready = proc.waitForLine((line) => parseEvent(line)?.ev === 'ready').then(() => undefined);
+  ready.catch(() => undefined); // a worker that exits before it is ready is seen through `exited`
+  return { owner: config.owner, pid: proc.pid, child: proc.child, ready, isReady: () => isReady, exited: proc.exited, signal: (sig) => proc.signal(sig) };
+}
+
+function parseEvent(line: string): WorkerEvent | undefined {
+  try {
+    return JSON.parse(line) as WorkerEvent;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Kills every worker process still running (SIGKILL). */
 export function killAllWorkers(): void {
-  killAll();
+  killSupervised();
 }

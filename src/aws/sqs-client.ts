@@ -1,7 +1,7 @@
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { localClientConfig } from './client-config.js';
+import { clientConfig } from '../client-config.js';
 
 /** Builds an SQS client; a loopback endpoint (fauxqs) gets placeholder credentials when none are set. */
 export function sqsClient(opts: { endpoint?: string; region?: string } = {}): SQSClient {
-  return new SQSClient(localClientConfig(opts));
+  return new SQSClient(clientConfig(opts));
 }

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ENV, refuseRenamedEnv } from '../aws/config.js';
 import { ConfigError } from '../aws/errors.js';
+import { clientConfig } from '../client-config.js';
 import { JobQueue } from '../job-queue.js';
 import { defaultLogger, type Logger } from '../log.js';
 import { CliError, EXIT } from './exit-codes.js';
@@ -34,7 +35,6 @@ export interface Connection {
 /** Default reclaim period: the EventBridge rule's rate in the CDK stack. */
 export const DEFAULT_RECLAIM_PERIOD_MS = 60_000;
 
-const LOOPBACK = /^https?:\/\/(localhost|127\.\d+\.\d+\.\d+|\[::1\])(:\d+)?\/?$/;
 
 /**
  * Resolves table, endpoint and region from flags, then env (FENCEQ_TABLE_NAME,
@@ -78,15 +78,7 @@ export function reclaimPeriodMs(opts: GlobalOptions, env: NodeJS.ProcessEnv = pr
 
 /** A DynamoDB client for the CLI: few retries and short timeouts, so an unreachable endpoint fails fast. */
 function cliDynamoClient(conn: Connection, env: NodeJS.ProcessEnv = process.env): DynamoDBClient {
-  const local = conn.endpoint !== undefined && LOOPBACK.test(conn.endpoint);
-  const haveCreds = Boolean(env.AWS_ACCESS_KEY_ID || env.AWS_PROFILE);
-  return new DynamoDBClient({
-    endpoint: conn.endpoint,
-    region: conn.region ?? (conn.endpoint ? 'us-east-1' : undefined),
-    maxAttempts: 2,
-    requestHandler: { connectionTimeout: 3_000, requestTimeout: 15_000 },
-    ...(local && !haveCreds ? { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
-  });
+  return new DynamoDBClient({ ...clientConfig(conn, env), maxAttempts: 2, requestHandler: { connectionTimeout: 3_000, requestTimeout: 15_000 } });
 }
 
 /** Opens the queue a command works on. */

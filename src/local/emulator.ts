@@ -1,7 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { FenceqError } from '../errors.js';
+import { ChildExitedError, supervise, type Supervised } from './supervisor.js';
 
 /** A running emulator child process. */
 export interface EmulatorProcess {
@@ -21,11 +20,8 @@ export interface EmulatorProcess {
  */
 export function startDynalite(opts: { path?: string; port?: number } = {}): Promise<EmulatorProcess> {
   const script = fileURLToPath(new URL('./dynalite-child.mjs', import.meta.url));
-  const child = spawn(process.execPath, [script], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-    env: { ...process.env, FENCEQ_DYNALITE_PATH: opts.path ?? '', FENCEQ_DYNALITE_PORT: String(opts.port ?? 0) },
-  });
-  return awaitPort(child, 'dynalite', opts.port ?? 0);
+  const proc = supervise(process.execPath, [script], { env: { ...process.env, FENCEQ_DYNALITE_PATH: opts.path ?? '', FENCEQ_DYNALITE_PORT: String(opts.port ?? 0) } });
+  return awaitPort(proc, 'dynalite', opts.port ?? 0);
 }
 
 /**
@@ -50,48 +46,37 @@ export class EmulatorStartError extends FenceqError {
 }
 
 /**
- * Waits for a child started with `port` (0: any free one) that prints `{"port":N}` (the port it
- * bound) on its first stdout line once listening, or `{"error":{"code","message"}}` when it cannot.
+ * Waits for a supervised child started with `port` (0: any free one) that prints `{"port":N}`
+ * (the port it bound) on its first stdout line once listening, or `{"error":{"code","message"}}`
+ * when it cannot (and then exits by itself). Stopping it closes its stdin (it exits when that
+ * closes), SIGKILL after 5 s.
  */
-export function awaitPort(child: ChildProcess, name: string, port: number): Promise<EmulatorProcess> {
-  return new Promise((resolve, reject) => {
-    const fail = (code: string | undefined, reason: string, cause?: unknown) => reject(new EmulatorStartError(name, port, code, reason, { cause }));
-    const lines = createInterface({ input: child.stdout! });
-    // 'close', not 'exit': stdout is read to its end first, so a reported listen error wins.
-    const onClose = (code: number | null, signal: string | null) => fail(undefined, `exited (${signal ?? `code ${code}`}) before listening`);
-    child.once('close', onClose);
-    child.once('error', (err) => fail((err as NodeJS.ErrnoException).code, err.message, err));
-    lines.once('line', (line) => {
-      let said: { port?: unknown; error?: { code?: string | null; message?: string } };
-      try {
-        said = JSON.parse(line) as typeof said;
-      } catch (err) {
-        child.off('close', onClose);
-        child.kill('SIGKILL');
-        fail(undefined, `printed ${line} instead of its port`, err);
-        return;
-      }
-      if (said.error) {
-        // It exits by itself after saying so: reject once it has, so no caller sees it still running.
-        const { code, message } = said.error;
-        child.off('close', onClose);
-        child.once('close', () => fail(code ?? undefined, message ?? 'listen failed'));
-        return;
-      }
-      child.off('close', onClose);
-      lines.close();
-      child.stdout!.resume();
-      resolve({
-        endpoint: `http://127.0.0.1:${String(said.port)}`,
-        pid: child.pid!,
-        stop: () =>
-          new Promise<void>((done) => {
-            if (child.exitCode !== null || child.signalCode !== null) return done();
-            child.once('exit', () => done());
-            child.stdin!.end();
-            setTimeout(() => child.kill('SIGKILL'), 5_000).unref();
-          }),
-      });
-    });
-  });
+export async function awaitPort(proc: Supervised, name: string, port: number): Promise<EmulatorProcess> {
+  const fail = (code: string | undefined, reason: string, cause?: unknown) => new EmulatorStartError(name, port, code, reason, { cause });
+  let line: string;
+  try {
+    line = await proc.waitForLine(() => true);
+  } catch (err) {
+    if (err instanceof ChildExitedError) throw fail(undefined, `exited (${err.exit.signal ?? `code ${String(err.exit.code)}`}) before listening`);
+    throw fail((err as NodeJS.ErrnoException).code, (err as Error).message, err);
+  }
+  let said: { port?: unknown; error?: { code?: string | null; message?: string } };
+  try {
+    said = JSON.parse(line) as typeof said;
+  } catch (err) {
+    proc.signal('SIGKILL');
+    throw fail(undefined, `printed ${line} instead of its port`, err);
+  }
+  if (said.error) {
+    // It exits by itself after saying so: reject once it has, so no caller sees it still running.
+    await proc.exited;
+    throw fail(said.error.code ?? undefined, said.error.message ?? 'listen failed');
+  }
+  return {
+    endpoint: `http://127.0.0.1:${String(said.port)}`,
+    pid: proc.pid,
+    stop: async () => {
+      await proc.stop({ signal: 'stdin', timeoutMs: 5_000 });
+    },
+  };
 }

@@ -4,9 +4,9 @@
  * watches its stdin and stops gracefully when it closes, so none outlives this process, even
  * when this one is killed.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createInterface } from 'node:readline';
+import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { supervise, type Supervised } from './supervisor.js';
 
 /** A parsed log line of a worker process. */
 export interface WorkerLogLine {
@@ -23,6 +23,8 @@ export interface WorkerProcess {
   /** Resolves with the exit code (or signal name) once it has exited. */
   readonly exited: Promise<string>;
   readonly child: ChildProcess;
+  /** Its supervisor (signals, stop). */
+  readonly proc: Supervised;
 }
 
 /** Options of {@link WorkerPool}. */
@@ -50,79 +52,78 @@ export class WorkerPool {
 
   /** Starts `fenceq work` as a child process named `name` (its lease owner id); `extra` options come last (and win). */
   spawn(name: string, extra: readonly string[] = []): WorkerProcess {
-    const child = spawn(process.execPath, [BIN, 'work', '--handlers', this.opts.handlersFile, '--owner', name, ...this.opts.args, ...extra], {
+    // Assigned below, before any line or the exit can arrive (both come asynchronously).
+    let worker!: WorkerProcess;
+    const proc = supervise(process.execPath, [BIN, 'work', '--handlers', this.opts.handlersFile, '--owner', name, ...this.opts.args, ...extra], {
       env: { ...process.env, ...this.opts.env, FENCEQ_EXIT_WITH_STDIN: '1', FENCEQ_LOG: 'json' },
-      stdio: ['pipe', 'ignore', 'pipe'],
+      lines: 'stderr',
+      other: 'ignore',
+      onLine: (text) => {
+        if (!text.startsWith('{')) return;
+        try {
+          const line = JSON.parse(text) as WorkerLogLine;
+          if (line.event === 'worker.started' && worker.status === 'starting') worker.status = 'running';
+          this.opts.onLog(worker, line);
+        } catch {
+          // not a log line
+        }
+      },
     });
-    let resolveExit!: (how: string) => void;
-    const worker: WorkerProcess = {
-      name,
-      pid: child.pid ?? -1,
-      status: 'starting',
-      exited: new Promise((r) => (resolveExit = r)),
-      child,
-    };
-    this.workers.push(worker);
-    createInterface({ input: child.stderr }).on('line', (text) => {
-      if (!text.startsWith('{')) return;
-      try {
-        const line = JSON.parse(text) as WorkerLogLine;
-        if (line.event === 'worker.started' && worker.status === 'starting') worker.status = 'running';
-        this.opts.onLog(worker, line);
-      } catch {
-        // not a log line
-      }
-    });
-    child.stdin.on('error', () => undefined);
-    child.once('exit', (code, signal) => {
+    const exited = proc.exited.then(({ code, signal }) => {
       const how = signal ?? `exit ${code}`;
       if (worker.status === 'running' || worker.status === 'starting') {
         worker.status = 'crashed';
         this.opts.onCrash(worker, how);
       } else if (worker.status === 'stopping') worker.status = 'stopped';
-      resolveExit(how);
+      return how;
     });
+    worker = { name, pid: proc.pid, status: 'starting', exited, child: proc.child, proc };
+    this.workers.push(worker);
     return worker;
   }
 
   /** Kills a worker with SIGKILL: its leases stay until they expire. */
   kill(worker: WorkerProcess): void {
     worker.status = 'killed';
-    worker.child.kill('SIGKILL');
+    worker.proc.signal('SIGKILL');
   }
 
   /** Sends SIGTERM: the worker drains within its stop timeout and releases what it still holds. */
   terminate(worker: WorkerProcess): void {
-    if (worker.status === 'frozen') worker.child.kill('SIGCONT');
-    worker.status = 'stopping';
-    worker.child.kill('SIGTERM');
+    this.stopping(worker);
+    worker.proc.signal('SIGTERM');
   }
 
   /** Pauses a worker (SIGSTOP), like a long GC pause or a frozen VM; `thaw` resumes it. */
   freeze(worker: WorkerProcess): void {
     worker.status = 'frozen';
-    worker.child.kill('SIGSTOP');
+    worker.proc.signal('SIGSTOP');
   }
 
   /** Resumes a frozen worker. */
   thaw(worker: WorkerProcess): void {
     if (worker.status === 'frozen') worker.status = 'running';
-    worker.child.kill('SIGCONT');
+    worker.proc.signal('SIGCONT');
   }
 
   /** Workers still alive. */
   alive(): WorkerProcess[] {
-    return this.workers.filter((w) => w.child.exitCode === null && w.child.signalCode === null);
+    return this.workers.filter((w) => w.proc.running());
   }
 
-  /** Stops every live worker gracefully, then SIGKILLs any still running after `timeoutMs`. */
+  /** Stops every live worker gracefully (SIGTERM), then SIGKILLs any still running after `timeoutMs`. */
   async stopAll(timeoutMs = 5_000): Promise<void> {
-    const alive = this.alive();
-    for (const w of alive) this.terminate(w);
-    const timer = setTimeout(() => {
-      for (const w of this.alive()) w.child.kill('SIGKILL');
-    }, timeoutMs);
-    await Promise.all(alive.map((w) => w.exited));
-    clearTimeout(timer);
+    await Promise.all(
+      this.alive().map((w) => {
+        this.stopping(w);
+        return w.proc.stop({ signal: 'SIGTERM', timeoutMs });
+      }),
+    );
+  }
+
+  /** Marks a worker as told to stop; a frozen one is resumed first, so it can. */
+  private stopping(worker: WorkerProcess): void {
+    if (worker.status === 'frozen') worker.proc.signal('SIGCONT');
+    worker.status = 'stopping';
   }
 }

@@ -3,29 +3,14 @@
  * the work index only (never a Scan); done and cancelled jobs are not indexed, so they are
  * reached by id (`get`).
  */
-import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ValidationError } from '../errors.js';
-import type { JobState } from '../job.js';
 import { deadPartition, leasePartition, prioritizedPartition, readyPartition, scheduledPartition } from '../keys.js';
 import { TABLE_SCHEMA } from '../schema.js';
-import type { Item } from './codec.js';
+import { itemToSummary, type JobSummary } from './codec.js';
 import type { StoreContext } from './context.js';
-import { translate } from './io.js';
+import { countItems, inLanes, partitionQuery, queryEach, queryPage } from './query.js';
 import { shardLayout, type ShardCounts } from './shard-layout.js';
-
-/** One row of a listing: what the index knows of a job. */
-export interface JobSummary {
-  readonly id: string;
-  readonly queue: string;
-  readonly state: JobState;
-  readonly runAt: number | undefined;
-  readonly priority: number | undefined;
-  readonly attempts: number;
-  readonly maxAttempts: number;
-  readonly leaseGeneration: number;
-  readonly leaseOwner: string | undefined;
-  readonly leaseExpiresAt: number | undefined;
-}
 
 /** A page of a listing; pass `cursor` back for the next page (absent on the last). */
 export interface JobPage {
@@ -70,15 +55,9 @@ function partitionsFor(queue: string, state: string, read: ShardCounts): { pk: s
   }
 }
 
-function partitionQuery(ctx: StoreContext, p: { pk: string; prefix?: string }): QueryCommandInput {
-  const { name, partitionKey, sortKey } = TABLE_SCHEMA.workIndex;
-  return {
-    TableName: ctx.tableName,
-    IndexName: name,
-    KeyConditionExpression: p.prefix ? '#pk = :pk AND begins_with(#sk, :prefix)' : '#pk = :pk',
-    ExpressionAttributeNames: p.prefix ? { '#pk': partitionKey, '#sk': sortKey } : { '#pk': partitionKey },
-    ExpressionAttributeValues: p.prefix ? { ':pk': p.pk, ':prefix': p.prefix } : { ':pk': p.pk },
-  };
+/** The Query of one partition a listing reads: all of it, or the entries under its queue's prefix. */
+function listingQuery(ctx: StoreContext, p: { pk: string; prefix?: string }): QueryCommandInput {
+  return partitionQuery(ctx, p.pk, p.prefix === undefined ? {} : { sortKey: 'begins_with(#sk, :prefix)', names: { '#sk': TABLE_SCHEMA.workIndex.sortKey }, values: { ':prefix': p.prefix } });
 }
 
 /** Lists jobs of one queue in one state, `limit` at a time. */
@@ -90,19 +69,19 @@ export async function listJobs(
   let { index, key } = decodeCursor(args.cursor, parts);
   const jobs: JobSummary[] = [];
   while (index < parts.length && jobs.length < args.limit) {
-    const page = await send(ctx, {
-      ...partitionQuery(ctx, parts[index]!),
+    const page = await queryPage(ctx, {
+      ...listingQuery(ctx, parts[index]!),
       Limit: args.limit - jobs.length,
       ExclusiveStartKey: key,
     });
-    jobs.push(...(page.Items ?? []).map(toSummary));
+    jobs.push(...(page.Items ?? []).map(itemToSummary));
     key = page.LastEvaluatedKey;
     if (!key) index++;
   }
   return index < parts.length ? { jobs, cursor: encodeCursor(index, key) } : { jobs };
 }
 
-/** Queues measured at once by one stats call (each reads 17 partitions in parallel). */
+/** Queues measured at once by one stats call (each reads its 17 partitions, one state after another, the three states at once). */
 const STATS_CONCURRENCY = 8;
 
 /** Figures for each queue in `queues`, read from the index, a few queues at a time. */
@@ -110,17 +89,20 @@ export async function queueStats(ctx: StoreContext, queues: readonly string[]): 
   const { read } = await shardLayout(ctx);
   const now = ctx.clock();
   const out = new Array<QueueStats>(queues.length);
-  let next = 0;
-  const lane = async (): Promise<void> => {
-    for (let k = next++; k < queues.length; k = next++) out[k] = await oneQueueStats(ctx, queues[k]!, now, read);
-  };
-  await Promise.all(Array.from({ length: Math.min(STATS_CONCURRENCY, queues.length) }, lane));
+  await inLanes(
+    queues.map((queue, k) => ({ queue, k })),
+    STATS_CONCURRENCY,
+    async ({ queue, k }) => {
+      out[k] = await oneQueueStats(ctx, queue, now, read);
+    },
+  );
   return out;
 }
 
 async function oneQueueStats(ctx: StoreContext, queue: string, now: number, read: ShardCounts): Promise<QueueStats> {
   const [pending, running, dead] = await Promise.all(
-    (['pending', 'running', 'dead'] as const).map((state) => readAll(ctx, partitionsFor(queue, state, read))),
+    // Each state's partitions one after another (the three states at once): at most 3 requests in flight per queue.
+    (['pending', 'running', 'dead'] as const).map((state) => queryEach(ctx, partitionsFor(queue, state, read).map((p) => listingQuery(ctx, p)), { lanes: 1 })),
   );
   const dueItems = pending!.filter((i) => (i.runAt as number) <= now);
   const oldest = dueItems.reduce((m, i) => Math.min(m, i.runAt as number), now);
@@ -132,42 +114,6 @@ async function oneQueueStats(ctx: StoreContext, queue: string, now: number, read
     expired: running!.filter((i) => (i.leaseExpiresAt as number) < now).length,
     dead: dead!.length,
     oldestDueAgeMs: now - oldest,
-  };
-}
-
-async function readAll(ctx: StoreContext, parts: { pk: string; prefix?: string }[]): Promise<Item[]> {
-  const out: Item[] = [];
-  for (const p of parts) {
-    let key: Record<string, unknown> | undefined;
-    do {
-      const page = await send(ctx, { ...partitionQuery(ctx, p), ExclusiveStartKey: key });
-      out.push(...((page.Items ?? []) as Item[]));
-      key = page.LastEvaluatedKey;
-    } while (key);
-  }
-  return out;
-}
-
-async function send(ctx: StoreContext, input: QueryCommandInput) {
-  try {
-    return await ctx.doc.send(new QueryCommand(input));
-  } catch (err) {
-    throw translate(ctx, err);
-  }
-}
-
-function toSummary(i: Record<string, unknown>): JobSummary {
-  return {
-    id: i.id as string,
-    queue: i.queue as string,
-    state: i.state as JobState,
-    runAt: i.runAt as number | undefined,
-    priority: i.priority as number | undefined,
-    attempts: i.attempts as number,
-    maxAttempts: i.maxAttempts as number,
-    leaseGeneration: i.leaseGeneration as number,
-    leaseOwner: i.leaseOwner as string | undefined,
-    leaseExpiresAt: i.leaseExpiresAt as number | undefined,
   };
 }
 
@@ -226,21 +172,8 @@ export interface IndexTotals {
  */
 export async function indexTotals(ctx: StoreContext): Promise<IndexTotals> {
   const now = ctx.clock();
-  const count = async (pk: string, filter?: boolean): Promise<number> => {
-    let n = 0;
-    let key: Record<string, unknown> | undefined;
-    do {
-      const page = await send(ctx, {
-        ...partitionQuery(ctx, { pk }),
-        Select: 'COUNT',
-        ...(filter ? { FilterExpression: '#exp < :now', ExpressionAttributeNames: { '#pk': TABLE_SCHEMA.workIndex.partitionKey, '#exp': 'leaseExpiresAt' }, ExpressionAttributeValues: { ':pk': pk, ':now': now } } : {}),
-        ExclusiveStartKey: key,
-      });
-      n += page.Count ?? 0;
-      key = page.LastEvaluatedKey;
-    } while (key);
-    return n;
-  };
+  const count = (pk: string, filter?: boolean): Promise<number> =>
+    countItems(ctx, partitionQuery(ctx, pk, filter ? { filter: '#exp < :now', names: { '#exp': 'leaseExpiresAt' }, values: { ':now': now } } : {}));
   const shards = Array.from({ length: (await shardLayout(ctx)).read.globalShards }, (_, s) => s);
   const [running, expired, dead] = await Promise.all([
     Promise.all(shards.map((s) => count(leasePartition(s)))),

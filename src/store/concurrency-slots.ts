@@ -15,16 +15,14 @@
  *   taken after it lapsed, or was already freed by a repeat of this call.
  * makeSlots: (no item) -> free for k < n (slots from n up stay, unused: lease calls use k < n).
  */
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { Lease } from '../job.js';
 import { clockToleranceOf, type QueueLimits } from '../flow-limits.js';
 import { TABLE_SCHEMA } from '../schema.js';
 import type { StoreContext } from './context.js';
 import { buildUpdate } from './expression.js';
 import { absent, guarded, slotFree, slotHeldBy } from './guards.js';
-import { translate, updateIf } from './io.js';
-import { queryItems } from './lease.js';
+import { updateIf } from './io.js';
+import { FAN_OUT_LANES, inLanes, queryItems } from './query.js';
 import { leaseSecretHash } from './lease-secret.js';
 
 /** The index partition listing a queue's slots. */
@@ -136,28 +134,9 @@ export async function makeSlots(ctx: StoreContext, queue: string, n: number): Pr
   const have = new Set((await listSlots(ctx, queue)).map((s) => s.k));
   const now = ctx.clock();
   const todo = Array.from({ length: n }, (_, k) => k).filter((k) => !have.has(k));
-  const one = async () => {
-    for (let k = todo.shift(); k !== undefined; k = todo.shift()) {
-      const { id, gpk, gsk } = slotKeys(queue, k);
-      try {
-        await ctx.doc.send(
-          new UpdateCommand({
-            TableName: ctx.tableName,
-            Key: { id },
-            ...guarded(
-              {
-                UpdateExpression: 'SET #gpk = :gpk, #gsk = :gsk, #queue = :queue, #state = :free, #createdAt = :now, #updatedAt = :now',
-                ExpressionAttributeNames: { '#gpk': 'gpk', '#gsk': 'gsk', '#queue': 'queue', '#state': 'state', '#createdAt': 'createdAt', '#updatedAt': 'updatedAt' },
-                ExpressionAttributeValues: { ':gpk': gpk, ':gsk': gsk, ':queue': queue, ':free': 'free', ':now': now },
-              },
-              absent(),
-            ),
-          }),
-        );
-      } catch (err) {
-        if (!(err instanceof ConditionalCheckFailedException)) throw translate(ctx, err);
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(8, todo.length) }, one));
+  await inLanes(todo, FAN_OUT_LANES, async (k) => {
+    const { id, gpk, gsk } = slotKeys(queue, k);
+    // A slot another process made first is left as it is.
+    await updateIf(ctx, { Key: { id }, ...guarded(buildUpdate({ set: { gpk, gsk, queue, state: 'free', createdAt: now, updatedAt: now } }), absent()) }, false);
+  });
 }

@@ -6,11 +6,11 @@
  * findUndeliveredDeadNotices: dead jobs whose notice is undelivered, from the dead partitions.
  */
 import { deadPartition } from '../keys.js';
-import { TABLE_SCHEMA } from '../schema.js';
+import { itemToDeadNotice } from './codec.js';
 import type { StoreContext, DeadJobNotice } from './context.js';
 import { deadNoticeUndelivered, guarded } from './guards.js';
 import { readItem, updateIf } from './io.js';
-import { queryItems } from './lease.js';
+import { queryPartitions, shardPartitions } from './query.js';
 import { shardLayout } from './shard-layout.js';
 
 /** Records that the dead-job notice for generation `generation` was delivered; false if the job moved on. */
@@ -23,36 +23,15 @@ export async function markDeadNotifiedIfUndelivered(ctx: StoreContext, id: strin
 
 /** Dead jobs whose notification has not been delivered yet (up to `max`). */
 export async function findUndeliveredDeadNotices(ctx: StoreContext, max: number): Promise<DeadJobNotice[]> {
-  const { name, partitionKey } = TABLE_SCHEMA.workIndex;
   const { read } = await shardLayout(ctx);
-  const pages = await Promise.all(
-    Array.from({ length: read.globalShards }, (_, shard) =>
-      queryItems(
-        ctx,
-        {
-          TableName: ctx.tableName,
-          IndexName: name,
-          KeyConditionExpression: '#pk = :pk',
-          FilterExpression: '#n = :false',
-          ExpressionAttributeNames: { '#pk': partitionKey, '#n': 'deadNotified' },
-          ExpressionAttributeValues: { ':pk': deadPartition(shard), ':false': false },
-        },
-        max,
-      ),
-    ),
-  );
+  const notNotified = { filter: '#n = :false', names: { '#n': 'deadNotified' }, values: { ':false': false } };
+  const undelivered = await queryPartitions(ctx, shardPartitions(read.globalShards, deadPartition), notNotified, { max });
   const notices: DeadJobNotice[] = [];
-  for (const i of pages.flat().slice(0, max)) {
+  for (const i of undelivered.slice(0, max)) {
     // lastError is not projected into the index; read it (rare: only undelivered notices).
     const full = await readItem(ctx, i.id as string);
     if (!full || full.state !== 'dead' || full.deadNotified !== false) continue;
-    notices.push({
-      id: full.id as string,
-      queue: full.queue as string,
-      attempts: full.attempts as number,
-      lastError: full.lastError as string | undefined,
-      generation: full.leaseGeneration as number,
-    });
+    notices.push(itemToDeadNotice(full));
   }
   return notices;
 }

@@ -14,6 +14,7 @@ import { BatchWriteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { EnqueueIncompleteError, ValidationError } from '../errors.js';
 import type { Json, Job, JobState } from '../job.js';
 import { pendingKeys } from '../keys.js';
+import { BATCH_WRITE_RETRY, backoffDelay } from '../retry-policy.js';
 import {
   checkId,
   checkInstant,
@@ -146,20 +147,17 @@ export async function putIfAbsent(ctx: StoreContext, item: Item, guard?: Guard):
 /** Items per BatchWriteItem (DynamoDB's limit). */
 const BATCH_WRITE_ITEMS = 25;
 
-/** Attempts at the unprocessed rest of one BatchWriteItem before giving up with an error. */
-const BATCH_WRITE_ATTEMPTS = 8;
-
 /**
  * Writes prepared items whose ids the store generated, 25 per BatchWriteItem, retrying what
- * DynamoDB leaves unprocessed (throttling) with a short backoff. Throws if some are still
+ * DynamoDB leaves unprocessed (throttling) as BATCH_WRITE_RETRY says. Throws if some are still
  * unwritten after that: the caller then knows the batch did not all land.
  */
 export async function putGenerated(ctx: StoreContext, items: readonly Item[]): Promise<EnqueueOutcome[]> {
   for (let i = 0; i < items.length; i += BATCH_WRITE_ITEMS) {
     let rest = items.slice(i, i + BATCH_WRITE_ITEMS).map((Item) => ({ PutRequest: { Item } }));
     for (let attempt = 1; rest.length > 0; attempt++) {
-      if (attempt > BATCH_WRITE_ATTEMPTS) throw new EnqueueIncompleteError(rest.map((r) => r.PutRequest.Item.id as string), BATCH_WRITE_ATTEMPTS);
-      if (attempt > 1) await new Promise((r) => setTimeout(r, Math.min(1_000, 10 * 2 ** attempt * (0.5 + ctx.random()))));
+      if (attempt > BATCH_WRITE_RETRY.attempts) throw new EnqueueIncompleteError(rest.map((r) => r.PutRequest.Item.id as string), BATCH_WRITE_RETRY.attempts);
+      if (attempt > 1) await new Promise((r) => setTimeout(r, backoffDelay(BATCH_WRITE_RETRY.policy, attempt - 1, ctx.random)));
       try {
         const out = await ctx.doc.send(new BatchWriteCommand({ RequestItems: { [ctx.tableName]: rest } }));
         rest = (out.UnprocessedItems?.[ctx.tableName] ?? []) as typeof rest;

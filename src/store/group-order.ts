@@ -31,7 +31,7 @@ import { fireHook, type StoreContext } from './context.js';
 import { putIfAbsent, type EnqueueOutcome } from './enqueue.js';
 import { groupEmpty, groupHeadIs, guarded, parkedIn } from './guards.js';
 import { readItem, translate, updateIf } from './io.js';
-import { queryItems } from './lease.js';
+import { queryItems } from './query.js';
 
 /** How long an entry may wait for its job to appear before an advance skips it. */
 const ENTRY_GRACE_MS = 60_000;

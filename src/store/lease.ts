@@ -23,7 +23,6 @@
  * still short, running jobs whose lease lapsed (orphans), so takeover does not wait for the
  * scheduled reclaim. The index is only a hint; the conditional write decides.
  */
-import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { Lease } from '../job.js';
 import { leaseKeys, leasePartition, prioritizedPartition, readyPartition, scheduledPartition, shardOf } from '../keys.js';
 import { TABLE_SCHEMA } from '../schema.js';
@@ -32,8 +31,9 @@ import { leaseSecretHash, newLeaseSecret } from './lease-secret.js';
 import type { StoreContext } from './context.js';
 import { buildUpdate } from './expression.js';
 import { allOf, atGeneration, dueAt, guarded, orphanAt } from './guards.js';
-import { translate, updateIf } from './io.js';
+import { updateIf } from './io.js';
 import { READ_AHEAD } from './lease-hints.js';
+import { partitionQuery, queryEach, queryItems, shardPartitions } from './query.js';
 import { shardLayout } from './shard-layout.js';
 
 /** A due job as the index shows it; only a hint until the conditional write lands. */
@@ -286,39 +286,20 @@ async function readPartition(ctx: StoreContext, p: PartitionRead, now: number, l
 
 /** Running jobs of `queues` whose lease lapsed before `now` and that have attempts left. */
 async function findOrphans(ctx: StoreContext, queues: readonly string[], now: number, limit: number): Promise<Candidate[]> {
-  const { name, partitionKey: pk, sortKey: sk } = TABLE_SCHEMA.workIndex;
-  const queries: QueryCommandInput[] = [];
   const { globalShards } = (await shardLayout(ctx)).read;
-  for (const queue of queues) {
-    for (let shard = 0; shard < globalShards; shard++) {
-      queries.push({
-        TableName: ctx.tableName,
-        IndexName: name,
-        KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :queue)',
-        FilterExpression: '#exp < :now AND #attempts < #max',
-        ExpressionAttributeNames: { '#pk': pk, '#sk': sk, '#exp': 'leaseExpiresAt', '#attempts': 'attempts', '#max': 'maxAttempts' },
-        ExpressionAttributeValues: { ':pk': leasePartition(shard), ':queue': `${queue}|`, ':now': now },
-      });
-    }
-  }
-  const items = (await Promise.all(queries.map((q) => queryItems(ctx, q, limit)))).flat();
+  const leases = shardPartitions(globalShards, leasePartition);
+  const queries = queues.flatMap((queue) =>
+    leases.map((pk) =>
+      partitionQuery(ctx, pk, {
+        sortKey: 'begins_with(#sk, :queue)',
+        filter: '#exp < :now AND #attempts < #max',
+        names: { '#sk': TABLE_SCHEMA.workIndex.sortKey, '#exp': 'leaseExpiresAt', '#attempts': 'attempts', '#max': 'maxAttempts' },
+        values: { ':queue': `${queue}|`, ':now': now },
+      }),
+    ),
+  );
+  const items = await queryEach(ctx, queries, { max: limit });
   return items.map((i) => toCandidate(i, true));
-}
-
-/** Runs a query, following pages until `max` items or the end. */
-export async function queryItems(ctx: StoreContext, input: QueryCommandInput, max = input.Limit ?? Infinity): Promise<Item[]> {
-  const out: Item[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    try {
-      const page = await ctx.doc.send(new QueryCommand({ ...input, ExclusiveStartKey: start }));
-      out.push(...((page.Items ?? []) as Item[]));
-      start = page.LastEvaluatedKey;
-    } catch (err) {
-      throw translate(ctx, err);
-    }
-  } while (start && out.length < max);
-  return out.slice(0, max);
 }
 
 function toCandidate(i: Item, orphan: boolean): Candidate {

@@ -14,11 +14,11 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { deadPartition } from '../keys.js';
 import { TABLE_SCHEMA } from '../schema.js';
-import type { Item } from './codec.js';
+import { itemToDeadEntry, type DeadEntry } from './codec.js';
 import type { StoreContext } from './context.js';
 import { deadAtGeneration, guarded } from './guards.js';
 import { translate } from './io.js';
-import { queryItems } from './lease.js';
+import { FAN_OUT_LANES, inLanes, queryItems } from './query.js';
 import { shardLayout } from './shard-layout.js';
 
 /** What one purge call did. */
@@ -35,14 +35,6 @@ export interface PurgeCounts {
 
 const pad = (n: number): string => String(n).padStart(15, '0');
 
-/** One dead index entry, decoded from its sort key `<queue>|<diedAt>|<id>`. */
-interface DeadEntry {
-  readonly id: string;
-  readonly queue: string;
-  readonly diedAt: number;
-  readonly generation: number;
-}
-
 /** Deletes up to `max` dead jobs that died before `cutoff` (epoch ms), of `queue` or of every queue. */
 export async function purgeDeadBefore(ctx: StoreContext, args: { cutoff: number; queue?: string; max: number }): Promise<PurgeCounts> {
   const found: DeadEntry[] = [];
@@ -55,13 +47,10 @@ export async function purgeDeadBefore(ctx: StoreContext, args: { cutoff: number;
   const todo = found.slice(0, args.max);
   const deleted: DeadEntry[] = [];
   let lostRaces = 0;
-  const lane = async (): Promise<void> => {
-    for (let e = todo.shift(); e; e = todo.shift()) {
-      if (await deleteIfDeadAt(ctx, e)) deleted.push(e);
-      else lostRaces++;
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(8, todo.length) }, lane));
+  await inLanes(todo, FAN_OUT_LANES, async (e) => {
+    if (await deleteIfDeadAt(ctx, e)) deleted.push(e);
+    else lostRaces++;
+  });
   ctx.logger.warn('purge.finished', { cutoff: args.cutoff, queue: args.queue, deleted: deleted.length, lostRaces, more });
   return { deleted: deleted.length, jobs: deleted.map(({ id, queue, diedAt }) => ({ id, queue, diedAt })), lostRaces, more };
 }
@@ -101,13 +90,7 @@ async function query(ctx: StoreContext, pk: string, range: { gt: string } | { lo
     ProjectionExpression: 'id, #sk, #g',
     Limit: limit,
   };
-  return (await queryItems(ctx, input, limit)).map(toEntry);
-}
-
-function toEntry(i: Item): DeadEntry {
-  const gsk = i[TABLE_SCHEMA.workIndex.sortKey] as string;
-  const [queue, diedAt] = gsk.split('|');
-  return { id: i.id as string, queue: queue!, diedAt: Number(diedAt), generation: i.leaseGeneration as number };
+  return (await queryItems(ctx, input, limit)).map(itemToDeadEntry);
 }
 
 async function deleteIfDeadAt(ctx: StoreContext, e: DeadEntry): Promise<boolean> {

@@ -18,9 +18,10 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { QUEUE_REGISTRY_PARTITION, queueRegistryKeys } from '../keys.js';
 import { QUEUE_REGISTRY_ID, TABLE_SCHEMA } from '../schema.js';
 import type { StoreContext } from './context.js';
+import { buildUpdate } from './expression.js';
 import { absent, guarded, legacyNamesPresent } from './guards.js';
-import { readItem, translate } from './io.js';
-import { queryItems } from './lease.js';
+import { readItem, translate, updateIf } from './io.js';
+import { FAN_OUT_LANES, inLanes, queryItems } from './query.js';
 
 /** A page of queue names; pass `cursor` back for the next page (absent on the last). */
 export interface QueuePage {
@@ -31,30 +32,11 @@ export interface QueuePage {
 /** Registers each queue name once (a conditional write per name that is new to the table). */
 export async function registerQueues(ctx: StoreContext, queues: readonly string[]): Promise<void> {
   const todo = [...queues];
-  const one = async (): Promise<void> => {
-    for (let queue = todo.shift(); queue !== undefined; queue = todo.shift()) {
-      const { id, gpk, gsk } = queueRegistryKeys(queue);
-      try {
-        await ctx.doc.send(
-          new UpdateCommand({
-            TableName: ctx.tableName,
-            Key: { id },
-            ...guarded(
-              {
-                UpdateExpression: 'SET #gpk = :gpk, #gsk = :gsk, #queue = :queue, #createdAt = :now',
-                ExpressionAttributeNames: { '#gpk': 'gpk', '#gsk': 'gsk', '#queue': 'queue', '#createdAt': 'createdAt' },
-                ExpressionAttributeValues: { ':gpk': gpk, ':gsk': gsk, ':queue': queue, ':now': ctx.clock() },
-              },
-              absent(),
-            ),
-          }),
-        );
-      } catch (err) {
-        if (!(err instanceof ConditionalCheckFailedException)) throw translate(ctx, err);
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(8, todo.length) }, one));
+  await inLanes(todo, FAN_OUT_LANES, async (queue) => {
+    const { id, gpk, gsk } = queueRegistryKeys(queue);
+    // A name another process registered first is left as it is.
+    await updateIf(ctx, { Key: { id }, ...guarded(buildUpdate({ set: { gpk, gsk, queue, createdAt: ctx.clock() } }), absent()) }, false);
+  });
 }
 
 /** Up to `limit` queue names in name order, after `after` (exclusive) when given. */

@@ -15,13 +15,12 @@
  * Lost race: counted in `lostRaces` and left alone; the winner's write stands.
  */
 import { deadKeys, leasePartition, scheduledKeys } from '../keys.js';
-import { TABLE_SCHEMA } from '../schema.js';
 import type { Item } from './codec.js';
 import { fireHook, type StoreContext } from './context.js';
 import { buildUpdate } from './expression.js';
 import { guarded, lapsedAsRead } from './guards.js';
 import { updateIf } from './io.js';
-import { queryItems } from './lease.js';
+import { queryPartitions, shardPartitions } from './query.js';
 import { shardLayout, type ShardCounts } from './shard-layout.js';
 
 /** What one reclaim pass did. */
@@ -62,26 +61,10 @@ export async function reclaimOrphaned(ctx: StoreContext, max: number): Promise<R
 
 /** Running jobs whose lease lapsed before `now`, from the lease partitions of the index. */
 async function findExpiredLeases(ctx: StoreContext, now: number, max: number): Promise<Item[]> {
-  const { name, partitionKey } = TABLE_SCHEMA.workIndex;
   const { read } = await shardLayout(ctx);
-  const pages = await Promise.all(
-    Array.from({ length: read.globalShards }, (_, shard) =>
-      queryItems(
-        ctx,
-        {
-          TableName: ctx.tableName,
-          IndexName: name,
-          KeyConditionExpression: '#pk = :pk',
-          FilterExpression: '#exp < :now',
-          ExpressionAttributeNames: { '#pk': partitionKey, '#exp': 'leaseExpiresAt' },
-          ExpressionAttributeValues: { ':pk': leasePartition(shard), ':now': now },
-        },
-        max,
-      ),
-    ),
-  );
-  return pages
-    .flat()
+  const lapsed = { filter: '#exp < :now', names: { '#exp': 'leaseExpiresAt' }, values: { ':now': now } };
+  const expired = await queryPartitions(ctx, shardPartitions(read.globalShards, leasePartition), lapsed, { max });
+  return expired
     .sort((a, b) => (a.leaseExpiresAt as number) - (b.leaseExpiresAt as number))
     .slice(0, max);
 }

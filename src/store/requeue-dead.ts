@@ -9,6 +9,7 @@
  */
 import { InvalidStateError, JobNotFoundError } from '../errors.js';
 import { scheduledKeys } from '../keys.js';
+import { TABLE_SCHEMA } from '../schema.js';
 import { fireHook, type StoreContext } from './context.js';
 import { buildUpdate } from './expression.js';
 import { deadAtGeneration, guarded } from './guards.js';
@@ -33,7 +34,7 @@ export async function requeueIfDead(ctx: StoreContext, id: string): Promise<Requ
   const update = buildUpdate({
     set: { state: 'pending', attempts: 0, runAt: now, updatedAt: now, ...scheduledKeys(id, item.queue as string, now, queueShards) },
     setExpr: { leaseGeneration: ':next' },
-    remove: ['expireAt', 'deadNotified', 'leaseSecretHash'],
+    remove: [TABLE_SCHEMA.ttlAttribute, 'deadNotified', 'leaseSecretHash'],
     values: { ':next': seen + 1 },
   });
   const result = await updateElseCurrent(ctx, { Key: { id }, ...guarded(update, deadAtGeneration(seen)) });

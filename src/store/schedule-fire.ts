@@ -26,7 +26,7 @@ import { buildUpdate } from './expression.js';
 import { absentOrWithdrawn, guarded, scheduleAtVersion } from './guards.js';
 import { withdrawJobs } from './schedule-withdraw.js';
 import { readItem, updateIf } from './io.js';
-import { queryItems } from './lease.js';
+import { FAN_OUT_LANES, inLanes, queryItems } from './query.js';
 import { shardLayout } from './shard-layout.js';
 import { cronOf, itemToSchedule, MAX_TICKS_PER_FIRE, tickAfter, tickJobId, type Schedule } from './schedules.js';
 import { scheduleKeys } from '../keys.js';
@@ -67,19 +67,16 @@ export async function fireDueSchedules(ctx: StoreContext, opts: FireOptions): Pr
   });
   const totals = { schedules: 0, created: 0, existed: 0, missed: 0, lostRaces: 0 };
   const todo = due.map((i) => i[sortKey] as string);
-  const one = async (): Promise<void> => {
-    for (let n = todo.shift(); n !== undefined; n = todo.shift()) {
-      const item = await readItem(ctx, scheduleKeys(n).id);
-      if (!item) continue;
-      const c = await fireSchedule(ctx, itemToSchedule(item), opts);
-      totals.schedules += 1;
-      totals.created += c.created;
-      totals.existed += c.existed;
-      totals.missed += c.missed;
-      totals.lostRaces += c.lostRaces;
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(8, todo.length) }, one));
+  await inLanes(todo, FAN_OUT_LANES, async (n) => {
+    const item = await readItem(ctx, scheduleKeys(n).id);
+    if (!item) return;
+    const c = await fireSchedule(ctx, itemToSchedule(item), opts);
+    totals.schedules += 1;
+    totals.created += c.created;
+    totals.existed += c.existed;
+    totals.missed += c.missed;
+    totals.lostRaces += c.lostRaces;
+  });
   return totals;
 }
 

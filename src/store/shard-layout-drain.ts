@@ -15,7 +15,7 @@
 import { readyPartition, scheduledPartition, leasePartition, deadPartition } from '../keys.js';
 import { TABLE_SCHEMA } from '../schema.js';
 import type { StoreContext } from './context.js';
-import { queryItems } from './lease.js';
+import { FAN_OUT_LANES, inLanes, queryItems } from './query.js';
 import { listQueuePage } from './queue-registry.js';
 import { changeShardLayoutIfVersion, LAYOUT_GRACE_MS, readShardLayout, type ShardLayout } from './shard-layout.js';
 
@@ -47,10 +47,9 @@ export async function checkShardLayout(ctx: StoreContext): Promise<ShardLayoutCh
   }
   const occupied: string[] = [];
   const todo = [...outside];
-  const lane = async (): Promise<void> => {
-    for (let pk = todo.shift(); pk !== undefined; pk = todo.shift()) if (await holdsAny(ctx, pk)) occupied.push(pk);
-  };
-  await Promise.all(Array.from({ length: Math.min(8, todo.length) }, lane));
+  await inLanes(todo, FAN_OUT_LANES, async (pk) => {
+    if (await holdsAny(ctx, pk)) occupied.push(pk);
+  });
   const covered = layout.read.queueShards >= highWater.queueShards && layout.read.globalShards >= highWater.globalShards;
   if (occupied.length > 0) {
     if (covered) return { outcome: 'draining', layout, occupied };

@@ -7,18 +7,17 @@
 import { FenceqError, ValidationError } from '../errors.js';
 import type { Json, Lease } from '../job.js';
 import type { AckDoneOutcome, AckFailedOutcome } from '../job-store.js';
+import { ACK_RETRY, Backoff, backoffDelay } from '../retry-policy.js';
 import { checkInt } from '../validate.js';
 import { installCrashGuard, runInScope } from './crash-guard.js';
 import { HandlerCrashError, HandlerTimeoutError, type LeaseLostError, PayloadInvalidError, ResultInvalidError, WorkerStoppedError } from './errors.js';
 import { HeldLease, type LeaseHost } from './held-lease.js';
-import { IdleBackoff } from './idle-backoff.js';
 import { resolveWorkerOptions, WORKER_DEFAULTS, type ResolvedWorkerOptions } from './options.js';
 import type { HandlerContext, HandlerDefinition, JobContextJob, StopReport, WorkerCounters, WorkerOptions } from './types.js';
 
 type Counter = keyof WorkerCounters;
 type Outcome = { ok: true; result: unknown } | { ok: false; error: unknown; retryable: boolean; reason: string };
 
-const ACK_RETRY_DELAYS_MS = [200, 800, 2_000];
 
 /**
  * How long to sleep when a limit held a queue back. Rate: exactly until the next token is due
@@ -133,7 +132,7 @@ export class Worker {
 
   private async loop(): Promise<void> {
     const o = this.options;
-    const backoff = new IdleBackoff(o.pollIntervalMs, o.maxPollIntervalMs, o.random);
+    const backoff = new Backoff({ baseMs: o.pollIntervalMs, maxMs: o.maxPollIntervalMs }, o.random);
     const queues = [...o.handlers.keys()];
     let delay = 0;
     while (this.state === 'running') {
@@ -365,16 +364,15 @@ export class Worker {
     });
   }
 
-  /** Retries a settling call on transport errors; bad input (ValidationError) is not retried. */
+  /** Retries a settling call on transport errors, as ACK_RETRY says (why: see there); bad input (ValidationError) is not retried. */
   private async withRetries<T>(h: HeldLease, call: () => Promise<T>): Promise<T> {
-    for (let i = 0; ; i++) {
+    for (let attempt = 1; ; attempt++) {
       try {
         return await call();
       } catch (err) {
-        const delay = ACK_RETRY_DELAYS_MS[i];
-        if (err instanceof ValidationError || delay === undefined) throw err;
-        this.options.logger.warn('worker.ack_retry', { id: h.lease.id, generation: h.lease.generation, attempt: i + 1, error: err });
-        await new Promise((r) => setTimeout(r, delay));
+        if (err instanceof ValidationError || attempt >= ACK_RETRY.attempts) throw err;
+        this.options.logger.warn('worker.ack_retry', { id: h.lease.id, generation: h.lease.generation, attempt, error: err });
+        await new Promise((r) => setTimeout(r, backoffDelay(ACK_RETRY.policy, attempt, this.options.random)));
       }
     }
   }

@@ -1,7 +1,7 @@
 /** Starts the local stack (`fenceq start`) and `fenceq work` as real child processes for end-to-end tests. */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createInterface } from 'node:readline';
+import type { ChildProcess } from 'node:child_process';
 import { afterAll } from 'vitest';
+import { ChildExitedError, supervise, type Supervised } from '../../src/local/supervisor.js';
 import { BIN, ROOT } from '../cli/support.js';
 
 /** One JSON line the stack printed. */
@@ -18,10 +18,18 @@ export interface StackProcess {
   stderr(): string;
 }
 
-const started: ChildProcess[] = [];
+const started: Supervised[] = [];
 afterAll(() => {
-  for (const c of started) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  for (const p of started) p.signal('SIGKILL');
 });
+
+const parse = (line: string): StackEvent | undefined => {
+  try {
+    return JSON.parse(line) as StackEvent;
+  } catch {
+    return undefined;
+  }
+};
 
 /**
  * Spawns `fenceq --json start ARGS` and collects its JSON lines. With `--enforce-iam` unless
@@ -29,52 +37,37 @@ afterAll(() => {
  */
 export function startStack(args: readonly string[]): StackProcess {
   const iam = process.env.FENCEQ_TEST_IAM === 'off' ? [] : ['--enforce-iam'];
-  const child = spawn(process.execPath, [BIN, '--json', 'start', ...iam, ...args], {
+  const events: StackEvent[] = [];
+  const proc = supervise(process.execPath, [BIN, '--json', 'start', ...iam, ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdin: 'ignore',
+    other: 'pipe',
+    onLine: (line) => {
+      const e = parse(line);
+      if (e) events.push(e);
+    },
   });
-  started.push(child);
-  const events: StackEvent[] = [];
-  const waiters: { event: string; resolve: (e: StackEvent) => void }[] = [];
+  started.push(proc);
   let err = '';
-  child.stderr.on('data', (d) => (err += d));
-  createInterface({ input: child.stdout }).on('line', (line) => {
-    let e: StackEvent;
-    try {
-      e = JSON.parse(line) as StackEvent;
-    } catch {
-      return;
-    }
-    events.push(e);
-    for (const w of waiters.filter((w) => w.event === e.event)) {
-      waiters.splice(waiters.indexOf(w), 1);
-      w.resolve(e);
-    }
-  });
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  proc.child.stderr!.on('data', (d) => (err += d));
   return {
-    child,
+    child: proc.child,
     events,
-    exited,
+    exited: proc.exited.then((e) => e.code),
     stderr: () => err,
     next(event, timeoutMs = 60_000) {
       const seen = events.find((e) => e.event === event);
       if (seen) return Promise.resolve(seen);
-      return new Promise((resolve, reject) => {
-        const t = setTimeout(() => reject(new Error(`no ${event} within ${timeoutMs} ms; stderr: ${err.slice(-2000)}`)), timeoutMs);
-        void exited.then((code) => {
-          clearTimeout(t);
-          reject(new Error(`stack exited (${code}) before ${event}; stderr: ${err.slice(-2000)}`));
-        });
-        waiters.push({
-          event,
-          resolve: (e) => {
-            clearTimeout(t);
-            resolve(e);
-          },
-        });
-      });
+      let t: NodeJS.Timeout | undefined;
+      return Promise.race([
+        proc.waitForLine((line) => parse(line)?.event === event).then((line) => parse(line)!),
+        new Promise<never>((_, reject) => (t = setTimeout(() => reject(new Error(`no ${event} within ${timeoutMs} ms; stderr: ${err.slice(-2000)}`)), timeoutMs))),
+      ])
+        .catch((e: unknown) => {
+          throw e instanceof ChildExitedError ? new Error(`stack exited (${e.exit.code}) before ${event}; stderr: ${err.slice(-2000)}`) : e;
+        })
+        .finally(() => clearTimeout(t));
     },
   };
 }
@@ -88,15 +81,17 @@ export interface WorkerChild {
 
 /** Spawns `fenceq work --handlers src/local/demo-handlers.ts --owner OWNER ...args` with the stack's env. */
 export function startWorker(env: Record<string, string>, owner: string, args: readonly string[] = []): WorkerChild {
-  const child = spawn(process.execPath, [BIN, 'work', '--handlers', 'src/local/demo-handlers.ts', '--owner', owner, ...args], {
+  let log = '';
+  const proc = supervise(process.execPath, [BIN, 'work', '--handlers', 'src/local/demo-handlers.ts', '--owner', owner, ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdin: 'ignore',
+    lines: 'stderr',
+    other: 'ignore',
+    onLine: (line) => (log += `${line}\n`),
   });
-  started.push(child);
-  let log = '';
-  child.stderr.on('data', (d) => (log += d));
-  return { child, exited: new Promise((r) => child.once('exit', (code) => r(code))), log: () => log };
+  started.push(proc);
+  return { child: proc.child, exited: proc.exited.then((e) => e.code), log: () => log };
 }
 
 /** Whether a process with this pid is alive. */
