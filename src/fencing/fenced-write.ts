@@ -9,6 +9,9 @@
  *          deleted-and-reused job id still outranks every run of the old job.
  * Writes:  the caller's attributes, fenceJobId = :job, fenceGeneration = :gen.
  * Lost race: `{ outcome: 'fenced-out' }` with the generation already recorded; never a throw.
+ *          Which half refused the write is read from the item AWS sends with the failure
+ *          (ReturnValuesOnConditionCheckFailure ALL_OLD): no second request. An endpoint that
+ *          does not send it (the emulator) or an item that does not exist costs a consistent read.
  *
  * This is the resource-side half of Kleppmann's fencing argument: the lease alone cannot stop a
  * paused process, because it does not know it was paused; the resource it writes must check.
@@ -16,6 +19,7 @@
  */
 import { ConditionalCheckFailedException, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { ValidationError } from '../errors.js';
 import { checkInt, checkObject } from '../validate.js';
 import type { FencingToken } from '../worker/types.js';
@@ -127,17 +131,31 @@ export async function fencedWrite(input: FencedWriteInput): Promise<FencedWriteO
         ExpressionAttributeNames: names,
         ExpressionAttributeValues: values,
         ReturnValues: 'ALL_NEW',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );
     return { outcome: 'written', generation, item: out.Attributes ?? {} };
   } catch (err) {
     if (!(err instanceof ConditionalCheckFailedException)) throw err;
+    return refused(await itemAfterFailure(doc, input.tableName, key, err), token.jobId, generation, genAttr, jobAttr);
   }
-  // Which half refused it? Read the item as it is now.
-  const now = await doc.send(new GetCommand({ TableName: input.tableName, Key: key, ConsistentRead: true }));
-  const item = now.Item;
+}
+
+/** The item as it stands after the fence or the caller's condition refused a write. */
+async function itemAfterFailure(
+  doc: DynamoDBDocumentClient,
+  tableName: string,
+  key: Record<string, unknown>,
+  err: ConditionalCheckFailedException,
+): Promise<Record<string, unknown> | undefined> {
+  if (err.Item) return unmarshall(err.Item);
+  return (await doc.send(new GetCommand({ TableName: tableName, Key: key, ConsistentRead: true }))).Item;
+}
+
+/** Which half refused the write: the fence (a newer run of the same job wrote the item) or the caller's condition. */
+function refused(item: Record<string, unknown> | undefined, jobId: string, generation: number, genAttr: string, jobAttr: string): FencedWriteOutcome {
   const recorded = item?.[genAttr];
-  if (item && item[jobAttr] === token.jobId && typeof recorded === 'number' && recorded > generation) {
+  if (item && item[jobAttr] === jobId && typeof recorded === 'number' && recorded > generation) {
     return { outcome: 'fenced-out', generation, recordedGeneration: recorded, item };
   }
   return { outcome: 'condition-failed', generation, item };
