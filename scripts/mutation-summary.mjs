@@ -48,9 +48,9 @@ if (showSurvivors) {
   for (const [path, f] of files) {
     const lines = f.source.split('\n');
     for (const m of f.mutants.filter((x) => x.status === 'Survived' || x.status === 'NoCoverage')) {
-      const line = m.location.start.line;
-      console.log(`\n${path}:${line} ${m.status} ${m.mutatorName}: ${JSON.stringify(m.replacement ?? '')}`);
-      console.log(`  ${lines[line - 1]?.trim().slice(0, 160)}`);
+      const { start, end } = m.location;
+      const span = start.line === end.line ? lines[start.line - 1].slice(start.column - 1, end.column - 1) : `${lines[start.line - 1].slice(start.column - 1)}...`;
+      console.log(`${path}:${start.line} ${m.status} ${m.mutatorName}: ${JSON.stringify(span.slice(0, 100))} -> ${JSON.stringify((m.replacement ?? '').slice(0, 100))}`);
     }
   }
 }
