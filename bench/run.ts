@@ -19,6 +19,7 @@ import { throughputChart } from '../tools/chart.js';
 import { dollarsPerMillionJobs, PRICES, sqsDollarsPerMillionJobs } from '../tools/cost-model.js';
 import { emulator } from '../tools/env.js';
 import type { MeterCounts } from '../tools/meter.js';
+import type { ShardCounts } from '../src/store/shard-layout.js';
 import { round } from '../tools/stats.js';
 import { workerImplementation } from '../tools/workers.js';
 import { measureProgressWrites, type ProgressResult } from './progress.js';
@@ -26,6 +27,14 @@ import { measureScheduleDelay, type ScheduleDelayResult } from './schedules.js';
 import { measureTakeover, type TakeoverResult } from './takeover.js';
 import { measureThrottled, type ThrottleResult } from './throttle.js';
 import { measureThroughput, type ThroughputResult } from './throughput.js';
+
+/** The throughput section's table layouts (queue x global shards) and producers: see docs/bench.md, "Contention". */
+const TPUT_SHARDS: ShardCounts[] = [
+  { queueShards: 16, globalShards: 4 },
+  { queueShards: 8, globalShards: 4 },
+  { queueShards: 4, globalShards: 4 },
+];
+const TPUT_PRODUCERS = 1;
 
 const SECTIONS = ['cost', 'throughput', 'throttle', 'latency', 'takeover', 'growth', 'schedules', 'progress'] as const;
 type Section = (typeof SECTIONS)[number];
@@ -50,10 +59,25 @@ const program = new Command('bench')
     if (!Number.isSafeInteger(n) || n < 1 || n > 100) throw new InvalidArgumentError(`bad slot count ${v} (1-100)`);
     return n;
   })
+  .option('--shards <list>', 'throughput: the queue x global shard counts each worker count runs on, comma-separated, e.g. 16x4,4x4 (default 16x4,8x4,4x4)', (v: string) =>
+    v.split(',').map((s) => {
+      const m = /^(\d+)x(\d+)$/.exec(s.trim());
+      const counts = m ? { queueShards: Number(m[1]), globalShards: Number(m[2]) } : undefined;
+      if (!counts || !Number.isSafeInteger(counts.queueShards) || !Number.isSafeInteger(counts.globalShards) || counts.queueShards < 1 || counts.globalShards < 1 || counts.queueShards > 64 || counts.globalShards > 64) {
+        throw new InvalidArgumentError(`bad shard counts ${s} (QxG, each 1-64)`);
+      }
+      return counts;
+    }),
+  )
+  .option('--producers <n>', 'throughput: concurrent producers enqueuing (default 1)', (v: string) => {
+    const n = Number(v);
+    if (!Number.isSafeInteger(n) || n < 1 || n > 16) throw new InvalidArgumentError(`bad producer count ${v} (1-16)`);
+    return n;
+  })
   .option('--out <file>', 'JSON results file (default bench/results/bench-<time>.json)')
   .option('--model', 'print the capacity model (docs/capacity.md) and exit: a pure computation, no emulator')
   .parse();
-const opts = program.opts<{ quick?: boolean; only?: Section[]; depths?: number[]; out?: string; slots?: number; model?: boolean }>();
+const opts = program.opts<{ quick?: boolean; only?: Section[]; depths?: number[]; out?: string; slots?: number; model?: boolean; shards?: ShardCounts[]; producers?: number }>();
 if (opts.model) {
   modelReport(table, (s) => process.stdout.write(`${s}\n`));
   process.exit(0);
@@ -63,8 +87,8 @@ const run = new Set<Section>(opts.only ?? SECTIONS);
 const log = (s: string) => process.stderr.write(`${s}\n`);
 const started = new Date();
 const plan = quick
-  ? { tputJobs: 1_000, slots: opts.slots ?? 16, ceilingMs: 1_500, trickleJobs: 12, trickleRate: 4, depths: opts.depths ?? [1_000], drain: 100, takeoverTtl: 3_000, scheduleSeconds: 10, progressJobs: 8, throttleShards: [1, 4], throttleRate: 60, throttleJobsPerShard: 150 }
-  : { tputJobs: 3_000, slots: opts.slots ?? 16, ceilingMs: 4_000, trickleJobs: 60, trickleRate: 4, depths: opts.depths ?? [1_000, 10_000, 100_000], drain: 1_000, takeoverTtl: 5_000, scheduleSeconds: 40, progressJobs: 16, throttleShards: [1, 2, 4], throttleRate: 60, throttleJobsPerShard: 400 };
+  ? { tputJobs: 1_000, slots: opts.slots ?? 16, tputShards: opts.shards ?? TPUT_SHARDS, producers: opts.producers ?? TPUT_PRODUCERS, ceilingMs: 1_500, trickleJobs: 12, trickleRate: 4, depths: opts.depths ?? [1_000], drain: 100, takeoverTtl: 3_000, scheduleSeconds: 10, progressJobs: 8, throttleShards: [1, 4], throttleRate: 60, throttleJobsPerShard: 150 }
+  : { tputJobs: 3_000, slots: opts.slots ?? 16, tputShards: opts.shards ?? TPUT_SHARDS, producers: opts.producers ?? TPUT_PRODUCERS, ceilingMs: 4_000, trickleJobs: 60, trickleRate: 4, depths: opts.depths ?? [1_000, 10_000, 100_000], drain: 1_000, takeoverTtl: 5_000, scheduleSeconds: 40, progressJobs: 16, throttleShards: [1, 2, 4], throttleRate: 60, throttleJobsPerShard: 400 };
 
 const machine = {
   cpus: cpus().length,
@@ -124,22 +148,30 @@ try {
 
   // 2. Ceiling and throughput, measured back to back, the ceiling before and after each run.
   await section('throughput', async () => {
-    const rows: { workers: number; t: ThroughputResult; before: CeilingResult; after: CeilingResult }[] = [];
+    const rows: { workers: number; shards: ShardCounts; t: ThroughputResult; before: CeilingResult; after: CeilingResult }[] = [];
     for (const workers of [1, 4, 16]) {
       const concurrency = workers * plan.slots;
       const before = await measureCeiling(emu.endpoint, concurrency, plan.ceilingMs);
-      const t = await measureThroughput(emu.endpoint, { workers, slots: plan.slots, jobs: plan.tputJobs, emulatorPid: emu.pid });
+      // Every layout between the same two ceilings, so their ratios compare within one window.
+      const runs: { shards: ShardCounts; t: ThroughputResult }[] = [];
+      for (const shards of plan.tputShards) {
+        runs.push({ shards, t: await measureThroughput(emu.endpoint, { workers, slots: plan.slots, jobs: plan.tputJobs, producers: plan.producers, shards, emulatorPid: emu.pid }) });
+      }
       const after = await measureCeiling(emu.endpoint, concurrency, plan.ceilingMs);
-      rows.push({ workers, t, before, after });
-      log(`   ${workers} worker(s): ${round(t.jobsPerSec, 1)} jobs/s; ceiling ${round(before.updatesPerSec)} / ${round(after.updatesPerSec)} updates/s before/after`);
+      for (const { shards, t } of runs) {
+        rows.push({ workers, shards, t, before, after });
+        log(`   ${workers} worker(s), ${shardLabel(shards)} shards: ${round(t.jobsPerSec, 1)} jobs/s; ceiling ${round(before.updatesPerSec)} / ${round(after.updatesPerSec)} updates/s before/after`);
+      }
     }
-    const out = rows.map(({ workers, t, before, after }) => {
+    const out = rows.map(({ workers, shards, t, before, after }) => {
       const ceiling = (before.updatesPerSec + after.updatesPerSec) / 2;
       const perJob = perJobCounts(t.counts, t.jobs);
       const wcu = happyWcu + perJob.conditionalFailures;
       return {
         workers,
         slotsPerWorker: t.slotsPerWorker,
+        shards,
+        producers: plan.producers,
         jobs: t.jobs,
         jobsPerSec: round(t.jobsPerSec, 1),
         ceilingUpdatesPerSec: round(ceiling, 1),
@@ -158,10 +190,11 @@ try {
       };
     });
     table(
-      ['workers x slots', 'jobs/s', 'ceiling/3', 'ratio', 'req/job', 'writes/job', 'failed cond/job', 'WCU/job*', 'RCU/job*', '$/M jobs*', 'RSS/heap MB', 'CPU ms/job bench+emu'],
-      out.map((r) => [`${r.workers} x ${r.slotsPerWorker}`, r.jobsPerSec, r.maxJobsPerSec, r.ratio, r.requestsPerJob.total, r.writesPerJob, r.failedConditionalPerJob, r.modelledWcuPerJob, r.modelledRcuPerJob, r.dollarsPerMillionJobs, `${r.memory.rssMb}/${r.memory.heapUsedMb}`, `${r.cpuMsPerJob.bench}+${r.cpuMsPerJob.emulator ?? '?'}`]),
+      ['workers x slots', 'shards (q x g)', 'jobs/s', 'ceiling/3', 'ratio', 'req/job', 'writes/job', 'failed cond/job', 'WCU/job*', 'RCU/job*', '$/M jobs*', 'RSS/heap MB', 'CPU ms/job bench+emu'],
+      out.map((r) => [`${r.workers} x ${r.slotsPerWorker}`, shardLabel(r.shards), r.jobsPerSec, r.maxJobsPerSec, r.ratio, r.requestsPerJob.total, r.writesPerJob, r.failedConditionalPerJob, r.modelledWcuPerJob, r.modelledRcuPerJob, r.dollarsPerMillionJobs, `${r.memory.rssMb}/${r.memory.heapUsedMb}`, `${r.cpuMsPerJob.bench}+${r.cpuMsPerJob.emulator ?? '?'}`]),
     );
-    for (const r of out) log(`   ${r.workers} worker(s) requests per job: ${JSON.stringify(r.requestsPerJob)}; lease calls per job ${r.leaseCallsPerJob}`);
+    for (const r of out) log(`   ${r.workers} worker(s), ${shardLabel(r.shards)}: requests per job ${JSON.stringify(r.requestsPerJob)}; lease calls per job ${r.leaseCallsPerJob}`);
+    log(`   ${plan.producers} producer(s) enqueuing 100 jobs per enqueueMany while the workers drain.`);
     log(`   * modelled (the emulator does not count index writes); SQS standard: $${sqsDollarsPerMillionJobs().toFixed(2)} per million jobs (3 requests). Prices: ${PRICES.region}, $${PRICES.writeRequestUnitPerMillion}/M WRU, $${PRICES.readRequestUnitPerMillion}/M RRU.`);
     log(`   memory: the bench process hosting the workers and the producer, at the end of each run.`);
     results.throughput = out;
@@ -169,8 +202,8 @@ try {
     writeFileSync(
       chartFile,
       throughputChart(
-        out.map((r) => ({ workers: r.workers, jobsPerSec: r.jobsPerSec, maxJobsPerSec: r.maxJobsPerSec })),
-        `${started.toISOString().slice(0, 10)}, ${machine.cpus} x ${machine.cpuModel}, dynalite, ${plan.slots} slots per worker${quick ? ', --quick' : ''}`,
+        out.filter((r) => r.shards === plan.tputShards[0]).map((r) => ({ workers: r.workers, jobsPerSec: r.jobsPerSec, maxJobsPerSec: r.maxJobsPerSec })),
+        `${started.toISOString().slice(0, 10)}, ${machine.cpus} x ${machine.cpuModel}, dynalite, ${plan.slots} slots per worker, ${shardLabel(plan.tputShards[0]!)} shards${quick ? ', --quick' : ''}`,
       ),
     );
     log(`   chart: ${chartFile}`);
@@ -277,7 +310,7 @@ results.errors = errors;
 results.seconds = round((Date.now() - started.getTime()) / 1000, 1);
 mkdirSync('bench/results', { recursive: true });
 writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
-log(`\nresults: ${file} (${results.seconds} s)`);
+log(`\nresults: ${file} (${String(results.seconds)} s)`);
 if (errors.length) {
   log(`errors:\n${errors.join('\n')}`);
   process.exit(1);
@@ -292,6 +325,10 @@ function perJobCounts(c: MeterCounts, jobs: number) {
   }
   const writes = ((c.requests.PutItem ?? 0) + (c.requests.UpdateItem ?? 0) + (c.requests.DeleteItem ?? 0)) / jobs;
   return { requests: { ...requests, total: round(total / jobs, 2) }, writes: round(writes, 2), conditionalFailures: c.conditionalFailures / jobs, readUnits: c.readUnits / jobs };
+}
+
+function shardLabel(s: ShardCounts): string {
+  return `${s.queueShards} x ${s.globalShards}`;
 }
 
 function table(head: string[], rows: (string | number)[][]): void {

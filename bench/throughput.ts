@@ -5,6 +5,7 @@
  * failed conditional writes and modelled read units per job.
  */
 import { readFileSync } from 'node:fs';
+import type { ShardCounts } from '../src/store/shard-layout.js';
 import { benchClient, benchQueue, freshBenchTable } from '../tools/env.js';
 import { createMeter, type MeterCounts } from '../tools/meter.js';
 import { waitFor } from '../tools/stats.js';
@@ -44,7 +45,10 @@ export function benchPayload(i: number): { n: number; body: string } {
 }
 
 /** Runs `jobs` jobs through `workers` workers of `slots` slots each, producer concurrent. */
-export async function measureThroughput(endpoint: string, args: { workers: number; slots: number; jobs: number; producers?: number; emulatorPid?: number | null }): Promise<ThroughputResult> {
+export async function measureThroughput(
+  endpoint: string,
+  args: { workers: number; slots: number; jobs: number; producers?: number; shards?: ShardCounts; emulatorPid?: number | null },
+): Promise<ThroughputResult> {
   const meter = createMeter();
   const admin = benchClient(endpoint);
   const table = await freshBenchTable(admin, 'bench-tput');
@@ -54,6 +58,7 @@ export async function measureThroughput(endpoint: string, args: { workers: numbe
   // worker polls at once when jobs become due instead of sleeping out its poll interval.
   const producer = benchQueue(table.tableName, clients[0]!, { hooks: { onJobsDue: () => workers.forEach((w) => w.wake()) } });
   try {
+    if (args.shards) await producer.ensureTable({ shards: args.shards });
     await producer.enqueue({ queue: 'bench', payload: benchPayload(-1), id: 'warm-up' });
     for (let w = 0; w < args.workers; w++) {
       workers.push(

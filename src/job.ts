@@ -91,6 +91,11 @@ export interface Lease {
   readonly owner: string;
   /** Epoch ms at which the lease lapses unless renewed. */
   readonly expiresAt: number;
+  /**
+   * Epoch ms of the expiry the work index shows, when a renewal left it earlier than `expiresAt`
+   * (renewals write the indexed copy only every other time; see docs/capacity.md). Absent: the same.
+   */
+  readonly indexedExpiresAt?: number;
   /** Which attempt this is (1-based). */
   readonly attempt: number;
   /** The attempts allowed. */

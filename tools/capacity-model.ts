@@ -89,7 +89,10 @@ export interface JobShape {
 export interface LifeImages {
   readonly enqueued: Record<string, unknown>;
   readonly leased: Record<string, unknown>;
+  /** After a renewal that leaves the index alone (the first after a claim: `leaseRenewedUntil` only). */
   readonly renewed: Record<string, unknown>;
+  /** After the next renewal, which moves the indexed `leaseExpiresAt` too. */
+  readonly renewedIndexed: Record<string, unknown>;
   readonly done: Record<string, unknown>;
   /** After a retryable failure (scheduled for a retry). */
   readonly retrying: Record<string, unknown>;
@@ -123,9 +126,11 @@ export function lifeImages(shape: JobShape, queue = 'jobs', now = 1_790_000_000_
     ...leaseKeys(id, queue, GLOBAL_SHARDS),
   });
   const omit = (item: Record<string, unknown>, keys: readonly string[]) => Object.fromEntries(Object.entries(item).filter(([k]) => !keys.includes(k)));
-  const leaseFields = ['leaseOwner', 'leaseExpiresAt', 'leaseSecretHash'];
+  const leaseFields = ['leaseOwner', 'leaseExpiresAt', 'leaseRenewedUntil', 'leaseSecretHash'];
   const leased = lease(enqueued, at);
-  const renewed = { ...leased, leaseExpiresAt: at + 10_000 + LEASE_TTL_MS, updatedAt: at + 10_000 };
+  // Renewals every TTL/3 (renew.ts): the first writes only leaseRenewedUntil, the second both.
+  const renewed = { ...leased, leaseRenewedUntil: at + 10_000 + LEASE_TTL_MS, updatedAt: at + 10_000 };
+  const renewedIndexed = { ...renewed, leaseExpiresAt: at + 20_000 + LEASE_TTL_MS, leaseRenewedUntil: at + 20_000 + LEASE_TTL_MS, updatedAt: at + 20_000 };
   const settled = (state: string) => ({ settledGeneration: leased.leaseGeneration, settledBy: state, settledSecretHash: hash, updatedAt: at + 20_000 });
   const done = { ...omit(leased, [...leaseFields, 'gpk', 'gsk']), ...settled('done'), state: 'done', result: 'null', expireAt: Math.ceil((at + 7 * 86_400_000) / 1000) };
   const error = 'Error: the handler failed (a typical short message)';
@@ -133,7 +138,7 @@ export function lifeImages(shape: JobShape, queue = 'jobs', now = 1_790_000_000_
   const retrying = { ...omit(leased, leaseFields), ...settled('failed'), lastError: error, state: 'pending', runAt: retryAt, ...scheduledKeys(id, queue, retryAt, QUEUE_SHARDS) };
   const leasedAgain = lease(retrying, retryAt);
   const dead = { ...omit(leased, leaseFields), ...settled('failed'), lastError: error, state: 'dead', deadNotified: false, ...deadKeys(id, queue, at + 20_000, GLOBAL_SHARDS) };
-  return { enqueued, leased, renewed, done, retrying, leasedAgain, dead };
+  return { enqueued, leased, renewed, renewedIndexed, done, retrying, leasedAgain, dead };
 }
 
 /** The work a queue's jobs make, on average per job. */
@@ -199,7 +204,9 @@ export function perJobWrites(mix: JobMix): PerJobWrites {
     const l = lifeImages(shape);
     addInto(acc, stepWrites(undefined, l.enqueued), weight); // enqueue
     addInto(acc, stepWrites(l.enqueued, l.leased), weight); // first claim
-    addInto(acc, stepWrites(l.leased, l.renewed), weight * mix.renewalsPerAttempt * (1 + mix.retriesPerJob));
+    // Renewed on time, every other renewal moves the indexed expiry (renew.ts).
+    addInto(acc, stepWrites(l.leased, l.renewed), (weight * mix.renewalsPerAttempt * (1 + mix.retriesPerJob)) / 2);
+    addInto(acc, stepWrites(l.renewed, l.renewedIndexed), (weight * mix.renewalsPerAttempt * (1 + mix.retriesPerJob)) / 2);
     addInto(acc, stepWrites(l.leased, l.retrying), weight * mix.retriesPerJob); // ackFailed, retry
     addInto(acc, stepWrites(l.retrying, l.leasedAgain), weight * mix.retriesPerJob); // claim of the retry
     addInto(acc, stepWrites(l.leased, l.done), weight * (1 - mix.deadShare)); // ackDone

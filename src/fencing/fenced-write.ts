@@ -154,7 +154,7 @@ async function itemAfterFailure(
 
 /** Which half refused the write: the fence (a newer run of the same job wrote the item) or the caller's condition. */
 function refused(item: Record<string, unknown> | undefined, jobId: string, generation: number, genAttr: string, jobAttr: string): FencedWriteOutcome {
-  const recorded = item?.[genAttr];
+  const recorded: unknown = item?.[genAttr];
   if (item && item[jobAttr] === jobId && typeof recorded === 'number' && recorded > generation) {
     return { outcome: 'fenced-out', generation, recordedGeneration: recorded, item };
   }

@@ -37,7 +37,7 @@ export async function ackDoneIfLeaseHeld(ctx: StoreContext, lease: Lease, result
       updatedAt: now,
       ...finishedJobExpiry(ctx, now),
     },
-    remove: ['leaseOwner', 'leaseExpiresAt', 'leaseSecretHash', 'gpk', 'gsk'],
+    remove: ['leaseOwner', 'leaseExpiresAt', 'leaseRenewedUntil', 'leaseSecretHash', 'gpk', 'gsk'],
   });
   const result = await updateElseCurrent(ctx, { Key: { id: lease.id }, ...guarded(update, leaseHeld(lease)) }, false);
   if (result.written) {

@@ -42,7 +42,7 @@ export async function ackFailedIfLeaseHeld(
   const update = retry
     ? buildUpdate({
         set: { ...common, state: 'pending', runAt, ...scheduledKeys(lease.id, lease.queue, runAt!, queueShards) },
-        remove: ['leaseOwner', 'leaseExpiresAt', 'leaseSecretHash'],
+        remove: ['leaseOwner', 'leaseExpiresAt', 'leaseRenewedUntil', 'leaseSecretHash'],
       })
     : buildUpdate({
         set: {
@@ -51,7 +51,7 @@ export async function ackFailedIfLeaseHeld(
           deadNotified: false,
           ...deadKeys(lease.id, lease.queue, now, globalShards),
         },
-        remove: ['leaseOwner', 'leaseExpiresAt', 'leaseSecretHash'],
+        remove: ['leaseOwner', 'leaseExpiresAt', 'leaseRenewedUntil', 'leaseSecretHash'],
       });
   const result = await updateElseCurrent(ctx, { Key: { id: lease.id }, ...guarded(update, leaseHeld(lease)) });
   if (result.written) {

@@ -31,7 +31,7 @@ export async function cancelIfLive(ctx: StoreContext, id: string): Promise<Cance
     const update = buildUpdate({
       set: { state: 'cancelled', updatedAt: now, ...finishedJobExpiry(ctx, now) },
       setExpr: { leaseGeneration: ':next' },
-      remove: ['leaseOwner', 'leaseExpiresAt', 'leaseSecretHash', 'gpk', 'gsk'],
+      remove: ['leaseOwner', 'leaseExpiresAt', 'leaseRenewedUntil', 'leaseSecretHash', 'gpk', 'gsk'],
       values: { ':next': seen + 1 },
     });
     const result = await updateElseCurrent(ctx, { Key: { id }, ...guarded(update, asRead(item)) });

@@ -38,13 +38,17 @@ export class ClaimShare {
     return this.share;
   }
 
-  /** The candidates to try from a page, in order: all of them at a share of 1 or when priorities differ. */
-  pick<C extends { readonly id: string; readonly priority: number }>(candidates: readonly C[]): readonly C[] {
+  /**
+   * The candidates to try from a page, in order: all of them at a share of 1 or when priorities
+   * differ. With `distance` (how far a candidate's shard is from this JobQueue's own), the share is
+   * taken from the nearest shards first, in the salted order within each.
+   */
+  pick<C extends { readonly id: string; readonly priority: number }>(candidates: readonly C[], distance?: (c: C) => number): readonly C[] {
     if (this.share >= 1 || candidates.length < 2 || candidates.some((c) => c.priority !== candidates[0]!.priority)) return candidates;
     const n = Math.max(1, Math.ceil(candidates.length * this.share));
     return candidates
-      .map((c) => ({ c, h: saltedHash(c.id, this.salt) }))
-      .sort((a, b) => a.h - b.h)
+      .map((c) => ({ c, d: distance ? distance(c) : 0, h: saltedHash(c.id, this.salt) }))
+      .sort((a, b) => a.d - b.d || a.h - b.h)
       .slice(0, n)
       .map((x) => x.c);
   }

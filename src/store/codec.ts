@@ -16,7 +16,7 @@ export function itemToJob(item: Item): Job {
     leaseGeneration: item.leaseGeneration as number,
     incarnation: item.incarnation as string,
     leaseOwner: item.leaseOwner as string | undefined,
-    leaseExpiresAt: item.leaseExpiresAt as number | undefined,
+    leaseExpiresAt: realExpiry(item),
     attempts: item.attempts as number,
     maxAttempts: item.maxAttempts as number,
     runAt: item.runAt as number,
@@ -36,6 +36,16 @@ export function itemToJob(item: Item): Job {
   };
   for (const k of Object.keys(job) as (keyof Job)[]) if (job[k] === undefined) delete (job as Partial<Job>)[k];
   return job;
+}
+
+/**
+ * A running job's lease expiry: the later of the indexed `leaseExpiresAt` and `leaseRenewedUntil`,
+ * which renewals write without touching the index (see renew.ts).
+ */
+export function realExpiry(item: Item): number | undefined {
+  const indexed = item.leaseExpiresAt as number | undefined;
+  const renewed = item.leaseRenewedUntil as number | undefined;
+  return indexed === undefined || renewed === undefined ? indexed : Math.max(indexed, renewed);
 }
 
 /**

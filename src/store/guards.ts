@@ -137,7 +137,7 @@ export function guarded<T extends object>(
     ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     ExpressionAttributeNames: Object.keys(names).length ? names : undefined,
     ExpressionAttributeValues: Object.keys(values).length ? values : undefined,
-  } as T & { ConditionExpression: string; ReturnValuesOnConditionCheckFailure: 'ALL_OLD' };
+  };
 }
 
 /**
@@ -224,28 +224,50 @@ export function dueAt(now: number): Guard {
 }
 
 /**
- * A running job whose lease lapsed before `now` with attempts left: an orphan a claim may take
- * over (one at its attempt cap is the reclaim's to make dead).
+ * The lease's expiry has passed at `now`, both as the index shows it (`leaseExpiresAt`, projected)
+ * and as the holder last renewed it (`leaseRenewedUntil`, base only). A renewal writes the indexed
+ * value only when it would otherwise lapse within two renewal intervals (renew.ts), so the real
+ * expiry is the later of the two; an index entry that looks lapsed while the holder still renews
+ * matches nothing here.
  */
-export function orphanAt(now: number): Guard {
+export function leaseLapsed(now: number): Guard {
   return {
-    ConditionExpression: '#state = :running AND #leaseExpiresAt < :now AND #attempts < #maxAttempts',
-    ExpressionAttributeNames: { '#state': 'state', '#leaseExpiresAt': 'leaseExpiresAt', '#attempts': 'attempts', '#maxAttempts': 'maxAttempts' },
-    ExpressionAttributeValues: { ':running': 'running', ':now': now },
+    ConditionExpression: '#leaseExpiresAt < :now AND (attribute_not_exists(#leaseRenewedUntil) OR #leaseRenewedUntil < :now)',
+    ExpressionAttributeNames: { '#leaseExpiresAt': 'leaseExpiresAt', '#leaseRenewedUntil': 'leaseRenewedUntil' },
+    ExpressionAttributeValues: { ':now': now },
   };
 }
 
 /**
- * A running job with exactly the lapsed lease a reclaim read: same generation, incarnation and
- * expiry. A completion, renewal, release or takeover in between changes one of them, so a
- * reclaim never undoes it.
+ * A running job whose lease lapsed before `now` with attempts left: an orphan a claim may take
+ * over (one at its attempt cap is the reclaim's to make dead).
  */
-export function lapsedAsRead(item: { readonly leaseGeneration?: unknown; readonly incarnation?: unknown; readonly leaseExpiresAt?: unknown }): Guard {
-  return {
-    ConditionExpression: '#state = :running AND #leaseGeneration = :seen AND #leaseExpiresAt = :seenExpiry AND #incarnation = :inc',
-    ExpressionAttributeNames: { '#state': 'state', '#leaseGeneration': 'leaseGeneration', '#leaseExpiresAt': 'leaseExpiresAt', '#incarnation': 'incarnation' },
-    ExpressionAttributeValues: { ':running': 'running', ':seen': item.leaseGeneration, ':seenExpiry': item.leaseExpiresAt, ':inc': item.incarnation },
-  };
+export function orphanAt(now: number): Guard {
+  return allOf(
+    {
+      ConditionExpression: '#state = :running AND #attempts < #maxAttempts',
+      ExpressionAttributeNames: { '#state': 'state', '#attempts': 'attempts', '#maxAttempts': 'maxAttempts' },
+      ExpressionAttributeValues: { ':running': 'running' },
+    },
+    leaseLapsed(now),
+  );
+}
+
+/**
+ * A running job with exactly the lapsed lease a reclaim read (same generation, incarnation and
+ * indexed expiry), still lapsed at `now` (a renewal that wrote only `leaseRenewedUntil` leaves the
+ * indexed expiry as read). A completion, renewal, release or takeover in between changes one of
+ * them, so a reclaim never undoes it.
+ */
+export function lapsedAsRead(item: { readonly leaseGeneration?: unknown; readonly incarnation?: unknown; readonly leaseExpiresAt?: unknown }, now: number): Guard {
+  return allOf(
+    {
+      ConditionExpression: '#state = :running AND #leaseGeneration = :seen AND #leaseExpiresAt = :seenExpiry AND #incarnation = :inc',
+      ExpressionAttributeNames: { '#state': 'state', '#leaseGeneration': 'leaseGeneration', '#leaseExpiresAt': 'leaseExpiresAt', '#incarnation': 'incarnation' },
+      ExpressionAttributeValues: { ':running': 'running', ':seen': item.leaseGeneration, ':seenExpiry': item.leaseExpiresAt, ':inc': item.incarnation },
+    },
+    leaseLapsed(now),
+  );
 }
 
 /**

@@ -15,6 +15,9 @@ export const HINT_TTL_MS = 1_000;
 /** How many candidates a lease call reads from each partition at least, to keep the rest for the next call. */
 export const READ_AHEAD = 16;
 
+/** How many lease calls in a row read the same ready shard first, unless one loses a claim race. */
+export const SHARD_STAY_CALLS = 4;
+
 /** How long a JobQueue spreads its claims over the window after it lost a claim race (ms). */
 export const SPREAD_AFTER_LOSS_MS = 5_000;
 
@@ -31,7 +34,8 @@ interface SeenAt<T> {
 
 /** Per-JobQueue memory of the index, for choosing which partitions to read. */
 export class LeaseHints {
-  private readonly cursor = new Map<string, number>();
+  /** Per queue: the ready shard lease calls read first, and how many calls have read it. */
+  private readonly cursor = new Map<string, { shard: number; calls: number; of: number }>();
   /** Per "queue|shard": the earliest runAt of a not-yet-due scheduled job (Infinity: none). */
   private readonly nextDue = new Map<string, SeenAt<number>>();
   /** Per queue: the prioritized partition was empty when read. */
@@ -52,11 +56,25 @@ export class LeaseHints {
     this.claimShare = new ClaimShare(random);
   }
 
-  /** The ready shard of `queue` (of `shards`, the layout's) the next lease call reads first: round robin from a random start. */
+  /**
+   * The ready shard of `queue` (of `shards`, the layout's) the next lease call reads first. A
+   * JobQueue starts on a shard of its own (random), stays on it for `SHARD_STAY_CALLS` calls,
+   * then moves to the next, so every shard is read in turn; a lost claim race moves it at once to
+   * a random other shard (`lostClaim`), so workers that met on one shard part.
+   */
   nextShard(queue: string, shards: number = this.shards): number {
-    const c = this.cursor.get(queue) ?? Math.floor(this.random() * shards);
-    this.cursor.set(queue, (c + 1) % shards);
-    return c % shards;
+    let c = this.cursor.get(queue) ?? { shard: Math.floor(this.random() * shards), calls: 0, of: shards };
+    if (c.calls >= SHARD_STAY_CALLS) c = { shard: (c.shard + 1) % shards, calls: 0, of: shards };
+    c.calls++;
+    c.of = shards;
+    this.cursor.set(queue, c);
+    return c.shard % shards;
+  }
+
+  /** How many shards on from this JobQueue's current first shard of `queue` the ready shard `shard` is (of `shards`; 0: its own). */
+  shardDistance(queue: string, shard: number, shards: number): number {
+    const home = this.cursor.get(queue)?.shard ?? 0;
+    return (((shard - home) % shards) + shards) % shards;
   }
 
   /** Whether the scheduled partition `queue|shard` may hold a due job at `now` (unknown or stale: yes). */
@@ -138,6 +156,11 @@ export class LeaseHints {
   lostClaim(now: number): void {
     this.spreadUntil = now + SPREAD_AFTER_LOSS_MS;
     this.ahead.clear();
+    for (const c of this.cursor.values()) {
+      if (c.of < 2) continue;
+      c.shard = (c.shard + 1 + Math.floor(this.random() * (c.of - 1))) % c.of;
+      c.calls = 0;
+    }
   }
 
   /** Whether claims should be spread over the window rather than taken from its head. */

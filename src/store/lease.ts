@@ -3,7 +3,8 @@
  * Guard:   atGeneration (leaseGeneration = :seen AND incarnation = :inc) AND, as the index
  *          showed the job, either
  *          dueAt     (state = pending AND runAt <= :now)                                  or
- *          orphanAt  (state = running AND leaseExpiresAt < :now AND attempts < maxAttempts)
+ *          orphanAt  (state = running AND attempts < maxAttempts AND the lease lapsed: leaseExpiresAt
+ *                     and leaseRenewedUntil, if any, both < :now)
  *          The generation read from the index is part of the guard, so each generation is
  *          leased at most once: two workers that saw the same job cannot both win it.
  * Writes:  leaseGeneration = :seen + 1, owner, expiry, attempts + 1, leaseSecretHash = SHA-256 of a
@@ -15,15 +16,16 @@
  *   of equal priority instead of all workers taking the same head.
  *
  * Candidates come from the sparse "work" index, never a Scan. A call first reads little: the
- * queue's prioritized partition (unless a fresh hint says it is empty), ONE ready shard (round
- * robin), and the scheduled shards a hint says may hold due jobs. Only when that cannot fill the
- * request does it sweep every partition, and then, still short, running jobs whose lease lapsed
- * (orphans), so takeover does not wait for the scheduled reclaim. The index is only a hint; the
- * conditional write decides.
+ * queue's prioritized partition (unless a fresh hint says it is empty), ONE ready shard (this
+ * JobQueue's own for a few calls, then the next: see `nextShard` in lease-hints.ts), and the
+ * scheduled shards a hint says may hold due jobs. Only when that cannot fill the request does it
+ * sweep every partition (while it is losing claim races, only when it found nothing), and then,
+ * still short, running jobs whose lease lapsed (orphans), so takeover does not wait for the
+ * scheduled reclaim. The index is only a hint; the conditional write decides.
  */
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { Lease } from '../job.js';
-import { leaseKeys, leasePartition, prioritizedPartition, readyPartition, scheduledPartition } from '../keys.js';
+import { leaseKeys, leasePartition, prioritizedPartition, readyPartition, scheduledPartition, shardOf } from '../keys.js';
 import { TABLE_SCHEMA } from '../schema.js';
 import { itemToLease, type Item } from './codec.js';
 import { leaseSecretHash, newLeaseSecret } from './lease-secret.js';
@@ -69,7 +71,9 @@ export async function leaseDue(
     // Skip what this call tried, and what this JobQueue claimed lately (a lagging index still shows it).
     const found = read.filter((c) => !tried.has(entryKey(c)) && !ctx.hints.claimedLately(entryKey(c), now));
     if (found.length === 0) break;
-    const candidates = ctx.hints.claimShare.pick(ctx.hints.spreading(now) ? spreadWithinPriority(found, ctx.random) : found);
+    // While losing races: each JobQueue starts on its own shard's jobs, and tries only its share.
+    const near = ctx.hints.spreading(now) ? await homeFirst(ctx) : undefined;
+    const candidates = ctx.hints.claimShare.pick(near ? spreadWithinPriority(found, ctx.random, near) : found, near);
     // Claim as of now, not as of the read: a job enqueued while the index was read is due too.
     const claimAt = fromIndex ? ctx.clock() : now;
     let lost = 0;
@@ -105,10 +109,13 @@ function entryKey(c: Candidate): string {
 
 /**
  * Shuffles each run of equal-priority candidates (they arrive sorted by priority, then age), so
- * workers that read the same head do not all claim the same first jobs. Priority order holds;
- * age order within a priority becomes approximate, and only while this JobQueue is losing races.
+ * workers that read the same head do not all claim the same first jobs. With `distance` (how far
+ * a candidate's ready shard is from this JobQueue's own), the shuffled run is then ordered by it:
+ * workers that swept the same partitions start on their own shards' jobs, not on one another's.
+ * Priority order holds; age order within a priority becomes approximate, and only while this
+ * JobQueue is losing races.
  */
-export function spreadWithinPriority(sorted: readonly Candidate[], random: () => number): Candidate[] {
+export function spreadWithinPriority(sorted: readonly Candidate[], random: () => number, distance?: (c: Candidate) => number): Candidate[] {
   const out = [...sorted];
   for (let start = 0; start < out.length; ) {
     let end = start + 1;
@@ -117,9 +124,20 @@ export function spreadWithinPriority(sorted: readonly Candidate[], random: () =>
       const j = start + Math.floor(random() * (i - start + 1));
       [out[i], out[j]] = [out[j]!, out[i]!];
     }
+    if (distance) {
+      const run = out.slice(start, end).map((c) => ({ c, d: distance(c) }));
+      run.sort((a, b) => a.d - b.d); // stable: the shuffle decides within a shard
+      out.splice(start, end - start, ...run.map((x) => x.c));
+    }
     start = end;
   }
   return out;
+}
+
+/** How far a candidate's ready shard is from this JobQueue's own first shard of its queue (0: its own). */
+async function homeFirst(ctx: StoreContext): Promise<(c: Candidate) => number> {
+  const { queueShards } = await shardLayout(ctx);
+  return (c) => ctx.hints.shardDistance(c.queue, shardOf(c.id, queueShards), queueShards);
 }
 
 /**
@@ -148,6 +166,8 @@ export async function claimIfDue(
       ...(c.orphan ? { lastError: `lease of ${c.previousOwner ?? 'unknown owner'} expired; taken over by ${owner}` } : {}),
     },
     setExpr: { attempts: '#attempts + :one' },
+    // A lapsed holder's renewal time (renew.ts) must not outlive its lease into this one.
+    remove: ['leaseRenewedUntil'],
     values: { ':one': 1 },
   });
   // Two narrow guards rather than one with an OR: the index said which state the job was in at
@@ -211,7 +231,11 @@ export async function findCandidates(
   }
   await readAll(first);
   const atLeastZero = found.filter((c) => c.priority >= 0);
-  if (atLeastZero.length >= orphansBelow) return atLeastZero.sort(byPriorityThenAge).slice(0, limit);
+  // A short read is widened into a sweep of every partition, except while this JobQueue is losing
+  // claim races to other workers (spreading): then the other shards have readers of their own,
+  // and a sweep would only put every worker on the same candidates. Nothing found: always a sweep.
+  const enough = ctx.hints.spreading(now) ? Math.min(1, orphansBelow) : orphansBelow;
+  if (atLeastZero.length >= enough) return atLeastZero.sort(byPriorityThenAge).slice(0, limit);
   const sweep: PartitionRead[] = [];
   for (const queue of queues) {
     sweep.push({ kind: 'prio', queue, pk: prioritizedPartition(queue) });

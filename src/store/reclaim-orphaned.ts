@@ -3,7 +3,8 @@
  * Finds:   running jobs in the lease partitions of the work index whose expiry is before now
  *          (an index query, never a Scan).
  * Guard:   lapsedAsRead (state = running AND leaseGeneration = :seen AND leaseExpiresAt =
- *          :seenExpiry AND incarnation = :inc, all as read). A completion, a renewal, a release or a takeover
+ *          :seenExpiry AND incarnation = :inc, all as read, AND leaseRenewedUntil, if any, < :now:
+ *          a renewal that skipped the index). A completion, a renewal, a release or a takeover
  *          that lands in between changes one of them, so a reclaim never undoes it.
  * Writes:  leaseGeneration + 1, the lapsed holder's secret hash removed (no TTL on a dead job:
  *          it is kept until requeued or purged); the lapsed lease counts as a failed attempt, so a job that
@@ -99,10 +100,10 @@ async function reclaimOne(ctx: StoreContext, item: Item, now: number, layout: Sh
       ? { state: 'dead', lastError, updatedAt: now, deadNotified: false, ...deadKeys(id, queue, now, layout.globalShards) }
       : { state: 'pending', lastError, updatedAt: now, runAt, ...scheduledKeys(id, queue, runAt, layout.queueShards) },
     setExpr: { leaseGeneration: ':seen + :one' },
-    remove: ['leaseOwner', 'leaseExpiresAt', 'leaseSecretHash'],
+    remove: ['leaseOwner', 'leaseExpiresAt', 'leaseRenewedUntil', 'leaseSecretHash'],
     values: { ':seen': seen, ':one': 1 },
   });
-  const written = await updateIf(ctx, { Key: { id }, ...guarded(update, lapsedAsRead(item)) });
+  const written = await updateIf(ctx, { Key: { id }, ...guarded(update, lapsedAsRead(item, now)) });
   if (!written) {
     ctx.logger.info('reclaim.lost_race', { id, generation: seen });
     return 'lost';

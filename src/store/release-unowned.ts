@@ -69,7 +69,7 @@ function forceRelease(ctx: StoreContext, item: Item, state: 'running' | 'pending
       ...scheduledKeys(item.id as string, item.queue as string, now, queueShards),
     },
     setExpr: { leaseGeneration: ':next', attempts: '#attempts - :one' },
-    remove: ['leaseOwner', 'leaseExpiresAt', 'leaseSecretHash'],
+    remove: ['leaseOwner', 'leaseExpiresAt', 'leaseRenewedUntil', 'leaseSecretHash'],
     values: { ...values, ':one': 1 },
     names,
   });

@@ -38,7 +38,7 @@ export async function releaseIfLeaseHeld(ctx: StoreContext, lease: Lease, reason
       ...(reason ? { lastError: reason } : {}),
     },
     setExpr: { leaseGeneration: ':gen + :one', attempts: '#attempts - :one' },
-    remove: ['leaseOwner', 'leaseExpiresAt', 'leaseSecretHash'],
+    remove: ['leaseOwner', 'leaseExpiresAt', 'leaseRenewedUntil', 'leaseSecretHash'],
     values: { ':one': 1 },
   });
   const result = await updateElseCurrent(ctx, { Key: { id: lease.id }, ...guarded(update, leaseHeld(lease)) });

@@ -10,6 +10,7 @@ import {
   shardsFor,
   stepWrites,
 } from '../../tools/capacity-model.js';
+import type { Lease } from '../../src/job.js';
 import { freshQueue } from '../support/harness.js';
 
 const TTL = 30_000;
@@ -35,8 +36,8 @@ describe('capacity model: arithmetic', () => {
     expect(w.index.prio).toBeCloseTo(2 * 0.8 * 0.25, 10);
     // Delayed: put + delete; each retry: put (ackFailed) + delete (the next claim).
     expect(w.index.sched).toBeCloseTo(2 * 0.2 + 2 * 0.5, 10);
-    // Each attempt: put at the claim, a write per renewal, a delete when it ends (done, retry or dead).
-    expect(w.index.lease).toBeCloseTo(1.5 * (2 + 3), 10);
+    // Each attempt: put at the claim, a write per other renewal, a delete when it ends (done, retry or dead).
+    expect(w.index.lease).toBeCloseTo(1.5 * (2 + 3 / 2), 10);
     // A dead job: put at death, delete at purge.
     expect(w.index.dead).toBeCloseTo(2 * 0.1, 10);
   });
@@ -89,26 +90,31 @@ describe('capacity model: the per-step writes are the store\'s', () => {
     const enqueued = await raw.get('a');
     const [lease] = await queue.lease({ owner: 'ip-10-0-0-1.ec2.internal:12345:abcdef12', queues: ['jobs'], ttlMs: TTL, max: 1 });
     const leased = await raw.get('a');
-    clock.advance(10_000); // the Worker renews every TTL/3
-    await queue.renew(lease!, TTL);
+    clock.advance(10_000); // the Worker renews every TTL/3: the first renewal leaves the index alone, the next moves it
+    const first = await queue.renew(lease!, TTL);
     const renewed = await raw.get('a');
+    clock.advance(10_000);
+    await queue.renew((first as { lease: Lease }).lease, TTL);
+    const renewedIndexed = await raw.get('a');
     await queue.ackFailed(lease!, new Error('the handler failed (a typical short message)'));
     const retrying = await raw.get('a');
     const real = [
       stepWrites(undefined, enqueued),
       stepWrites(enqueued, leased),
       stepWrites(leased, renewed),
+      stepWrites(renewed, renewedIndexed),
       stepWrites(leased, retrying),
     ];
     const modelled = [
       stepWrites(undefined, model.enqueued),
       stepWrites(model.enqueued, model.leased),
       stepWrites(model.leased, model.renewed),
+      stepWrites(model.renewed, model.renewedIndexed),
       stepWrites(model.leased, model.retrying),
     ];
     expect(real.map((s) => s.index)).toEqual(modelled.map((s) => s.index));
     expect(real.map((s) => s.baseUnits)).toEqual(modelled.map((s) => s.baseUnits));
-    expect(modelled.map((s) => s.index)).toEqual([{ ready: 1 }, { ready: 1, lease: 1 }, { lease: 1 }, { lease: 1, sched: 1 }]);
+    expect(modelled.map((s) => s.index)).toEqual([{ ready: 1 }, { ready: 1, lease: 1 }, {}, { lease: 1 }, { lease: 1, sched: 1 }]);
 
     // The retry's claim (once its backoff is over), then death at the attempt cap, then done for another job.
     clock.now = (retrying!.runAt as number) + 1;

@@ -31,4 +31,13 @@ describe('claim share', () => {
     const mixed = [cand('hi', 5), ...page];
     expect(a.pick(mixed)).toBe(mixed);
   });
+
+  it("takes its share from its own shard's candidates first", () => {
+    const s = new ClaimShare(() => 0.4);
+    s.record(10, 5); // a share of half
+    const own = new Set(page.filter((_, i) => i % 4 === 1).map((c) => c.id)); // 10 of the 40 on its own shard
+    const picked = s.pick(page, (c) => (own.has(c.id) ? 0 : 1)).map((c) => c.id);
+    expect(picked).toHaveLength(20);
+    expect(picked.slice(0, 10).every((id) => own.has(id))).toBe(true);
+  });
 });

@@ -1,13 +1,23 @@
 import { describe, expect, it } from 'vitest';
-import { HINT_TTL_MS, LeaseHints, SPREAD_AFTER_LOSS_MS } from '../../src/store/lease-hints.js';
+import { HINT_TTL_MS, LeaseHints, SHARD_STAY_CALLS, SPREAD_AFTER_LOSS_MS } from '../../src/store/lease-hints.js';
 
 const T0 = 1_000_000;
 
 describe('lease hints (what one JobQueue remembers between lease calls)', () => {
-  it('rotates the first ready shard round robin from a random start', () => {
+  it('reads its own first ready shard for SHARD_STAY_CALLS calls, then the next, round robin from a random start', () => {
     const hints = new LeaseHints(4, () => 0.6); // start at shard 2
-    expect([0, 1, 2, 3, 4].map(() => hints.nextShard('q'))).toEqual([2, 3, 0, 1, 2]);
+    const calls = Array.from({ length: 4 * SHARD_STAY_CALLS + 1 }, () => hints.nextShard('q'));
+    expect(calls).toEqual([2, 3, 0, 1, 2].flatMap((s, i) => Array<number>(i < 4 ? SHARD_STAY_CALLS : 1).fill(s)));
     expect(hints.nextShard('other')).toBe(2); // each queue has its own cursor
+  });
+
+  it('moves to a random other shard at once after a lost claim race', () => {
+    const draws = [0.9, 0.6, 0.5]; // the claim share's salt; start at shard 2; then hop 1 + floor(0.5 x 3) = 2 shards on
+    const hints = new LeaseHints(4, () => draws.shift() ?? 0);
+    expect(hints.nextShard('q')).toBe(2);
+    hints.lostClaim(T0);
+    expect(Array.from({ length: SHARD_STAY_CALLS }, () => hints.nextShard('q'))).toEqual(Array<number>(SHARD_STAY_CALLS).fill(0));
+    expect(hints.nextShard('q')).toBe(1);
   });
 
   it('skips a scheduled partition only while a fresh read showed nothing due before now', () => {

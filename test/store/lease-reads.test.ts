@@ -73,6 +73,20 @@ describe('lease reads (how few index partitions a call reads)', () => {
     }
   });
 
+  it('while losing claim races, a short read that found jobs is not widened into a sweep; one that found none still is', async () => {
+    const { queue, tableName, clock } = await freshQueue();
+    const ids = Array.from({ length: 40 }, (_, i) => `s-${i}`);
+    const home = ids.filter((id) => shardOf(id, QUEUE_SHARDS) === 0).slice(0, 2);
+    const other = ids.filter((id) => shardOf(id, QUEUE_SHARDS) === 1).slice(0, 2);
+    await queue.enqueueMany([...home, ...other].map((id) => ({ queue: 'q', payload: null, id })));
+    const w = ownClient(tableName, clock, () => 0); // its first ready shard is 0
+    (w.queue as unknown as { ctx: Parameters<typeof claimIfDue>[0] }).ctx.hints.lostClaim(clock.now); // as after a lost race
+    const got = await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 4 });
+    expect(got.map((l) => l.id).sort()).toEqual([...home].sort()); // the other shards are left to their own readers
+    const rest = await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 4 }); // shard 0 is empty now: a sweep
+    expect(rest.map((l) => l.id).sort()).toEqual([...other].sort());
+  });
+
   it('a delayed job another process schedules is seen under a backlog within the hint lifetime', async () => {
     const { queue, tableName, clock, peer } = await freshQueue();
     await queue.enqueueMany(Array.from({ length: 200 }, (_, i) => ({ queue: 'q', payload: i }))); // every shard holds dozens
@@ -154,6 +168,13 @@ describe('spreading claims', () => {
     expect(out.map((x) => x.id)).toEqual(['b', 'c', 'a', 'e', 'd', 'f']);
     expect(spreadWithinPriority(sorted, () => 0.999).map((x) => x.id)).toEqual(['a', 'b', 'c', 'd', 'e', 'f']);
     expect(sorted.map((x) => x.id)).toEqual(['a', 'b', 'c', 'd', 'e', 'f']); // input untouched
+  });
+
+  it("puts this JobQueue's own shard first within each run of equal priority, then the next shards", () => {
+    const sorted = [c('a', 5), c('b', 5), c('c', 5), c('d', 0), c('e', 0), c('f', 0)];
+    const shard: Record<string, number> = { a: 2, b: 0, c: 1, d: 3, e: 1, f: 2 };
+    const out = spreadWithinPriority(sorted, () => 0.999, (x) => (shard[x.id]! - 1 + 4) % 4); // own shard: 1
+    expect(out.map((x) => x.id)).toEqual(['c', 'a', 'b', 'e', 'f', 'd']);
   });
 });
 

@@ -19,7 +19,7 @@ function spawnWorker(tableName: string, owner: string, extra: Record<string, str
   const lines: Record<string, unknown>[] = [];
   let buf = '';
   let stderr = '';
-  child.stdout!.on('data', (d: Buffer) => {
+  child.stdout.on('data', (d: Buffer) => {
     buf += d.toString();
     for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
       const line = buf.slice(0, i);
@@ -31,7 +31,7 @@ function spawnWorker(tableName: string, owner: string, extra: Record<string, str
       }
     }
   });
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.on('exit', (code, signal) => resolve({ code, signal })),
   );

@@ -23,7 +23,7 @@ export async function waitFor<T>(what: string, check: () => T | Promise<T>, time
   const end = Date.now() + timeoutMs;
   for (;;) {
     const v = await check();
-    if (v) return v as NonNullable<Awaited<T>>;
+    if (v) return v;
     if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, everyMs));
   }
