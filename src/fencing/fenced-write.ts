@@ -24,7 +24,6 @@ import { ValidationError } from '../errors.js';
 import { checkInt, checkObject } from '../validate.js';
 import type { FencingToken } from '../worker/types.js';
 
-
 /** Names of the attributes the fence keeps on the item. */
 export interface FenceAttributes {
   /** @default 'fenceGeneration' */
@@ -93,11 +92,13 @@ function docClient(client: DynamoDBClient | DynamoDBDocumentClient): DynamoDBDoc
  */
 export async function fencedWrite(input: FencedWriteInput): Promise<FencedWriteOutcome> {
   const i = checkObject('fencedWrite', input);
-  if (typeof input.tableName !== 'string' || input.tableName.length < 3) throw new ValidationError('fencedWrite.tableName', input.tableName, 'must be a table name');
+  if (typeof input.tableName !== 'string' || input.tableName.length < 3)
+    throw new ValidationError('fencedWrite.tableName', input.tableName, 'must be a table name');
   const key = checkObject('fencedWrite.key', i.key);
   if (Object.keys(key).length === 0) throw new ValidationError('fencedWrite.key', key, 'must name the primary key attributes');
   const token = checkObject('fencedWrite.token', i.token);
-  if (typeof token.jobId !== 'string' || token.jobId.length === 0) throw new ValidationError('fencedWrite.token.jobId', token.jobId, 'must be the job id from ctx.fencingToken');
+  if (typeof token.jobId !== 'string' || token.jobId.length === 0)
+    throw new ValidationError('fencedWrite.token.jobId', token.jobId, 'must be the job id from ctx.fencingToken');
   const generation = checkInt('fencedWrite.token.generation', token.generation, 1, Number.MAX_SAFE_INTEGER);
   const set = checkObject('fencedWrite.set', i.set);
   const genAttr = input.attributes?.generation ?? 'fenceGeneration';
@@ -165,7 +166,11 @@ function refused(item: Record<string, unknown> | undefined, jobId: string, gener
 export function fencedWriter(opts: { client: DynamoDBClient | DynamoDBDocumentClient; tableName: string; attributes?: FenceAttributes }) {
   return {
     /** Fenced write of one item of the bound table. */
-    write: (key: Record<string, unknown>, token: FencingToken, set: Record<string, unknown>, extra: { remove?: readonly string[]; condition?: ExtraCondition } = {}) =>
-      fencedWrite({ ...opts, key, token, set, ...extra }),
+    write: (
+      key: Record<string, unknown>,
+      token: FencingToken,
+      set: Record<string, unknown>,
+      extra: { remove?: readonly string[]; condition?: ExtraCondition } = {},
+    ) => fencedWrite({ ...opts, key, token, set, ...extra }),
   };
 }

@@ -11,11 +11,7 @@ import type { StoreContext } from './context.js';
  * that leaves the job pending tells this JobQueue's lease hints where it put it. With
  * `returnItem` false the item is not sent back, and success yields an empty object.
  */
-export async function updateIf(
-  ctx: StoreContext,
-  input: Omit<UpdateCommandInput, 'TableName' | 'ReturnValues'>,
-  returnItem = true,
-): Promise<Item | null> {
+export async function updateIf(ctx: StoreContext, input: Omit<UpdateCommandInput, 'TableName' | 'ReturnValues'>, returnItem = true): Promise<Item | null> {
   const out = await updateOrLoss(ctx, input, returnItem);
   return out instanceof ConditionalCheckFailedException ? null : out;
 }

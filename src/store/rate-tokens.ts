@@ -75,12 +75,7 @@ export function nextTokenAt(b: { tokens: number; at: number }, ratePerSecond: nu
 const TAKE_ATTEMPTS = 5;
 
 /** Takes up to `want` tokens from a queue's bucket. */
-export async function takeTokens(
-  ctx: StoreContext,
-  queue: string,
-  limits: { ratePerSecond: number; burst: number },
-  want: number,
-): Promise<TokenTake> {
+export async function takeTokens(ctx: StoreContext, queue: string, limits: { ratePerSecond: number; burst: number }, want: number): Promise<TokenTake> {
   let seen = await readBucket(ctx, queue);
   for (let attempt = 0; attempt < TAKE_ATTEMPTS; attempt++) {
     const { tokens, at } = refill(seen, limits, ctx.clock());

@@ -33,7 +33,7 @@ export type RunNowOutcome =
 
 /** Makes a scheduled pending job due now; throws JobNotFoundError when there is no such job. */
 export async function runNowIfScheduled(ctx: StoreContext, id: string): Promise<RunNowOutcome> {
-  for (let item = await readItem(ctx, id); ; ) {
+  for (let item = await readItem(ctx, id); ;) {
     if (!item) throw new JobNotFoundError(id);
     const state = item.state as JobState;
     if (state !== 'pending') return { outcome: 'not-pending', id, state };

@@ -95,7 +95,11 @@ function ticksToFire(s: Schedule, now: number, opts: FireOptions): { ticks: numb
     // croner lists past runs newest first, strictly before its reference, which it reads to the
     // whole second below: so ask from the next whole second and keep those before now.
     const ref = new Date(Math.ceil(now / 1000) * 1000);
-    let past = cron.previousRuns(keep + 1, ref).map((d) => d.getTime()).filter((t) => t >= s.nextTick! && t < now).slice(0, keep);
+    let past = cron
+      .previousRuns(keep + 1, ref)
+      .map((d) => d.getTime())
+      .filter((t) => t >= s.nextTick! && t < now)
+      .slice(0, keep);
     if (s.catchUp === 'skip') past = past.filter((t) => now - t <= opts.lateGraceMs);
     ticks.push(...past.reverse());
     missed = countTicks(cron, s.nextTick, now) - ticks.length;
@@ -148,7 +152,10 @@ export async function fireSchedule(ctx: StoreContext, s: Schedule, opts: FireOpt
     // these enqueues: then the jobs this pass created are for a paused schedule. Withdraw them.
     const current = createdTicks.length > 0 ? await advanced.current() : undefined;
     if (current?.state === 'paused') {
-      const withdrawn = await withdrawJobs(ctx, createdTicks.map((t) => tickJobId(s.name, t)));
+      const withdrawn = await withdrawJobs(
+        ctx,
+        createdTicks.map((t) => tickJobId(s.name, t)),
+      );
       return { created: created - withdrawn.length, existed, missed, lostRaces: 1 };
     }
     return { created, existed, missed, lostRaces: 1 };

@@ -63,7 +63,10 @@ export async function setSchedulePaused(ctx: StoreContext, name: string, paused:
       ctx.logger.info('schedule.resumed', { name, nextTick: schedule.nextTick });
       return { outcome: 'resumed', schedule };
     }
-    const withdrawn = await withdrawJobs(ctx, ahead.ticks.map((t) => scheduleJobId(name, t)));
+    const withdrawn = await withdrawJobs(
+      ctx,
+      ahead.ticks.map((t) => scheduleJobId(name, t)),
+    );
     ctx.logger.info('schedule.paused', { name, withdrawn: withdrawn.length, nextTick: schedule.nextTick });
     return { outcome: 'paused', schedule, withdrawn };
   }

@@ -123,6 +123,9 @@ describe('advancing an ordered group', () => {
     expect(none).toEqual({ position: -1, size: 0 });
     expect(none).not.toHaveProperty('head');
     expect(await listedGroups(ctx, 10, 'r')).toEqual([{ queue: 'r', group: 'h' }]);
-    expect(await listedGroups(ctx, 10)).toEqual([{ queue: 'q', group: 'g' }, { queue: 'r', group: 'h' }]);
+    expect(await listedGroups(ctx, 10)).toEqual([
+      { queue: 'q', group: 'g' },
+      { queue: 'r', group: 'h' },
+    ]);
   });
 });

@@ -17,7 +17,13 @@ describe('run now', () => {
     const { id } = await t.queue.enqueue({ queue: 'q', payload: 1, runAt: t.clock.now + 60_000 });
     const before = await t.raw.get(id);
     due.length = 0;
-    expect(await t.queue.runNow(id)).toEqual({ outcome: 'due-now', id, runAt: t.clock.now, previousRunAt: t.clock.now + 60_000, generation: before!.leaseGeneration });
+    expect(await t.queue.runNow(id)).toEqual({
+      outcome: 'due-now',
+      id,
+      runAt: t.clock.now,
+      previousRunAt: t.clock.now + 60_000,
+      generation: before!.leaseGeneration,
+    });
     expect(due).toEqual([['q']]);
     expect(await t.raw.get(id)).toMatchObject({ runAt: t.clock.now, leaseGeneration: before!.leaseGeneration, state: 'pending' });
     expect((await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: 10_000 })).map((l) => l.id)).toEqual([id]);
