@@ -9,6 +9,9 @@
  *          deleted-and-reused job id still outranks every run of the old job.
  * Writes:  the caller's attributes, fenceJobId = :job, fenceGeneration = :gen.
  * Lost race: `{ outcome: 'fenced-out' }` with the generation already recorded; never a throw.
+ *          Which half refused the write is read from the item AWS sends with the failure
+ *          (ReturnValuesOnConditionCheckFailure ALL_OLD): no second request. An endpoint that
+ *          does not send it (the emulator) or an item that does not exist costs a consistent read.
  *
  * This is the resource-side half of Kleppmann's fencing argument: the lease alone cannot stop a
  * paused process, because it does not know it was paused; the resource it writes must check.
@@ -16,10 +19,10 @@
  */
 import { ConditionalCheckFailedException, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { ValidationError } from '../errors.js';
 import { checkInt, checkObject } from '../validate.js';
 import type { FencingToken } from '../worker/types.js';
-
 
 /** Names of the attributes the fence keeps on the item. */
 export interface FenceAttributes {
@@ -89,11 +92,13 @@ function docClient(client: DynamoDBClient | DynamoDBDocumentClient): DynamoDBDoc
  */
 export async function fencedWrite(input: FencedWriteInput): Promise<FencedWriteOutcome> {
   const i = checkObject('fencedWrite', input);
-  if (typeof input.tableName !== 'string' || input.tableName.length < 3) throw new ValidationError('fencedWrite.tableName', input.tableName, 'must be a table name');
+  if (typeof input.tableName !== 'string' || input.tableName.length < 3)
+    throw new ValidationError('fencedWrite.tableName', input.tableName, 'must be a table name');
   const key = checkObject('fencedWrite.key', i.key);
   if (Object.keys(key).length === 0) throw new ValidationError('fencedWrite.key', key, 'must name the primary key attributes');
   const token = checkObject('fencedWrite.token', i.token);
-  if (typeof token.jobId !== 'string' || token.jobId.length === 0) throw new ValidationError('fencedWrite.token.jobId', token.jobId, 'must be the job id from ctx.fencingToken');
+  if (typeof token.jobId !== 'string' || token.jobId.length === 0)
+    throw new ValidationError('fencedWrite.token.jobId', token.jobId, 'must be the job id from ctx.fencingToken');
   const generation = checkInt('fencedWrite.token.generation', token.generation, 1, Number.MAX_SAFE_INTEGER);
   const set = checkObject('fencedWrite.set', i.set);
   const genAttr = input.attributes?.generation ?? 'fenceGeneration';
@@ -127,17 +132,31 @@ export async function fencedWrite(input: FencedWriteInput): Promise<FencedWriteO
         ExpressionAttributeNames: names,
         ExpressionAttributeValues: values,
         ReturnValues: 'ALL_NEW',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );
     return { outcome: 'written', generation, item: out.Attributes ?? {} };
   } catch (err) {
     if (!(err instanceof ConditionalCheckFailedException)) throw err;
+    return refused(await itemAfterFailure(doc, input.tableName, key, err), token.jobId, generation, genAttr, jobAttr);
   }
-  // Which half refused it? Read the item as it is now.
-  const now = await doc.send(new GetCommand({ TableName: input.tableName, Key: key, ConsistentRead: true }));
-  const item = now.Item;
+}
+
+/** The item as it stands after the fence or the caller's condition refused a write. */
+async function itemAfterFailure(
+  doc: DynamoDBDocumentClient,
+  tableName: string,
+  key: Record<string, unknown>,
+  err: ConditionalCheckFailedException,
+): Promise<Record<string, unknown> | undefined> {
+  if (err.Item) return unmarshall(err.Item);
+  return (await doc.send(new GetCommand({ TableName: tableName, Key: key, ConsistentRead: true }))).Item;
+}
+
+/** Which half refused the write: the fence (a newer run of the same job wrote the item) or the caller's condition. */
+function refused(item: Record<string, unknown> | undefined, jobId: string, generation: number, genAttr: string, jobAttr: string): FencedWriteOutcome {
   const recorded: unknown = item?.[genAttr];
-  if (item && item[jobAttr] === token.jobId && typeof recorded === 'number' && recorded > generation) {
+  if (item && item[jobAttr] === jobId && typeof recorded === 'number' && recorded > generation) {
     return { outcome: 'fenced-out', generation, recordedGeneration: recorded, item };
   }
   return { outcome: 'condition-failed', generation, item };
@@ -147,7 +166,11 @@ export async function fencedWrite(input: FencedWriteInput): Promise<FencedWriteO
 export function fencedWriter(opts: { client: DynamoDBClient | DynamoDBDocumentClient; tableName: string; attributes?: FenceAttributes }) {
   return {
     /** Fenced write of one item of the bound table. */
-    write: (key: Record<string, unknown>, token: FencingToken, set: Record<string, unknown>, extra: { remove?: readonly string[]; condition?: ExtraCondition } = {}) =>
-      fencedWrite({ ...opts, key, token, set, ...extra }),
+    write: (
+      key: Record<string, unknown>,
+      token: FencingToken,
+      set: Record<string, unknown>,
+      extra: { remove?: readonly string[]; condition?: ExtraCondition } = {},
+    ) => fencedWrite({ ...opts, key, token, set, ...extra }),
   };
 }

@@ -11,11 +11,7 @@ import type { StoreContext } from './context.js';
  * that leaves the job pending tells this JobQueue's lease hints where it put it. With
  * `returnItem` false the item is not sent back, and success yields an empty object.
  */
-export async function updateIf(
-  ctx: StoreContext,
-  input: Omit<UpdateCommandInput, 'TableName' | 'ReturnValues'>,
-  returnItem = true,
-): Promise<Item | null> {
+export async function updateIf(ctx: StoreContext, input: Omit<UpdateCommandInput, 'TableName' | 'ReturnValues'>, returnItem = true): Promise<Item | null> {
   const out = await updateOrLoss(ctx, input, returnItem);
   return out instanceof ConditionalCheckFailedException ? null : out;
 }
@@ -32,9 +28,25 @@ export async function updateElseCurrent(
   input: Omit<UpdateCommandInput, 'TableName' | 'ReturnValues'>,
   returnItem = true,
 ): Promise<WrittenOrCurrent> {
+  const out = await updateElseLoss(ctx, input, returnItem);
+  return out.written !== null ? out : { written: null, current: await out.current() };
+}
+
+/** A guarded write's result: the item as written, or (lost race) a way to the item as it stands. */
+export type WrittenOrLoss = { readonly written: Item } | { readonly written: null; current(): Promise<Item | undefined> };
+
+/**
+ * As {@link updateElseCurrent}, for a caller that needs the item after a loss only sometimes:
+ * `current()` costs nothing when the endpoint sent it, and a consistent read when it did not.
+ */
+export async function updateElseLoss(
+  ctx: StoreContext,
+  input: Omit<UpdateCommandInput, 'TableName' | 'ReturnValues'>,
+  returnItem = true,
+): Promise<WrittenOrLoss> {
   const out = await updateOrLoss(ctx, input, returnItem);
   if (!(out instanceof ConditionalCheckFailedException)) return { written: out };
-  return { written: null, current: await itemAfterLoss(ctx, out, input.Key!.id as string) };
+  return { written: null, current: () => itemAfterLoss(ctx, out, input.Key!.id as string) };
 }
 
 async function updateOrLoss(

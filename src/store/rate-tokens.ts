@@ -6,7 +6,8 @@
  *   Reads the item consistently, refills it to the later of its time and now at `ratePerSecond`,
  *   capped at `burst`, and takes up to `want` whole tokens. Guard: atVersion(version as read)
  *   (attribute_not_exists(id) for the first take: a new bucket starts full).
- *   Lost race: read again and retry (a few times); then take nothing this call.
+ *   Lost race: decide again on the bucket as it stands (the item sent with the failure, else a
+ *   consistent read) and retry (a few times); then take nothing this call.
  *   No token: nothing is written; `nextAt` says when the next whole token is due, which is how
  *   long a limited worker sleeps (no blind polling).
  * The bucket's time never goes back (`at' = max(at, now)`), so a worker whose clock is behind
@@ -19,7 +20,8 @@ import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { StoreContext } from './context.js';
 import { atVersion, guarded } from './guards.js';
-import { translate } from './io.js';
+import type { Item } from './codec.js';
+import { itemAfterLoss, translate } from './io.js';
 
 /** The bucket item of a queue. */
 function rateBucketId(queue: string): string {
@@ -47,11 +49,14 @@ export interface BucketState {
 export async function readBucket(ctx: StoreContext, queue: string): Promise<BucketState | undefined> {
   try {
     const out = await ctx.doc.send(new GetCommand({ TableName: ctx.tableName, Key: { id: rateBucketId(queue) }, ConsistentRead: true }));
-    if (!out.Item) return undefined;
-    return { tokens: out.Item.tokens as number, at: out.Item.at as number, version: out.Item.version as number };
+    return bucketOf(out.Item);
   } catch (err) {
     throw translate(ctx, err);
   }
+}
+
+function bucketOf(item: Item | undefined): BucketState | undefined {
+  return item && { tokens: item.tokens as number, at: item.at as number, version: item.version as number };
 }
 
 /** The bucket refilled to `max(at, now)`: pure, so a test and the inspect text compute the same. */
@@ -70,14 +75,9 @@ export function nextTokenAt(b: { tokens: number; at: number }, ratePerSecond: nu
 const TAKE_ATTEMPTS = 5;
 
 /** Takes up to `want` tokens from a queue's bucket. */
-export async function takeTokens(
-  ctx: StoreContext,
-  queue: string,
-  limits: { ratePerSecond: number; burst: number },
-  want: number,
-): Promise<TokenTake> {
+export async function takeTokens(ctx: StoreContext, queue: string, limits: { ratePerSecond: number; burst: number }, want: number): Promise<TokenTake> {
+  let seen = await readBucket(ctx, queue);
   for (let attempt = 0; attempt < TAKE_ATTEMPTS; attempt++) {
-    const seen = await readBucket(ctx, queue);
     const { tokens, at } = refill(seen, limits, ctx.clock());
     const granted = Math.min(want, Math.floor(tokens + 1e-9));
     if (granted <= 0) {
@@ -103,6 +103,7 @@ export async function takeTokens(
       return { granted, at };
     } catch (err) {
       if (!(err instanceof ConditionalCheckFailedException)) throw translate(ctx, err);
+      if (attempt + 1 < TAKE_ATTEMPTS) seen = bucketOf(await itemAfterLoss(ctx, err, rateBucketId(queue)));
     }
   }
   ctx.logger.info('rate.take_contended', { queue, attempts: TAKE_ATTEMPTS });

@@ -2,7 +2,8 @@
  * runNow: pending (not yet due) -> pending, due now: an operator runs a scheduled job without
  * waiting for its run-at (a delayed job, a retry in its backoff, a reclaimed job).
  * Guard:   pendingAsSeen (guards.ts: state = pending AND leaseGeneration = :seen, as read); a lost race
- *          re-reads and decides again (a job leased meanwhile is `not-pending`).
+ *          decides again on the job as it stands (the item sent with the failure, else a
+ *          consistent read): a job leased meanwhile is `not-pending`.
  * Writes:  runAt = now, updatedAt; the job moves from its scheduled partition to the ready (or
  *          prioritized) one, so the next lease call finds it. attempts, lastError unchanged.
  * Generation: NOT bumped. The generation fences leases, and a pending job has none: every path
@@ -21,7 +22,7 @@ import { readyKeys } from '../keys.js';
 import { fireHook, type StoreContext } from './context.js';
 import { buildUpdate } from './expression.js';
 import { guarded, pendingAsSeen } from './guards.js';
-import { readItem, updateIf } from './io.js';
+import { readItem, updateElseCurrent } from './io.js';
 import { shardLayout } from './shard-layout.js';
 
 /** Outcome of runNow. */
@@ -32,8 +33,7 @@ export type RunNowOutcome =
 
 /** Makes a scheduled pending job due now; throws JobNotFoundError when there is no such job. */
 export async function runNowIfScheduled(ctx: StoreContext, id: string): Promise<RunNowOutcome> {
-  for (;;) {
-    const item = await readItem(ctx, id);
+  for (let item = await readItem(ctx, id); ;) {
     if (!item) throw new JobNotFoundError(id);
     const state = item.state as JobState;
     if (state !== 'pending') return { outcome: 'not-pending', id, state };
@@ -45,8 +45,11 @@ export async function runNowIfScheduled(ctx: StoreContext, id: string): Promise<
     const update = buildUpdate({
       set: { runAt: now, updatedAt: now, ...readyKeys(id, item.queue as string, item.priority as number, now, queueShards) },
     });
-    const written = await updateIf(ctx, { Key: { id }, ...guarded(update, pendingAsSeen(seen)) });
-    if (!written) continue; // leased, cancelled or changed meanwhile: look again
+    const result = await updateElseCurrent(ctx, { Key: { id }, ...guarded(update, pendingAsSeen(seen)) });
+    if (!result.written) {
+      item = result.current; // leased, cancelled or changed meanwhile: decide again
+      continue;
+    }
     ctx.logger.warn('job.run_now', { id, queue: item.queue, previousRunAt, generation: seen });
     fireHook(ctx, 'onJobsDue', () => ctx.hooks.onJobsDue?.([item.queue as string]));
     return { outcome: 'due-now', id, runAt: now, previousRunAt, generation: seen };

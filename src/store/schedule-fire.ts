@@ -14,7 +14,8 @@
  *          and never over a put, pause or resume it did not see.
  * Lost race: the advance matches nothing: logged (`schedule.advance_lost`), counted; the jobs it
  *          enqueued are the same ids the winner enqueued, so nothing is doubled. If it lost to a
- *          pause, it withdraws the jobs it created (the pause may have looked before they existed).
+ *          pause (seen in the item sent with the failure, else a consistent read, only when it
+ *          created jobs), it withdraws the jobs it created (the pause may have looked before they existed).
  *          A scheduler that dies between the enqueues and the advance leaves the next one to
  *          enqueue the same ids.
  */
@@ -25,7 +26,7 @@ import { prepareEnqueue, putIfAbsent } from './enqueue.js';
 import { buildUpdate } from './expression.js';
 import { absentOrWithdrawn, guarded, scheduleAtVersion } from './guards.js';
 import { withdrawJobs } from './schedule-withdraw.js';
-import { readItem, updateIf } from './io.js';
+import { readItem, updateElseLoss } from './io.js';
 import { FAN_OUT_LANES, inLanes, queryItems } from './query.js';
 import { shardLayout } from './shard-layout.js';
 import { cronOf, itemToSchedule, MAX_TICKS_PER_FIRE, tickAfter, tickJobId, type Schedule } from './schedules.js';
@@ -91,7 +92,11 @@ function ticksToFire(s: Schedule, now: number, opts: FireOptions): { ticks: numb
     // croner lists past runs newest first, strictly before its reference, which it reads to the
     // whole second below: so ask from the next whole second and keep those before now.
     const ref = new Date(Math.ceil(now / 1000) * 1000);
-    let past = cron.previousRuns(keep + 1, ref).map((d) => d.getTime()).filter((t) => t >= s.nextTick! && t < now).slice(0, keep);
+    let past = cron
+      .previousRuns(keep + 1, ref)
+      .map((d) => d.getTime())
+      .filter((t) => t >= s.nextTick! && t < now)
+      .slice(0, keep);
     if (s.catchUp === 'skip') past = past.filter((t) => now - t <= opts.lateGraceMs);
     ticks.push(...past.reverse());
     missed = countTicks(cron, s.nextTick, now) - ticks.length;
@@ -137,14 +142,17 @@ export async function fireSchedule(ctx: StoreContext, s: Schedule, opts: FireOpt
     values: { ':one': 1 },
     ...(next === null ? { remove: ['runAt'] } : {}),
   });
-  const advanced = await updateIf(ctx, { Key: { id: scheduleKeys(s.name).id }, ...guarded(update, scheduleAtVersion(s.version)) }, false);
-  if (!advanced) {
+  const advanced = await updateElseLoss(ctx, { Key: { id: scheduleKeys(s.name).id }, ...guarded(update, scheduleAtVersion(s.version)) }, false);
+  if (!advanced.written) {
     ctx.logger.info('schedule.advance_lost', { name: s.name, version: s.version, ticks: ticks.length });
     // A pause may have landed after this pass read the schedule and withdrawn what it found before
     // these enqueues: then the jobs this pass created are for a paused schedule. Withdraw them.
-    const current = createdTicks.length > 0 ? await readItem(ctx, scheduleKeys(s.name).id) : undefined;
+    const current = createdTicks.length > 0 ? await advanced.current() : undefined;
     if (current?.state === 'paused') {
-      const withdrawn = await withdrawJobs(ctx, createdTicks.map((t) => tickJobId(s.name, t)));
+      const withdrawn = await withdrawJobs(
+        ctx,
+        createdTicks.map((t) => tickJobId(s.name, t)),
+      );
       return { created: created - withdrawn.length, existed, missed, lostRaces: 1 };
     }
     return { created, existed, missed, lostRaces: 1 };

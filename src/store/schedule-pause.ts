@@ -10,7 +10,8 @@
  * resume:  paused or active -> active, version + 1. The next tick is kept.
  * Guard:   scheduleAtVersion (the version as read), so a pause never undoes an advance it did not
  *          see (it would miss the jobs that advance fired).
- * Lost race: read again and decide again (a few times), then a ScheduleConflictError. A missing
+ * Lost race: decide again on the schedule as it stands (the item sent with the failure, else a
+ *          consistent read; a few times), then a ScheduleConflictError. A missing
  *          schedule is `missing`. A fire pass racing the pause (it read the schedule before the
  *          pause and enqueues after its withdrawals) loses its advance and withdraws the jobs it
  *          created itself (schedule-fire.ts).
@@ -20,7 +21,7 @@ import { scheduleJobId, scheduleKeys } from '../keys.js';
 import type { StoreContext } from './context.js';
 import { buildUpdate } from './expression.js';
 import { guarded, scheduleAtVersion } from './guards.js';
-import { readItem, updateIf } from './io.js';
+import { readItem, updateElseLoss } from './io.js';
 import type { ScheduleChangeOutcome } from './schedule-put.js';
 import { withdrawJobs } from './schedule-withdraw.js';
 import { cronOf, itemToSchedule, tickAfter, type Schedule } from './schedules.js';
@@ -33,8 +34,8 @@ const MAX_TICKS_AHEAD = 100_000;
 /** Pauses (`paused` true) or resumes a schedule; a pause withdraws the jobs fired ahead that have not started. */
 export async function setSchedulePaused(ctx: StoreContext, name: string, paused: boolean): Promise<ScheduleChangeOutcome> {
   const key = scheduleKeys(name).id;
+  let item = await readItem(ctx, key);
   for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
-    const item = await readItem(ctx, key);
     if (!item) return { outcome: 'missing', name };
     const s = itemToSchedule(item);
     const now = ctx.clock();
@@ -51,17 +52,21 @@ export async function setSchedulePaused(ctx: StoreContext, name: string, paused:
       values: { ':one': 1 },
       ...(ahead.ticks.length > 0 && ahead.before === undefined ? { remove: ['lastTick'] } : {}),
     });
-    const written = await updateIf(ctx, { Key: { id: key }, ...guarded(update, scheduleAtVersion(s.version)) });
-    if (!written) {
+    const result = await updateElseLoss(ctx, { Key: { id: key }, ...guarded(update, scheduleAtVersion(s.version)) });
+    if (!result.written) {
       ctx.logger.info('schedule.pause_lost_race', { name, paused, attempt });
+      if (attempt < ATTEMPTS) item = await result.current();
       continue;
     }
-    const schedule = itemToSchedule(written);
+    const schedule = itemToSchedule(result.written);
     if (!paused) {
       ctx.logger.info('schedule.resumed', { name, nextTick: schedule.nextTick });
       return { outcome: 'resumed', schedule };
     }
-    const withdrawn = await withdrawJobs(ctx, ahead.ticks.map((t) => scheduleJobId(name, t)));
+    const withdrawn = await withdrawJobs(
+      ctx,
+      ahead.ticks.map((t) => scheduleJobId(name, t)),
+    );
     ctx.logger.info('schedule.paused', { name, withdrawn: withdrawn.length, nextTick: schedule.nextTick });
     return { outcome: 'paused', schedule, withdrawn };
   }

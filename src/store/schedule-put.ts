@@ -4,7 +4,8 @@
  * put:     (no item) -> active, or any -> same state with a new definition.
  * Guard:   absent (attribute_not_exists(id)) for a new schedule; scheduleAtVersion(as read) for an existing
  *          one, so a put never undoes a scheduler's advance it did not see.
- * Lost race: read again and retry (a few times), then a ScheduleConflictError.
+ * Lost race: decide again on the schedule as it stands (the item sent with the failure, else a
+ *          consistent read) and retry (a few times), then a ScheduleConflictError.
  *          An unchanged cron and zone keep the next tick; a new one starts at the first tick after now.
  * pause / resume: see schedule-pause.ts.
  * remove:  any -> (no item). Guard: present (attribute_exists(id)); a missing schedule is `missing`.
@@ -16,7 +17,7 @@ import { scheduleKeys } from '../keys.js';
 import type { Item } from './codec.js';
 import type { StoreContext } from './context.js';
 import { absent, guarded, present, scheduleAtVersion } from './guards.js';
-import { readItem, translate } from './io.js';
+import { itemAfterLoss, readItem, translate } from './io.js';
 import { cronOf, itemToSchedule, tickAfter, type Schedule, type ScheduleDefinition } from './schedules.js';
 
 /** Outcome of a put. */
@@ -34,11 +35,13 @@ const PUT_ATTEMPTS = 5;
 /** Creates or replaces a schedule; a replaced one keeps its next tick when its cron and zone are unchanged. */
 export async function putSchedule(ctx: StoreContext, def: ScheduleDefinition): Promise<SchedulePutOutcome> {
   const keys = scheduleKeys(def.name);
+  let old = await readItem(ctx, keys.id);
   for (let attempt = 1; attempt <= PUT_ATTEMPTS; attempt++) {
     const now = ctx.clock();
-    const old = await readItem(ctx, keys.id);
-    const sameTimes = old !== undefined && old.cron === def.cron && old.timezone === def.timezone;
-    const nextTick = sameTimes ? (old.runAt as number | undefined) : (tickAfter(cronOf('schedule.cron', def.cron, def.timezone), now) ?? undefined);
+    const nextTick =
+      old !== undefined && old.cron === def.cron && old.timezone === def.timezone
+        ? (old.runAt as number | undefined)
+        : (tickAfter(cronOf('schedule.cron', def.cron, def.timezone), now) ?? undefined);
     const item: Item = {
       ...keys,
       name: def.name,
@@ -70,6 +73,7 @@ export async function putSchedule(ctx: StoreContext, def: ScheduleDefinition): P
     } catch (err) {
       if (err instanceof ConditionalCheckFailedException) {
         ctx.logger.info('schedule.put_lost_race', { name: def.name, attempt });
+        if (attempt < PUT_ATTEMPTS) old = await itemAfterLoss(ctx, err, keys.id);
         continue;
       }
       throw translate(ctx, err);

@@ -11,14 +11,15 @@
  *          leaves the index. The mark lets the fire pass of a resumed schedule write that tick's
  *          job again (guard absentOrWithdrawn), exactly once; an operator's cancel has no mark.
  * Lost race: nothing written, never retried (whatever beat the withdrawal started the job, or
- *          changed it): the outcome is `kept` with the job's state now.
+ *          changed it): the outcome is `kept` with the job's state now (from the item sent with
+ *          the failure, else a consistent read).
  */
 import type { JobState } from '../job.js';
 import type { Item } from './codec.js';
 import type { StoreContext } from './context.js';
 import { buildUpdate } from './expression.js';
 import { allOf, guarded, notYetDue, pendingAsSeen } from './guards.js';
-import { readItem, updateIf } from './io.js';
+import { readItem, updateElseCurrent } from './io.js';
 import { finishedJobExpiry } from './retention.js';
 
 /** Outcome of one withdrawal. */
@@ -39,9 +40,9 @@ async function withdrawIfNotStarted(ctx: StoreContext, seen: Item): Promise<With
     set: { state: 'cancelled', withdrawn: true, updatedAt: now, leaseGeneration: generation + 1, ...finishedJobExpiry(ctx, now) },
     remove: ['gpk', 'gsk'],
   });
-  const written = await updateIf(ctx, { Key: { id }, ...guarded(update, allOf(pendingAsSeen(generation), notYetDue(now))) }, false);
-  if (!written) {
-    const current = await readItem(ctx, id);
+  const result = await updateElseCurrent(ctx, { Key: { id }, ...guarded(update, allOf(pendingAsSeen(generation), notYetDue(now))) }, false);
+  if (!result.written) {
+    const current = result.current;
     ctx.logger.info('schedule.withdraw_lost', { id, state: current?.state });
     return { outcome: 'kept', id, state: (current?.state as JobState | undefined) ?? null };
   }
