@@ -29,10 +29,18 @@ export class ManualTime implements WorkerTimers {
   /** The clock: epoch ms, moved only by advance() (bound: pass it as it is). */
   readonly now = (): number => this.current;
 
-  /** Schedules `callback` at now + ms of this clock. */
+  /**
+   * Schedules `callback` at now + ms of this clock. One due now (ms <= 0, such as a stop grace of
+   * 0) fires on its own on the next turn of the event loop: time need not move for it.
+   */
   setTimeout(callback: () => void, ms: number): TimerHandle {
     const id = this.nextId++;
     this.pending.set(id, { id, dueAt: this.current + Math.max(0, ms), callback });
+    if (ms <= 0) {
+      setImmediate(() => {
+        if (this.pending.delete(id)) callback();
+      });
+    }
     return id;
   }
 
