@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
+import { DeleteTableCommand, DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { dynamoClient } from '../../src/job-queue.js';
 import { memoryLogger } from '../../src/log.js';
@@ -34,6 +34,7 @@ describe('the local stack on a DynamoDB already running', () => {
       expect((await client.send(new DescribeTableCommand({ TableName: tableName }))).Table?.TableStatus).toBe('ACTIVE');
     } finally {
       await stack.stop();
+      await client.send(new DeleteTableCommand({ TableName: tableName })).catch(() => undefined);
       client.destroy();
     }
   }, 60_000);
