@@ -66,25 +66,26 @@ describe('worker lifecycle: tracked leases, heartbeat, stop', () => {
     const t = await workerTable({ time });
     const e = await t.queue.enqueue({ queue: 'q', payload: null });
     const gate = deferred();
-    const { worker, store } = t.worker({ leaseTtlMs: 1_200, handlers: { q: async () => { await gate.promise; return { finished: true }; } } });
+    // A 30 s lease: on Node's own timers its heartbeat would not fire within the test's event timeout.
+    const { worker, store } = t.worker({ leaseTtlMs: 30_000, handlers: { q: async () => { await gate.promise; return { finished: true }; } } });
     const running = next(worker, 'job.started');
     worker.start();
     const claimedAt = (await running).at;
     const stopping = next(worker, 'worker.stopping');
-    const stopped = worker.stop({ graceMs: 10_000 });
+    const stopped = worker.stop({ graceMs: 120_000 }); // longer than the nine renewals below
     await stopping;
     const pollsAtStop = store.count('lease');
     expect(pollsAtStop).toBeGreaterThan(0);
-    // Draining spans three lease lifetimes: only the heartbeat, every 400 ms of worker time, keeps the lease.
+    // Draining spans three lease lifetimes: only the heartbeat, every 10 s of worker time, keeps the lease.
     const renewals: number[] = [];
     for (let i = 1; i <= 9; i++) {
       const renewed = next(worker, 'job.renewed');
-      await time.advance(400);
+      await time.advance(10_000);
       const r = await renewed;
       renewals.push(r.at - claimedAt);
-      expect(r.lease.expiresAt).toBe(r.at + 1_200);
+      expect(r.lease.expiresAt).toBe(r.at + 30_000);
     }
-    expect(renewals).toEqual([400, 800, 1_200, 1_600, 2_000, 2_400, 2_800, 3_200, 3_600]);
+    expect(renewals).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9].map((k) => k * 10_000));
     gate.resolve();
     const report = await stopped;
     expect(report).toMatchObject({ drained: 1, abandoned: 0, released: 0 });
@@ -99,19 +100,20 @@ describe('worker lifecycle: tracked leases, heartbeat, stop', () => {
     const t = await workerTable({ time });
     const e = await t.queue.enqueue({ queue: 'q', payload: null });
     const gate = deferred();
-    const { worker, store } = t.worker({ owner: 'long-runner', leaseTtlMs: 2_400, handlers: { q: async (_j, ctx) => { await gate.promise; return ctx.lease.generation; } } });
+    // A 60 s lease: on Node's own timers its heartbeat would not fire within the test's event timeout.
+    const { worker, store } = t.worker({ owner: 'long-runner', leaseTtlMs: 60_000, handlers: { q: async (_j, ctx) => { await gate.promise; return ctx.lease.generation; } } });
     const running = next(worker, 'job.started');
     worker.start();
     const claimedAt = (await running).at;
-    // Three renewals, 800 ms of worker time apart, none sooner: the handler has outlived its first lease.
+    // Three renewals, 20 s of worker time apart, none sooner: the handler has outlived its first lease.
     for (const k of [1, 2, 3]) {
       const renewed = next(worker, 'job.renewed');
-      await time.advance(799);
+      await time.advance(19_999);
       expect(store.count('renew', e.id)).toBe(k - 1);
       await time.advance(1);
-      expect((await renewed).at - claimedAt).toBe(800 * k);
+      expect((await renewed).at - claimedAt).toBe(20_000 * k);
     }
-    expect(time.now()).toBe(claimedAt + 2_400); // the first lease's expiry
+    expect(time.now()).toBe(claimedAt + 60_000); // the first lease's expiry
     // A rival that polls hard (on the same clock) finds nothing to take over.
     const { worker: rival } = t.worker({ owner: 'rival', handlers: { q: () => 'rival' } });
     rival.start();
