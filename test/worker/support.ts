@@ -47,9 +47,13 @@ export function record<K extends WorkerEventName>(worker: Worker, name: K): Work
   return out;
 }
 
-/** Wraps a store and records every call: the real table decides everything, this only watches (and can pause renewals, as SIGSTOP would). */
+/**
+ * Wraps a store and records every call, in order (no times: bounds are asserted from the worker's
+ * events, in its clock): the real table decides everything, this only watches (and can pause
+ * renewals, as SIGSTOP would).
+ */
 export class WatchedStore implements JobStore {
-  readonly calls: { op: string; at: number; end?: number; id?: string; generation?: number; max?: number; got?: number }[] = [];
+  readonly calls: { op: string; id?: string; generation?: number; max?: number; got?: number }[] = [];
   private renewGate: Promise<void> | undefined;
   private openGate: (() => void) | undefined;
   constructor(private readonly inner: JobStore) {}
@@ -68,17 +72,16 @@ export class WatchedStore implements JobStore {
     this.renewGate = undefined;
   }
   async lease(req: LeaseRequest): Promise<Lease[]> {
-    const at = Date.now();
     const got = await this.inner.lease(req);
-    this.calls.push({ op: 'lease', at, end: Date.now(), max: req.max, got: got.length });
+    this.calls.push({ op: 'lease', max: req.max, got: got.length });
     return got;
   }
   ackDone(lease: Lease, result?: Json) {
-    this.calls.push({ op: 'ackDone', at: Date.now(), id: lease.id, generation: lease.generation });
+    this.calls.push({ op: 'ackDone', id: lease.id, generation: lease.generation });
     return this.inner.ackDone(lease, result);
   }
   ackFailed(lease: Lease, error: unknown, opts?: { retryable?: boolean }) {
-    this.calls.push({ op: 'ackFailed', at: Date.now(), id: lease.id, generation: lease.generation });
+    this.calls.push({ op: 'ackFailed', id: lease.id, generation: lease.generation });
     return this.inner.ackFailed(lease, error, opts);
   }
   private readonly renewing = new Set<Promise<unknown>>();
@@ -88,7 +91,7 @@ export class WatchedStore implements JobStore {
   }
   async renew(lease: Lease, ttlMs: number, progress?: Json) {
     if (this.renewGate) await this.renewGate;
-    this.calls.push({ op: progress === undefined ? 'renew' : 'renew+progress', at: Date.now(), id: lease.id, generation: lease.generation });
+    this.calls.push({ op: progress === undefined ? 'renew' : 'renew+progress', id: lease.id, generation: lease.generation });
     const call = progress === undefined ? this.inner.renew(lease, ttlMs) : this.inner.renew(lease, ttlMs, progress);
     this.renewing.add(call);
     try {
@@ -98,7 +101,7 @@ export class WatchedStore implements JobStore {
     }
   }
   release(lease: Lease, opts?: { reason?: string }) {
-    this.calls.push({ op: 'release', at: Date.now(), id: lease.id, generation: lease.generation });
+    this.calls.push({ op: 'release', id: lease.id, generation: lease.generation });
     return this.inner.release(lease, opts);
   }
 }
