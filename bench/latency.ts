@@ -49,7 +49,7 @@ export async function measureLatency(endpoint: string, args: { wakeUp: boolean; 
   try {
     await producer.enqueue({ queue: 'trickle', payload: null, id: 'warm-up' });
     worker.start();
-    await waitFor('warm-up', () => (worker!.counters().done >= 1 ? true : undefined), 30_000);
+    await waitFor('warm-up', () => (worker.counters().done >= 1 ? true : undefined), 30_000);
     const every = 1000 / args.ratePerSec;
     const t0 = performance.now();
     for (let i = 0; i < args.jobs; i++) {

@@ -277,7 +277,7 @@ results.errors = errors;
 results.seconds = round((Date.now() - started.getTime()) / 1000, 1);
 mkdirSync('bench/results', { recursive: true });
 writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
-log(`\nresults: ${file} (${results.seconds} s)`);
+log(`\nresults: ${file} (${String(results.seconds)} s)`);
 if (errors.length) {
   log(`errors:\n${errors.join('\n')}`);
   process.exit(1);

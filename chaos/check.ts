@@ -78,12 +78,12 @@ export function checkRun(
     }
     const state = job.state as string;
     if (state !== 'done' && state !== 'dead' && state !== 'cancelled') {
-      report('notTerminal', `${p.id}: still ${state} (generation ${job.leaseGeneration})`);
+      report('notTerminal', `${p.id}: still ${state} (generation ${String(job.leaseGeneration)})`);
       continue;
     }
     if (state === 'dead') {
       dead++;
-      if (!p.expectDead) report('unexpectedDead', `${p.id}: dead after ${job.attempts} attempts: ${String(job.lastError).slice(0, 120)}`);
+      if (!p.expectDead) report('unexpectedDead', `${p.id}: dead after ${String(job.attempts)} attempts: ${String(job.lastError).slice(0, 120)}`);
     }
     const effect = effects.get(p.id);
     const chain = (effect?.chain as number[] | undefined) ?? [];

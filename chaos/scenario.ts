@@ -407,7 +407,7 @@ async function enqueueFlow(queue: JobQueue, jobs: readonly FlowPlanned[]): Promi
       payload: { workMs: p.workMs, failAttempts: p.failAttempts, ...(p.group === undefined ? {} : { group: p.group, seq: p.seq! }) },
       maxAttempts: p.maxAttempts,
       ...(p.group === undefined ? {} : { group: p.group }),
-    } as Parameters<JobQueue['enqueue']>[0]);
+    });
   }
 }
 

@@ -1,7 +1,7 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption, type Attribute } from 'aws-cdk-lib/aws-dynamodb';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
-import type { AttributeDefinition, KeySchemaElement } from '@aws-sdk/client-dynamodb';
+import type { AttributeDefinition, KeySchemaElement, ProjectionType as SdkProjectionType, ScalarAttributeType } from '@aws-sdk/client-dynamodb';
 import { Construct } from 'constructs';
 import { TABLE_SCHEMA } from '../src/schema.js';
 import { createTableInput } from '../src/store/ensure-table.js';
@@ -43,7 +43,7 @@ export class JobTable extends Construct {
         indexName: gsi.IndexName!,
         partitionKey: key(gsi.KeySchema, 'HASH')!,
         sortKey: key(gsi.KeySchema, 'RANGE'),
-        projectionType: gsi.Projection!.ProjectionType as ProjectionType,
+        projectionType: PROJECTION_TYPE[gsi.Projection!.ProjectionType!],
         nonKeyAttributes: gsi.Projection!.NonKeyAttributes,
       });
     }
@@ -54,5 +54,9 @@ export class JobTable extends Construct {
 function attribute(defs: AttributeDefinition[] | undefined, schema: KeySchemaElement[] | undefined, type: 'HASH' | 'RANGE'): Attribute | undefined {
   const name = schema?.find((k) => k.KeyType === type)?.AttributeName;
   const def = defs?.find((d) => d.AttributeName === name);
-  return name && def ? { name, type: def.AttributeType as AttributeType } : undefined;
+  return name && def ? { name, type: ATTRIBUTE_TYPE[def.AttributeType!] } : undefined;
 }
+
+// The SDK's strings as the CDK's enums, spelled out so that a value either side lacks fails to compile.
+const ATTRIBUTE_TYPE: Record<ScalarAttributeType, AttributeType> = { S: AttributeType.STRING, N: AttributeType.NUMBER, B: AttributeType.BINARY };
+const PROJECTION_TYPE: Record<SdkProjectionType, ProjectionType> = { ALL: ProjectionType.ALL, KEYS_ONLY: ProjectionType.KEYS_ONLY, INCLUDE: ProjectionType.INCLUDE };

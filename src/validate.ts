@@ -122,7 +122,7 @@ export function checkNesting(field: string, value: unknown, maxDepth = MAX_JSON_
     if (Array.isArray(v)) {
       for (let i = 0; i < v.length; i++) {
         // An index is named only for a list of records (`jobs[3]`), not inside a nested value.
-        const x = v[i];
+        const x: unknown = v[i];
         const named = segments < nameLevels - 1 && typeof x === 'object' && x !== null && !Array.isArray(x);
         stack.push({ v: x, depth: depth + 1, path: named ? `${path}[${i}]` : path, segments: named ? segments + 1 : nameLevels });
       }
@@ -148,7 +148,7 @@ function assertPlainJson(field: string, root: unknown, v: unknown, depth: number
   if (Array.isArray(v)) {
     for (const item of v) assertPlainJson(field, root, item, depth + 1, seen);
   } else {
-    const proto = Object.getPrototypeOf(v);
+    const proto = Object.getPrototypeOf(v) as { constructor?: { name?: string } } | null;
     if (proto !== Object.prototype && proto !== null) {
       throw new ValidationError(field, root, `contains a ${proto?.constructor?.name ?? 'non-plain object'}, which is not plain JSON`);
     }

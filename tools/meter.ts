@@ -41,7 +41,7 @@ export function createMeter(): Meter {
     (next, context) => async (args) => {
       const name = String((context as { commandName?: string }).commandName ?? 'unknown').replace(/Command$/, '');
       const c = state.counts;
-      (c.requests as Record<string, number>)[name] = (c.requests[name] ?? 0) + 1;
+      c.requests[name] = (c.requests[name] ?? 0) + 1;
       try {
         const out = await next(args);
         const o = out.output as { Items?: Record<string, AttributeValue>[]; Item?: Record<string, AttributeValue>; ScannedCount?: number };

@@ -154,7 +154,7 @@ export class MiniWorker {
           if (out.outcome === 'stale') entry.abort.abort();
           else entry.lease = out.lease;
         },
-        (err) => this.fail('renew', err),
+        (err: unknown) => this.fail('renew', err),
       );
     }, renewEvery);
     try {

@@ -78,7 +78,7 @@ export function spawnWorker(config: WorkerProcessConfig, onEvent: (e: WorkerEven
       resolve({ code, signal });
     });
   });
-  createInterface({ input: child.stdout! }).on('line', (line) => {
+  createInterface({ input: child.stdout }).on('line', (line) => {
     let e: WorkerEvent;
     try {
       e = JSON.parse(line) as WorkerEvent;
@@ -91,7 +91,7 @@ export function spawnWorker(config: WorkerProcessConfig, onEvent: (e: WorkerEven
     }
     onEvent(e);
   });
-  child.stdin!.on('error', () => undefined);
+  child.stdin.on('error', () => undefined);
   return {
     owner: config.owner,
     pid: child.pid!,

@@ -209,7 +209,7 @@ export async function startThrottleProxy(target: string, opts: ThrottleOptions):
       if (op === 'PutItem' || op === 'UpdateItem' || op === 'DeleteItem') {
         counts.writes++;
         const id = ((op === 'PutItem' ? (body.Item as Record<string, Av>) : (body.Key as Record<string, Av>))?.id?.S as string | undefined) ?? '';
-        const effect = op === 'PutItem' ? (gpkOf(body.Item as Record<string, Av>) ?? null) : op === 'DeleteItem' ? null : updateIndexEffect(body as never);
+        const effect = op === 'PutItem' ? (gpkOf(body.Item as Record<string, Av>) ?? null) : op === 'DeleteItem' ? null : updateIndexEffect(body);
         const { charges, after } = chargesOf(id, effect);
         const short = take(charges);
         if (short) return throttle(res, short);

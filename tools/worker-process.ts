@@ -12,7 +12,6 @@
  */
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { fencedWrite } from '../src/fencing/fenced-write.js';
-import type { Json } from '../src/job.js';
 import { benchClient, benchQueue } from './env.js';
 import { createWorker, type BenchHandler } from './workers.js';
 import { applyBreaks } from './breaks.js';
@@ -104,7 +103,7 @@ const chaosHandler: BenchHandler = async (job, ctx) => {
     }
     emit({ ev: 'effect', owner: config.owner, id: job.id, generation: job.generation, outcome, t: Date.now() });
     if (outcome !== 'written') throw new Error(`side effect refused: ${outcome}`);
-    return { generation: job.generation } as Json;
+    return { generation: job.generation };
 };
 
 const handlers: Record<string, BenchHandler> = { [config.queue]: chaosHandler };

@@ -30,7 +30,7 @@ function formatError(error) {
 function replacer() {
   const ancestors = [];
   return function (_key, value) {
-    let v = value instanceof Error ? formatError(value) : value;
+    const v = value instanceof Error ? formatError(value) : value;
     if (typeof v === 'bigint') return v.toString();
     if (typeof v === 'object' && v !== null) {
       while (ancestors.length > 0 && ancestors.at(-1) !== this) ancestors.pop();

@@ -15,7 +15,7 @@ export interface AwsQueue {
   /** Present when a notifications queue is configured. */
   readonly notifier: DeadJobNotifier | undefined;
   /** Sends pending wake-ups and waits for notifications in flight; call before an invocation returns. Never throws. */
-  flush(): Promise<void>;
+  readonly flush: () => Promise<void>;
 }
 
 /** Options of {@link awsQueue} beyond the function's config. */

@@ -36,7 +36,7 @@ export async function loadHandlers(file: string): Promise<HandlerMap> {
     throw new CliError(EXIT.usage, `cannot load --handlers ${file}: ${why}`, { cause: err });
   }
   const fromDefault = (mod.default as { handlers?: unknown } | undefined)?.handlers;
-  const candidate = (mod.handlers ?? fromDefault ?? mod.default) as unknown;
+  const candidate = mod.handlers ?? fromDefault ?? mod.default;
   if (typeof candidate !== 'object' || candidate === null || Object.keys(candidate).length === 0) {
     throw new CliError(EXIT.usage, `--handlers ${file} exports no handlers: export \`handlers\` (or a default export), an object of queue name -> handler`);
   }
@@ -52,7 +52,7 @@ export async function loadHandlers(file: string): Promise<HandlerMap> {
 async function importTypeScript(file: string, url: string): Promise<unknown> {
   let tsx: { tsImport: (specifier: string, parent: string) => Promise<unknown> } | undefined;
   try {
-    tsx = (await import('tsx/esm/api')) as typeof tsx;
+    tsx = await import('tsx/esm/api');
   } catch {
     tsx = undefined;
   }

@@ -61,7 +61,7 @@ function buildProgram(io: CliIo, context: ContextFactory, setExit: (code: number
     .option('--json', 'print JSON for scripts instead of tables')
     .option('--reclaim-period <duration>', 'how often the reclaim pass runs, for inspect (env FENCEQ_RECLAIM_PERIOD, default 60s)');
 
-  const ctx = (cmd: Command): CommandContext => context(cmd.optsWithGlobals() as GlobalOptions);
+  const ctx = (cmd: Command): CommandContext => context(cmd.optsWithGlobals<GlobalOptions>());
   const sub = (name: string) => program.command(name).exitOverride().configureOutput(output(io));
 
   sub('enqueue')

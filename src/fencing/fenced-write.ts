@@ -136,7 +136,7 @@ export async function fencedWrite(input: FencedWriteInput): Promise<FencedWriteO
   // Which half refused it? Read the item as it is now.
   const now = await doc.send(new GetCommand({ TableName: input.tableName, Key: key, ConsistentRead: true }));
   const item = now.Item;
-  const recorded = item?.[genAttr];
+  const recorded: unknown = item?.[genAttr];
   if (item && item[jobAttr] === token.jobId && typeof recorded === 'number' && recorded > generation) {
     return { outcome: 'fenced-out', generation, recordedGeneration: recorded, item };
   }

@@ -42,7 +42,7 @@ function work(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 function payloadOf(job: JobContextJob): DemoPayload {
-  return (typeof job.payload === 'object' && job.payload !== null && !Array.isArray(job.payload) ? job.payload : {}) as DemoPayload;
+  return typeof job.payload === 'object' && job.payload !== null && !Array.isArray(job.payload) ? job.payload : {};
 }
 
 const run = (label: string): Handler => async (job: JobContextJob, ctx: HandlerContext): Promise<Json> => {

@@ -138,7 +138,7 @@ export async function runDemo(stack: LocalStack, opts: DemoOptions, stackLog: { 
       case 'job.dead':
         counts.dead++;
         if (e.by === 'reclaim') counts.reclaimed++;
-        note(`${e.id} is dead after ${String(e.attempts)} attempt(s)${e.by === 'reclaim' ? ' (its last lease expired)' : ''}`);
+        note(`${String(e.id)} is dead after ${String(e.attempts)} attempt(s)${e.by === 'reclaim' ? ' (its last lease expired)' : ''}`);
         break;
       case 'job.taken_over':
         counts.takenOver++;
@@ -258,7 +258,7 @@ export async function runDemo(stack: LocalStack, opts: DemoOptions, stackLog: { 
   void steps;
   await pool.stopAll();
   const states: Record<string, string> = {};
-  const expected = [...plan.map((p) => ({ id: p.input.id, expect: p.expect as string })), ...stepJobs.map((j) => ({ id: j.id, expect: 'done' }))];
+  const expected = [...plan.map((p) => ({ id: p.input.id, expect: p.expect })), ...stepJobs.map((j) => ({ id: j.id, expect: 'done' }))];
   for (const p of expected) states[p.id] = (await stack.queue.get(p.id).catch(() => null))?.state ?? 'missing';
   const unexpected = [
     ...expected.filter((p) => states[p.id] !== p.expect).map((p) => `${p.id} is ${states[p.id]}, expected ${p.expect}`),

@@ -21,7 +21,7 @@ type FunctionPrincipal = (typeof FUNCTION_PRINCIPALS)[number];
 
 /** The synthesized template and the logical ids the proxy binds. */
 export interface IamTemplate {
-  readonly template: { Resources: Record<string, { Type: string; Properties?: Record<string, any> }> };
+  readonly template: { Resources: Record<string, { Type: string; Properties?: Record<string, unknown> }> };
   /** Logical ids of the table and the four queues. */
   readonly ids: { readonly table: string; readonly wake: string; readonly wakeRedrive: string; readonly dead: string; readonly deadRedrive: string };
   /** Logical ids of the functions. */

@@ -209,10 +209,10 @@ async function loadFunctions(env: Record<string, string>, endpointsOf: (fn: keyo
     const reclaim = await load('reclaim', () => import('../../functions/reclaim.js'));
     Object.assign(process.env, env);
     return {
-      [LOCAL_FUNCTIONS.enqueue]: enqueue.handler as LocalHandler,
-      [LOCAL_FUNCTIONS.api]: api.handler as LocalHandler,
-      [LOCAL_FUNCTIONS.admin]: admin.handler as LocalHandler,
-      [LOCAL_FUNCTIONS.reclaim]: reclaim.handler as LocalHandler,
+      [LOCAL_FUNCTIONS.enqueue]: enqueue.handler,
+      [LOCAL_FUNCTIONS.api]: api.handler,
+      [LOCAL_FUNCTIONS.admin]: admin.handler,
+      [LOCAL_FUNCTIONS.reclaim]: reclaim.handler,
     };
   } finally {
     if (saved === undefined) delete process.env.FENCEQ_LOG;

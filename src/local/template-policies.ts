@@ -78,7 +78,7 @@ export function bindFunction(name: string): LocalResource {
   return { ref: name, attributes: { Arn: functionArn(name) } };
 }
 
-type Template = { readonly Resources: Readonly<Record<string, { Type: string; Properties?: Record<string, any> }>> };
+type Template = { readonly Resources: Readonly<Record<string, { Type: string; Properties?: Record<string, unknown> }>> };
 
 const PSEUDO: Readonly<Record<string, string>> = {
   'AWS::AccountId': LOCAL_ACCOUNT,
@@ -98,7 +98,7 @@ function resolveValue(value: unknown, bindings: LocalBindings): unknown {
     return PSEUDO[id] ?? bindings[id]?.ref ?? `arn:aws:unbound:::${id}`;
   }
   if (keys.length === 1 && keys[0] === 'Fn::GetAtt') {
-    const [id, attr] = (typeof o['Fn::GetAtt'] === 'string' ? (o['Fn::GetAtt'] as string).split('.') : o['Fn::GetAtt']) as [string, string];
+    const [id, attr] = (typeof o['Fn::GetAtt'] === 'string' ? o['Fn::GetAtt'].split('.') : o['Fn::GetAtt']) as [string, string];
     return bindings[id]?.attributes[attr] ?? `arn:aws:unbound:::${id}.${attr}`;
   }
   if (keys.length === 1 && keys[0] === 'Fn::Join') {
@@ -112,7 +112,7 @@ function resolveValue(value: unknown, bindings: LocalBindings): unknown {
 /** The logical id of the role a function runs as (`Role: { Fn::GetAtt: [role, Arn] }`). */
 export function roleOfFunction(template: Template, functionId: string): string {
   const fn = template.Resources[functionId];
-  const role = fn?.Properties?.Role?.['Fn::GetAtt']?.[0] as string | undefined;
+  const role = (fn?.Properties?.Role as { 'Fn::GetAtt'?: [string, string] } | undefined)?.['Fn::GetAtt']?.[0];
   if (fn?.Type !== 'AWS::Lambda::Function' || role === undefined) throw new TemplatePolicyError(`${functionId} is not a function with a role of this template`);
   return role;
 }

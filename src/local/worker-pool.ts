@@ -63,7 +63,7 @@ export class WorkerPool {
       child,
     };
     this.workers.push(worker);
-    createInterface({ input: child.stderr! }).on('line', (text) => {
+    createInterface({ input: child.stderr }).on('line', (text) => {
       if (!text.startsWith('{')) return;
       try {
         const line = JSON.parse(text) as WorkerLogLine;
@@ -73,7 +73,7 @@ export class WorkerPool {
         // not a log line
       }
     });
-    child.stdin!.on('error', () => undefined);
+    child.stdin.on('error', () => undefined);
     child.once('exit', (code, signal) => {
       const how = signal ?? `exit ${code}`;
       if (worker.status === 'running' || worker.status === 'starting') {

@@ -202,7 +202,7 @@ function decodeCursor(cursor: string | undefined, parts: readonly { pk: string; 
       k &&
       keys.length === expected.length &&
       keys.every((name, n) => name === expected[n]) &&
-      keys.every((name) => typeof k[name] === 'string' && (k[name] as string).length > 0 && (k[name] as string).length <= 1024) &&
+      keys.every((name) => typeof k[name] === 'string' && k[name].length > 0 && k[name].length <= 1024) &&
       k[partitionKey] === part.pk &&
       (part.prefix === undefined || (k[sortKey] as string).startsWith(part.prefix))
     ) {

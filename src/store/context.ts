@@ -53,8 +53,8 @@ export interface StoreContext {
 export function fireHook(ctx: StoreContext, name: keyof QueueHooks, run: () => void | Promise<void> | undefined): void {
   try {
     const p = run();
-    if (p && typeof (p as Promise<void>).catch === 'function') {
-      (p as Promise<void>).catch((err: unknown) => ctx.logger.error('hook.failed', { hook: name, error: err }));
+    if (p && typeof p.catch === 'function') {
+      p.catch((err: unknown) => ctx.logger.error('hook.failed', { hook: name, error: err }));
     }
   } catch (err) {
     ctx.logger.error('hook.failed', { hook: name, error: err });

@@ -28,7 +28,7 @@ import {
 import { itemToJob, type Item } from './codec.js';
 import { fireHook, type StoreContext } from './context.js';
 import { absent, guarded, type Guard } from './guards.js';
-import { itemAfterLoss, notePending, readItem, translate } from './io.js';
+import { itemAfterLoss, notePending, translate } from './io.js';
 
 /** How a job is run, the same for a job a producer enqueues and for every job a schedule fires. */
 export interface JobRunFields {

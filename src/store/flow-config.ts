@@ -77,7 +77,7 @@ export async function readLimits(ctx: StoreContext, queue: string, consistent = 
     if (!out.Item) return null;
     const limits: Record<string, unknown> = {};
     for (const a of LIMIT_ATTRS) if (out.Item[a] !== undefined) limits[a] = out.Item[a];
-    return limits as QueueLimits;
+    return limits;
   } catch (err) {
     throw translate(ctx, err);
   }

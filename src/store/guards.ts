@@ -137,7 +137,7 @@ export function guarded<T extends object>(
     ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     ExpressionAttributeNames: Object.keys(names).length ? names : undefined,
     ExpressionAttributeValues: Object.keys(values).length ? values : undefined,
-  } as T & { ConditionExpression: string; ReturnValuesOnConditionCheckFailure: 'ALL_OLD' };
+  };
 }
 
 /**

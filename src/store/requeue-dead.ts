@@ -38,7 +38,7 @@ export async function requeueIfDead(ctx: StoreContext, id: string): Promise<Requ
   });
   const result = await updateElseCurrent(ctx, { Key: { id }, ...guarded(update, deadAtGeneration(seen)) });
   if (!result.written) {
-    throw new InvalidStateError(id, String(result.current?.state ?? 'gone'), 'it changed while being requeued; look again');
+    throw new InvalidStateError(id, (result.current?.state as string | undefined) ?? 'gone', 'it changed while being requeued; look again');
   }
   ctx.logger.warn('job.requeued', { id, queue: item.queue, generation: seen + 1 });
   fireHook(ctx, 'onJobsDue', () => ctx.hooks.onJobsDue?.([item.queue as string]));

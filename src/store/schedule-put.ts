@@ -15,9 +15,8 @@ import { ScheduleConflictError } from '../errors.js';
 import { scheduleKeys } from '../keys.js';
 import type { Item } from './codec.js';
 import type { StoreContext } from './context.js';
-import { buildUpdate } from './expression.js';
 import { absent, guarded, present, scheduleAtVersion } from './guards.js';
-import { readItem, translate, updateIf } from './io.js';
+import { readItem, translate } from './io.js';
 import { cronOf, itemToSchedule, tickAfter, type Schedule, type ScheduleDefinition } from './schedules.js';
 
 /** Outcome of a put. */
@@ -52,11 +51,11 @@ export async function putSchedule(ctx: StoreContext, def: ScheduleDefinition): P
       catchUp: JSON.stringify(def.catchUp),
       // Indexed names: `state` and `runAt` are projected into the work index, so the scheduler's
       // Query finds due, active schedules without reading the paused or future ones.
-      state: (old?.state as string | undefined) ?? 'active',
+      state: old?.state ?? 'active',
       runAt: nextTick,
       lastTick: old?.lastTick,
       version: ((old?.version as number | undefined) ?? 0) + 1,
-      createdAt: (old?.createdAt as number | undefined) ?? now,
+      createdAt: old?.createdAt ?? now,
       updatedAt: now,
     };
     for (const k of Object.keys(item)) if (item[k] === undefined) delete item[k];

@@ -52,7 +52,7 @@ export function limitCell(flow: FlowStatus | undefined): string {
   const l = flow?.limits;
   if (!l || (l.maxRunning === undefined && l.ratePerSecond === undefined)) return '-';
   const parts: string[] = [];
-  if (l.maxRunning !== undefined) parts.push(`${flow!.running ?? 0}/${l.maxRunning} running`);
-  if (l.ratePerSecond !== undefined) parts.push(`${l.ratePerSecond}/s burst ${l.burst} (${Math.floor(flow!.tokens ?? 0)} tokens)`);
+  if (l.maxRunning !== undefined) parts.push(`${flow.running ?? 0}/${l.maxRunning} running`);
+  if (l.ratePerSecond !== undefined) parts.push(`${l.ratePerSecond}/s burst ${l.burst} (${Math.floor(flow.tokens ?? 0)} tokens)`);
   return parts.join(', ');
 }

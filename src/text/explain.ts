@@ -52,7 +52,7 @@ export function explainJob(job: Job, now: number, opts: ExplainOptions): Explana
 function explainState(job: Job, now: number, opts: ExplainOptions): Explanation {
   switch (job.state) {
     case 'pending':
-      return explainPending(job, now, opts);
+      return explainPending(job, now);
     case 'running':
       return explainRunning(job, now, opts);
     case 'dead':
@@ -85,7 +85,7 @@ function explainState(job: Job, now: number, opts: ExplainOptions): Explanation 
   }
 }
 
-function explainPending(job: Job, now: number, opts: ExplainOptions): Explanation {
+function explainPending(job: Job, now: number): Explanation {
   const history = pendingHistory(job);
   if (job.runAt > now) {
     const retry = job.settledBy === 'failed' && job.settledGeneration === job.leaseGeneration && job.attempts > 0;

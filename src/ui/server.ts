@@ -126,6 +126,7 @@ function dashboardApp(o: AppOptions): Hono {
 
   app.use('*', async (c, next) => {
     const refused = checkHost(c.req.header('host'), o.boundPort());
+    // eslint-disable-next-line @typescript-eslint/no-unsafe-argument -- hono types a '*' middleware's input as any
     if (refused) return refuse(c, refused);
     await next();
     c.header('Content-Security-Policy', "default-src 'self'; img-src 'self' data:; style-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'");
@@ -216,7 +217,7 @@ function dashboardApp(o: AppOptions): Hono {
     const origin = checkSameOrigin({ origin: c.req.header('origin'), secFetchSite: c.req.header('sec-fetch-site') }, o.boundPort());
     if (origin) return refuse(c, origin);
     const form = await c.req.parseBody();
-    const field = (name: string) => (typeof form[name] === 'string' ? (form[name] as string) : undefined);
+    const field = (name: string) => (typeof form[name] === 'string' ? form[name] : undefined);
     const bad = checkToken(field('token') ?? c.req.header('x-fenceq-token'), o.token);
     if (bad) return refuse(c, bad);
     const id = checkId('id', field('id'));

@@ -179,7 +179,7 @@ export class HeldLease {
   }
 
   private lostError(): LeaseLostError {
-    const reason = this.controller.signal.reason;
+    const reason: unknown = this.controller.signal.reason;
     return reason instanceof LeaseLostError
       ? reason
       : new LeaseLostError(this.lease.id, this.lease.generation, null, null, `the worker no longer holds it (${this.phase})`);

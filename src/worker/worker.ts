@@ -271,6 +271,7 @@ export class Worker {
       fail = (error, reason) => {
         if (h.phase !== 'running') return;
         h.controller.abort(error);
+        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- a sentinel the race below unwraps; no caller sees it
         reject(Object.assign(new Box(error), { reason }));
       };
     });

@@ -38,9 +38,9 @@ beforeAll(async () => {
   tableName = table.tableName;
   raw = rawAccess(table.doc, table.tableName);
   const env = handlerEnv(table.tableName, { FENCEQ_RETENTION_DAYS: '2' });
-  const enq = (await coldStart(() => import('../../functions/enqueue.js'), env)).handler as Handler;
-  const api = (await coldStart(() => import('../../functions/api.js'), env)).handler as Handler;
-  admin = (await coldStart(() => import('../../functions/admin.js'), env)).handler as Handler;
+  const enq = (await coldStart(() => import('../../functions/enqueue.js'), env)).handler;
+  const api = (await coldStart(() => import('../../functions/api.js'), env)).handler;
+  admin = (await coldStart(() => import('../../functions/admin.js'), env)).handler;
   // Every reply the functions send, as text, to check where the secret appears.
   const recording = (h: Handler, into: string[]) => async (e: unknown) => {
     const reply = await h(e);

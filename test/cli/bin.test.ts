@@ -146,13 +146,13 @@ describe('bin/fenceq.js', () => {
       'esm-ts': [join(esm, 'handlers.ts'), esmSyntax('esm-ts', false)],
       'esm-js': [join(esm, 'handlers.js'), esmSyntax('esm-js', false)],
     } as const;
-    const workers = Object.entries(files).map(([name, [file, text]]) => {
+    const workers = Object.entries(files).map(([, [file, text]]) => {
       writeFileSync(file, text);
       return spawn(process.execPath, [BIN, 'work', '--handlers', file, '--poll', '100ms'], { cwd: join(file, '..'), env: t.env, stdio: ['ignore', 'ignore', 'pipe'] });
     });
     const stderr = workers.map((w) => {
       let text = '';
-      w.stderr!.on('data', (d) => (text += d));
+      w.stderr.on('data', (d) => (text += d));
       return () => text;
     });
     try {
@@ -219,8 +219,8 @@ describe('bin/fenceq.js', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     await until('the job leased', async () => ((await t.queue.get('held'))?.state === 'running' ? true : undefined));
-    child.stdout!.destroy();
-    child.stderr!.destroy();
+    child.stdout.destroy();
+    child.stderr.destroy();
     child.kill('SIGTERM');
     const code = await exited(child);
     const job = await t.queue.get('held');

@@ -96,7 +96,7 @@ export function runImage(stage: Stage, app: string, env: Record<string, string>)
   });
   const lines: Container['lines'] = [];
   const waiters: { match: (l: Record<string, any>) => boolean; resolve: (x: { at: number; line: Record<string, any> }) => void }[] = [];
-  createInterface({ input: child.stderr! }).on('line', (text) => {
+  createInterface({ input: child.stderr }).on('line', (text) => {
     if (!text.startsWith('{')) return;
     const entry = { at: performance.now(), line: JSON.parse(text) as Record<string, any> };
     lines.push(entry);

@@ -71,8 +71,8 @@ export function startStack(args: readonly string[]): StackProcess {
   const events: StackEvent[] = [];
   const waiters: { event: string; resolve: (e: StackEvent) => void }[] = [];
   let err = '';
-  child.stderr!.on('data', (d) => (err += d));
-  createInterface({ input: child.stdout! }).on('line', (line) => {
+  child.stderr.on('data', (d) => (err += d));
+  createInterface({ input: child.stdout }).on('line', (line) => {
     let e: StackEvent;
     try {
       e = JSON.parse(line) as StackEvent;
@@ -128,7 +128,7 @@ export function startWorker(env: Record<string, string>, owner: string, args: re
   });
   started.push(child);
   let log = '';
-  child.stderr!.on('data', (d) => (log += d));
+  child.stderr.on('data', (d) => (log += d));
   return { child, exited: new Promise((r) => child.once('exit', (code) => r(code))), log: () => log };
 }
 
@@ -147,7 +147,7 @@ export async function until<T>(what: string, check: () => Promise<T> | T, timeou
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await check();
-    if (v) return v as NonNullable<T>;
+    if (v) return v;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 100));
   }

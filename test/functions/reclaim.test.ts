@@ -43,14 +43,14 @@ async function killJob(enq: Api, api: Api, id: string, queue: string): Promise<L
 async function captureEmf<T>(run: () => Promise<T>): Promise<{ result: T; emf: Record<string, unknown>[] }> {
   const lines: string[] = [];
   const write = process.stdout.write.bind(process.stdout);
-  vi.spyOn(process.stdout, 'write').mockImplementation(((chunk: string | Uint8Array, ...rest: unknown[]) => {
+  vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array, ...rest: unknown[]) => {
     const text = String(chunk);
     if (text.includes('"_aws"')) {
       lines.push(text);
       return true;
     }
     return (write as (...a: unknown[]) => boolean)(chunk, ...rest);
-  }) as typeof process.stdout.write);
+  });
   const result = await run();
   vi.restoreAllMocks();
   return { result, emf: lines.flatMap((l) => l.trim().split('\n')).map((l) => JSON.parse(l) as Record<string, unknown>) };

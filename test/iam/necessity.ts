@@ -36,7 +36,7 @@ interface Result extends Removal {
 /** Every granted action, by profile and field. */
 function removals(): Removal[] {
   return Object.entries(ACCESS as Record<string, AccessProfile>).flatMap(([profile, p]) =>
-    (['table', 'registry', 'index', 'sendTo'] as const).flatMap((field) => ((p[field] ?? []) as readonly string[]).map((action) => ({ profile, field, action }))),
+    (['table', 'registry', 'index', 'sendTo'] as const).flatMap((field) => (p[field] ?? []).map((action) => ({ profile, field, action }))),
   );
 }
 

@@ -99,7 +99,7 @@ export async function iamStack(): Promise<IamStack> {
     raw: rawAccess(table.doc, table.tableName),
     server: s,
     worker,
-    reclaim: async () => (await functions[FN.reclaim]!(scheduledEvent(), fakeContext(55_000))) as ReclaimRunResult,
+    reclaim: async () => (await functions[FN.reclaim](scheduledEvent(), fakeContext(55_000))) as ReclaimRunResult,
     producer: (principal) => new LambdaProducer({ functionName: FN.enqueue, client: lambda(principal) }),
     workerStore: (principal) => new LambdaJobStore({ functionName: FN.api, client: lambda(principal) }),
     admin: (principal, event) => invokeFenceq(lambda(principal), FN.admin, event),

@@ -201,7 +201,7 @@ describe('refused props', () => {
     const stack = new Stack(testApp({ bundle: false }), 'Refused');
     const queue = new FencedJobQueue(stack, 'Jobs');
     try {
-      new FargateWorkers(stack, 'W', { queue, image: IMAGE, queues: ['email'], ...props } as FargateWorkersProps);
+      new FargateWorkers(stack, 'W', { queue, image: IMAGE, queues: ['email'], ...props });
     } catch (err) {
       return err;
     }

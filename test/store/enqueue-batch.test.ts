@@ -16,7 +16,7 @@ function leaveUnprocessed(client: DynamoDBClient, drop: (call: number, items: nu
       const sent = items.slice(0, items.length - held.length);
       const out = sent.length > 0 ? await next({ ...args, input: { ...input, RequestItems: { [table]: sent } } }) : { output: { $metadata: {} }, response: {} };
       (out.output as { UnprocessedItems?: unknown }).UnprocessedItems = held.length ? { [table]: held } : {};
-      return out as Awaited<ReturnType<typeof next>>;
+      return out;
     },
     { step: 'serialize', priority: 'high', name: 'unprocessed' },
   );

@@ -95,7 +95,7 @@ class Enqueue implements Cmd {
   check = () => true;
   async run(w: World, r: Real) {
     const out = await r.queue.enqueue({ queue: r.name, payload: this.id, id: fullId(r, this.id), maxAttempts: this.maxAttempts });
-    if (w.jobs.has(this.id)) return void expect(out.outcome).toBe('exists');
+    if (w.jobs.has(this.id)) return expect(out.outcome).toBe('exists');
     expect(out.outcome).toBe('created');
     w.jobs.set(this.id, { state: 'pending', gen: r.clock.now, attempts: 0, maxAttempts: this.maxAttempts, runAt: r.clock.now });
   }

@@ -99,7 +99,7 @@ describe('jobs', () => {
     const job = (await producer.get('with-progress'))!;
     const opts = { reclaimPeriodMs: 5_000, allowActions: false, token: 't' };
     // The job model has no progress field yet (a later issue adds it); the page shows one when present.
-    const withProgress = jobLive({ ...job, progress: { done: 3, of: 10 } } as typeof job, Date.now(), opts).text;
+    const withProgress = jobLive({ ...job, progress: { done: 3, of: 10 } }, Date.now(), opts).text;
     expect(withProgress).toMatch(/<tr data-field="progress"><th>Progress<\/th><td><pre>\{\n  &quot;done&quot;: 3,/);
     expect(jobLive(job, Date.now(), opts).text).not.toContain('data-field="progress"');
   });

@@ -59,7 +59,7 @@ export async function dashboardOnFreshTable(opts: { allowActions?: boolean; refr
 export async function seeText(page: Page, selector: string, text: string, timeout = 20_000): Promise<void> {
   await page.waitForFunction(
     // Runs in the browser: `document` is the page's.
-    ([s, t]) => [...(globalThis as unknown as { document: { querySelectorAll(s: string): Iterable<{ textContent: string | null }> } }).document.querySelectorAll(s!)].some((e) => (e.textContent ?? '').includes(t!)),
+    ([s, t]) => [...(globalThis as unknown as { document: { querySelectorAll(s: string): Iterable<{ textContent: string | null }> } }).document.querySelectorAll(s)].some((e) => (e.textContent ?? '').includes(t)),
     [selector, text] as const,
     { timeout },
   );

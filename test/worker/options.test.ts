@@ -34,7 +34,7 @@ describe('worker options', () => {
   ])('refuses a bad %s with a ValidationError naming it', (field, bad) => {
     const err = (() => {
       try {
-        new Worker({ ...base, ...(bad as object) } as WorkerOptions);
+        new Worker({ ...base, ...(bad as object) });
       } catch (e) {
         return e;
       }
