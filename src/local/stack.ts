@@ -171,8 +171,12 @@ function awsEnv(external: string | undefined): Record<string, string> {
   const e = process.env;
   const region = e.AWS_REGION ?? e.AWS_DEFAULT_REGION ?? placeholders.AWS_REGION;
   if (e.AWS_ACCESS_KEY_ID || e.AWS_PROFILE) {
-    const pick = ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_PROFILE'].filter((k) => e[k]).map((k) => [k, e[k]!]);
-    return { AWS_REGION: region, ...Object.fromEntries(pick) };
+    const out: Record<string, string> = { AWS_REGION: region };
+    for (const k of ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_PROFILE']) {
+      const v = e[k];
+      if (v) out[k] = v;
+    }
+    return out;
   }
   return { ...placeholders, AWS_REGION: region };
 }

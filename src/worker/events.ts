@@ -59,7 +59,11 @@ export interface WorkerEventMap {
     readonly durationMs: number;
   };
   /** An ack or release found the lease already gone (a logged no-op). */
-  'job.stale_ack': JobEventBase & { readonly op: 'ackDone' | 'ackFailed' | 'release'; readonly currentGeneration: number | null; readonly currentState: string | null };
+  'job.stale_ack': JobEventBase & {
+    readonly op: 'ackDone' | 'ackFailed' | 'release';
+    readonly currentGeneration: number | null;
+    readonly currentState: string | null;
+  };
   /** Acks kept throwing: the lease is left to expire and be taken over. */
   'job.ack_error': JobEventBase & { readonly error: unknown };
   /** The worker handed the lease back (stop, no handler): `released` false when the store answered stale or the call failed. */
@@ -128,8 +132,8 @@ export class WorkerEvents {
   on<K extends WorkerEventName>(name: K, listener: WorkerEventListener<K>): () => void {
     let set = this.listeners.get(name);
     if (!set) this.listeners.set(name, (set = new Set()));
-    set.add(listener as (event: never) => void);
-    return () => void set.delete(listener as (event: never) => void);
+    set.add(listener);
+    return () => void set.delete(listener);
   }
 
   /**
@@ -160,7 +164,9 @@ export class WorkerEvents {
         timer = setTimeout(() => {
           finish();
           const counts = [...this.seen].map(([k, n]) => `${k} x${n}`).join(', ');
-          reject(new EventTimeoutError(name, ms, ` from worker ${this.label}${opts.filter ? ' matching the filter' : ''} (emitted so far: ${counts || 'nothing'})`));
+          reject(
+            new EventTimeoutError(name, ms, ` from worker ${this.label}${opts.filter ? ' matching the filter' : ''} (emitted so far: ${counts || 'nothing'})`),
+          );
         }, ms);
       }
     });

@@ -50,7 +50,10 @@ describe('manualTime', () => {
     await time.advance(99);
     expect(fired).toEqual([]);
     await time.advance(101);
-    expect(fired).toEqual([['a', 1_100], ['b', 1_200]]);
+    expect(fired).toEqual([
+      ['a', 1_100],
+      ['b', 1_200],
+    ]);
     expect(time.now()).toBe(1_200);
     expect(time.pendingCount).toBe(0);
   });
