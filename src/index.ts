@@ -45,6 +45,11 @@ export { Worker } from './worker/worker.js';
 export { runWorkerProcess, type WorkerProcessOptions } from './worker/process.js';
 export { WORKER_DEFAULTS } from './worker/options.js';
 export * from './worker/errors.js';
+export {
+  WorkerEvents, EventTimeoutError, type WorkerEventMap, type WorkerEventName, type WorkerEventListener, type WorkerEventBase, type JobEventBase,
+  type OnceOptions,
+} from './worker/events.js';
+export type { WorkerTimers, TimerHandle } from './worker/timers.js';
 export type {
   Handler, HandlerContext, HandlerDefinition, JobContextJob, FencingToken, WorkerOptions, WorkerCounters, StopReport,
 } from './worker/types.js';

@@ -186,6 +186,7 @@ function buildProgram(io: CliIo, context: ContextFactory, setExit: (code: number
     .option('--keep-alive', 'after the demo, keep serving until Ctrl-C')
     .option('--table-name <name>', 'table to create (default fenceq-local)')
     .option('--port <n>', 'DynamoDB emulator port (default a free one)')
+    .option('--dynamodb-endpoint <url>', 'use a DynamoDB already running (DynamoDB Local, AWS) instead of starting an emulator; the table is created there if missing and kept')
     .option('--enforce-iam', "run each function under its role's policy from the synthesized CDK template: an IAM-enforcing proxy in front of the emulators answers what the role does not allow with AccessDenied, as AWS does")
     .action(async (o, cmd: Command) => {
       const { startCommand } = await import('./commands/start.js');

@@ -32,6 +32,13 @@ export interface LocalStackOptions {
   readonly dataDir?: string;
   /** DynamoDB emulator port. @default a free port */
   readonly port?: number;
+  /**
+   * A DynamoDB endpoint already running (DynamoDB Local, a shared emulator, AWS): no emulator is
+   * started, the table is created there if missing and left there at stop. Region and
+   * credentials come from the environment (placeholders for a loopback endpoint without any).
+   * Not with `dataDir` or `port`. @default a dynalite child process of the stack's own
+   */
+  readonly dynamodbEndpoint?: string;
   /** How often the reclaim run fires. @default 60000 (the CDK rule's rate) */
   readonly reclaimPeriodMs?: number;
   /** Where the stack's own log lines go (`reclaim_timer.ran`, `reclaim_timer.failed`, `iam.denied`). */
@@ -85,10 +92,13 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
   try {
     // allSettled, not all: when one step fails, the emulators that did start are tracked (and
     // stopped below) before the error propagates, so no child outlives a failed start.
-    const settled = await Promise.allSettled([track(startDynalite({ path: opts.dataDir, port: opts.port })), track(startFauxqs()), cdkQueueSettings()] as const);
+    const external = opts.dynamodbEndpoint;
+    const dynamoStart = external === undefined ? track(startDynalite({ path: opts.dataDir, port: opts.port })) : Promise.resolve(undefined);
+    const settled = await Promise.allSettled([dynamoStart, track(startFauxqs()), cdkQueueSettings()] as const);
     const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
     if (failed) throw failed.reason;
-    const [dynamo, sqsEmulator, settings] = settled.map((s) => (s as PromiseFulfilledResult<unknown>).value) as [EmulatorProcess, EmulatorProcess, Awaited<ReturnType<typeof cdkQueueSettings>>];
+    const [emulator, sqsEmulator, settings] = settled.map((s) => (s as PromiseFulfilledResult<unknown>).value) as [EmulatorProcess | undefined, EmulatorProcess, Awaited<ReturnType<typeof cdkQueueSettings>>];
+    const dynamo = { endpoint: external ?? emulator!.endpoint };
     const client = dynamoClient({ endpoint: dynamo.endpoint });
     const sqs = sqsClient({ endpoint: sqsEmulator.endpoint });
     stops.push(() => client.destroy(), () => sqs.destroy());
@@ -128,9 +138,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
       FENCEQ_SQS_ENDPOINT: sqsEmulator.endpoint,
       FENCEQ_WAKE_QUEUE_URL: queues.wakeQueueUrl,
       FENCEQ_DEAD_QUEUE_URL: queues.deadQueueUrl,
-      AWS_REGION: 'us-east-1',
-      AWS_ACCESS_KEY_ID: 'local',
-      AWS_SECRET_ACCESS_KEY: 'local',
+      ...awsEnv(external),
     };
     return {
       tableName,
@@ -143,7 +151,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
       queue,
       env,
       iamEndpoints: iam ? Object.fromEntries(FUNCTION_PRINCIPALS.map((p) => [p, iam.endpoint(p)])) : undefined,
-      pids: { dynalite: dynamo.pid, fauxqs: sqsEmulator.pid },
+      pids: emulator ? { dynalite: emulator.pid, fauxqs: sqsEmulator.pid } : { fauxqs: sqsEmulator.pid },
       reclaim,
       stop: stopAll,
     };
@@ -151,6 +159,26 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     await stopAll();
     throw err;
   }
+}
+
+/**
+ * Region and credentials for the stack's users: placeholders for the stack's own emulator; with
+ * an external endpoint, the environment's (placeholders only where it has none).
+ */
+function awsEnv(external: string | undefined): Record<string, string> {
+  const placeholders = { AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local' };
+  if (external === undefined) return placeholders;
+  const e = process.env;
+  const region = e.AWS_REGION ?? e.AWS_DEFAULT_REGION ?? placeholders.AWS_REGION;
+  if (e.AWS_ACCESS_KEY_ID || e.AWS_PROFILE) {
+    const out: Record<string, string> = { AWS_REGION: region };
+    for (const k of ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_PROFILE']) {
+      const v = e[k];
+      if (v) out[k] = v;
+    }
+    return out;
+  }
+  return { ...placeholders, AWS_REGION: region };
 }
 
 /** The IAM-enforcing proxy bound to this stack's table, queues and functions, with the policies of the synthesized FenceqStack. */

@@ -24,6 +24,7 @@ import { requirePackages } from '../local/optional-packages.js';
 import { ensureTable } from '../store/ensure-table.js';
 
 export { MissingPackageError } from '../local/optional-packages.js';
+export { manualTime, ManualTime } from './manual-time.js';
 
 /** Options of {@link startTestQueue}. */
 export interface TestQueueOptions extends Partial<Omit<JobQueueOptions, 'client' | 'endpoint' | 'region'>> {

@@ -7,6 +7,8 @@ import type { Json, Lease } from '../job.js';
 import { checkProgress } from '../validate.js';
 import type { ResolvedWorkerOptions } from './options.js';
 import { JobCancelledError, LeaseLostError } from './errors.js';
+import type { WorkerEvents } from './events.js';
+import type { TimerHandle } from './timers.js';
 
 /**
  * running: the handler runs and the worker may ack. settling: an ack or release is in flight.
@@ -18,6 +20,8 @@ export type LeasePhase = 'running' | 'settling' | 'lost' | 'released' | 'ended';
 /** What a held lease needs from its worker. */
 export interface LeaseHost {
   readonly options: ResolvedWorkerOptions;
+  /** Where `job.renewed` and `job.renew_failed` go. */
+  readonly events: WorkerEvents;
   /** Bumps a counter. */
   count(name: 'renewals' | 'renewErrors'): void;
   /** The lease is gone: abort the handler, never ack, free the slot. */
@@ -44,7 +48,7 @@ export class HeldLease {
   /** Progress reported since the last renew write: the next write carries it. */
   private pendingProgress: { value: Json } | undefined;
   private endResolve!: () => void;
-  private timer: NodeJS.Timeout | undefined;
+  private timer: TimerHandle | undefined;
   private chain: Promise<unknown> = Promise.resolve();
 
   constructor(
@@ -109,15 +113,17 @@ export class HeldLease {
   end(): void {
     if (this.phase === 'ended') return;
     this.phase = 'ended';
-    if (this.timer) clearTimeout(this.timer);
+    if (this.timer) this.host.options.timers.clearTimeout(this.timer);
     this.timer = undefined;
     this.endResolve();
   }
 
   private schedule(ms: number): void {
-    if (this.timer) clearTimeout(this.timer);
+    const timers = this.host.options.timers;
+    if (this.timer) timers.clearTimeout(this.timer);
+    this.timer = undefined;
     if (!this.held) return;
-    this.timer = setTimeout(() => void this.beat(), ms);
+    this.timer = timers.setTimeout(() => void this.beat(), ms);
   }
 
   private async beat(): Promise<void> {
@@ -141,7 +147,9 @@ export class HeldLease {
         return;
       }
       // Try again soon, well before the lease runs out.
-      this.schedule(Math.max(1, Math.min(o.raceRetryMs, Math.floor((this.lease.expiresAt - now) / 2))));
+      const retryInMs = Math.max(1, Math.min(o.raceRetryMs, Math.floor((this.lease.expiresAt - now) / 2)));
+      this.schedule(retryInMs);
+      this.host.events.emit('job.renew_failed', { at: now, lease: this.lease, error: err, retryInMs });
     }
   }
 
@@ -159,6 +167,7 @@ export class HeldLease {
     if (out.outcome === 'renewed') {
       if (this.held) this.lease = out.lease;
       this.host.count('renewals');
+      this.host.events.emit('job.renewed', { at: this.lastWriteAt, lease: this.lease, progress: progress !== undefined });
       return this.lease;
     }
     // An ack in flight decides the job's fate; a renewal racing it proves nothing.

@@ -3,6 +3,7 @@ import { ValidationError } from '../errors.js';
 import type { JobStore } from '../job-store.js';
 import { defaultLogger, type Logger } from '../log.js';
 import { checkInt, checkKnownKeys, checkObject, checkOwner, checkQueue, checkTtl, MAX_TTL_MS } from '../validate.js';
+import { REAL_TIMERS, type WorkerTimers } from './timers.js';
 import type { HandlerDefinition, WorkerOptions } from './types.js';
 
 /** Defaults of the worker's timing, as data. */
@@ -26,6 +27,8 @@ export interface ResolvedWorkerOptions {
   readonly handlerTimeoutMs: number | undefined;
   readonly isolateCrashes: boolean;
   readonly clock: () => number;
+  /** Every wait the worker makes, in the time of `clock`. */
+  readonly timers: WorkerTimers;
   readonly logger: Logger;
   readonly random: () => number;
   /** Heartbeat period: a third of the lease lifetime. */
@@ -36,7 +39,7 @@ export interface ResolvedWorkerOptions {
 
 const KNOWN = [
   'store', 'handlers', 'owner', 'concurrency', 'leaseTtlMs', 'pollIntervalMs', 'maxPollIntervalMs',
-  'handlerTimeoutMs', 'isolateCrashes', 'clock', 'logger', 'random',
+  'handlerTimeoutMs', 'isolateCrashes', 'clock', 'timers', 'logger', 'random',
 ] as const;
 
 /** A default owner id: host, pid and a random suffix, cut to what a lease owner may be. */
@@ -68,6 +71,14 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
   };
   fn('options.clock', options.clock);
   fn('options.random', options.random);
+  if (options.timers !== undefined) {
+    const t = checkObject('options.timers', options.timers);
+    fn('options.timers.setTimeout', t.setTimeout);
+    fn('options.timers.clearTimeout', t.clearTimeout);
+    if (t.setTimeout === undefined || t.clearTimeout === undefined) {
+      throw new ValidationError('options.timers', Object.keys(t), 'needs setTimeout() and clearTimeout()');
+    }
+  }
   if (options.isolateCrashes !== undefined && typeof options.isolateCrashes !== 'boolean') {
     throw new ValidationError('options.isolateCrashes', options.isolateCrashes, 'must be a boolean');
   }
@@ -90,6 +101,7 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
     handlerTimeoutMs: options.handlerTimeoutMs === undefined ? undefined : checkInt('options.handlerTimeoutMs', options.handlerTimeoutMs, 1, MAX_TTL_MS),
     isolateCrashes: options.isolateCrashes ?? true,
     clock: options.clock ?? Date.now,
+    timers: options.timers ?? REAL_TIMERS,
     logger: options.logger ?? defaultLogger(),
     random,
     renewEveryMs: Math.max(1, Math.floor(leaseTtlMs / 3)),

@@ -1,6 +1,7 @@
 import type { Json, Lease } from '../job.js';
 import type { JobStore } from '../job-store.js';
 import type { Logger } from '../log.js';
+import type { WorkerTimers } from './timers.js';
 
 /** The job as a handler sees it. */
 export interface JobContextJob {
@@ -84,6 +85,13 @@ export interface WorkerOptions {
   readonly isolateCrashes?: boolean;
   /** Epoch ms. @default Date.now */
   readonly clock?: () => number;
+  /**
+   * Schedules every wait the worker makes (idle and limit sleeps, heartbeats, handler timeouts,
+   * ack retry delays, the stop grace), in the time of `clock`. Pass a manual clock's timers
+   * (`manualTime()` from `fenceq/testing`, with its `now` as `clock`) to drive them by hand.
+   * @default Node's setTimeout and clearTimeout
+   */
+  readonly timers?: WorkerTimers;
   /** Where log lines go. @default JSON lines on stderr (FENCEQ_LOG=silent for none) */
   readonly logger?: Logger;
   /** Jitter source in [0, 1). @default Math.random */

@@ -11,8 +11,10 @@ import { ACK_RETRY, Backoff, backoffDelay } from '../retry-policy.js';
 import { checkInt } from '../validate.js';
 import { installCrashGuard, runInScope } from './crash-guard.js';
 import { HandlerCrashError, HandlerTimeoutError, type LeaseLostError, PayloadInvalidError, ResultInvalidError, WorkerStoppedError } from './errors.js';
+import { WorkerEvents } from './events.js';
 import { HeldLease, type LeaseHost } from './held-lease.js';
 import { resolveWorkerOptions, WORKER_DEFAULTS, type ResolvedWorkerOptions } from './options.js';
+import { delay as wait, type TimerHandle } from './timers.js';
 import type { HandlerContext, HandlerDefinition, JobContextJob, StopReport, WorkerCounters, WorkerOptions } from './types.js';
 
 type Counter = keyof WorkerCounters;
@@ -44,6 +46,13 @@ export class Worker {
   readonly owner: string;
   /** Resolved options (defaults filled in). */
   readonly options: ResolvedWorkerOptions;
+  /**
+   * Named events (claimed, started, renewed, completed, failed, released, lease lost, each lease
+   * call, idle, stop), each with `at` in the worker's clock; see {@link WorkerEventMap}.
+   * @example
+   * const done = worker.events.once('job.completed', { filter: (e) => e.lease.id === id, timeoutMs: 10_000 });
+   */
+  readonly events: WorkerEvents;
   private state: 'new' | 'running' | 'stopping' | 'stopped' = 'new';
   private readonly held = new Map<string, HeldLease>();
   private readonly counts: Record<Counter, number> = {
@@ -52,7 +61,7 @@ export class Worker {
   };
   private loopDone: Promise<void> = Promise.resolve();
   private stopping: Promise<StopReport> | undefined;
-  private sleeper: { timer: NodeJS.Timeout | undefined; resolve: () => void } | undefined;
+  private sleeper: { timer: TimerHandle | undefined; resolve: () => void } | undefined;
   private waitingForSlot = false;
   private lastClaimed = -1;
   private idle: { promise: Promise<void>; resolve: () => void; reached: boolean } | undefined;
@@ -65,8 +74,10 @@ export class Worker {
   constructor(options: WorkerOptions) {
     this.options = resolveWorkerOptions(options);
     this.owner = this.options.owner;
+    this.events = new WorkerEvents(this.owner, (event, error) => this.options.logger.error('worker.listener_error', { owner: this.owner, event, error }));
     this.host = {
       options: this.options,
+      events: this.events,
       count: (name) => this.counts[name]++,
       lost: (h, error) => this.leaseLost(h, error),
     };
@@ -83,6 +94,7 @@ export class Worker {
       owner: this.owner, queues: [...o.handlers.keys()], concurrency: o.concurrency, leaseTtlMs: o.leaseTtlMs,
       pollIntervalMs: o.pollIntervalMs, maxPollIntervalMs: o.maxPollIntervalMs, handlerTimeoutMs: o.handlerTimeoutMs,
     });
+    this.events.emit('worker.started', { at: o.clock(), owner: this.owner });
     this.loopDone = this.loop();
   }
 
@@ -150,6 +162,7 @@ export class Worker {
       }
       const max = Math.min(free, 100);
       let leases: Lease[];
+      const startedAt = o.clock();
       try {
         this.counts.polls++;
         leases = await o.store.lease({ owner: this.owner, queues, ttlMs: o.leaseTtlMs, max });
@@ -157,11 +170,13 @@ export class Worker {
         this.counts.leaseErrors++;
         delay = backoff.next();
         o.logger.error('worker.lease_error', { owner: this.owner, error: err, retryInMs: delay });
+        this.events.emit('poll.failed', { at: o.clock(), startedAt, error: err, sleepMs: delay });
         continue;
       }
       this.lastClaimed = leases.length;
       if (this.state !== 'running') {
         // Stopped while the lease call was in flight: hand these back untouched.
+        this.events.emit('poll.finished', { at: o.clock(), startedAt, max, ids: leases.map((l) => l.id), sleepMs: null });
         await Promise.all(leases.map((l) => this.releaseHeld(this.track(l), 'worker stopping')));
         break;
       }
@@ -181,6 +196,7 @@ export class Worker {
         // the lease lifetime, never after an idle backoff.
         delay = leases.length < max ? o.raceRetryMs : 0;
       }
+      this.events.emit('poll.finished', { at: o.clock(), startedAt, max, ids: leases.map((l) => l.id), sleepMs: delay });
     }
   }
 
@@ -208,6 +224,7 @@ export class Worker {
       this.counts.takenOver++;
       o.logger.warn('worker.orphan_taken_over', { id: lease.id, queue: lease.queue, generation: lease.generation, previousOwner: from });
     }
+    this.events.emit('job.claimed', { at: h.claimedAt, lease, takenOverFrom: typeof from === 'string' ? from : undefined });
     const def = o.handlers.get(lease.queue);
     if (!def) {
       o.logger.error('worker.no_handler', { id: lease.id, queue: lease.queue, generation: lease.generation });
@@ -259,7 +276,7 @@ export class Worker {
     });
     failure.catch(() => undefined);
     const timeoutMs = def.timeoutMs ?? o.handlerTimeoutMs;
-    const timer = timeoutMs === undefined ? undefined : setTimeout(() => {
+    const timer = timeoutMs === undefined ? undefined : o.timers.setTimeout(() => {
       this.counts.timeouts++;
       fail(new HandlerTimeoutError(lease.id, timeoutMs), 'timeout');
     }, timeoutMs);
@@ -275,6 +292,7 @@ export class Worker {
     };
     let outcome: Outcome;
     const call = async (): Promise<unknown> => def.handle(job, ctx);
+    this.events.emit('job.started', { at: o.clock(), lease });
     const handling = o.isolateCrashes ? runInScope(scope, call) : call();
     this.liveHandlers++;
     const settled = (): void => {
@@ -295,7 +313,7 @@ export class Worker {
         if (h.phase === 'running') this.counts.handlerErrors++;
       }
     } finally {
-      if (timer) clearTimeout(timer);
+      if (timer) o.timers.clearTimeout(timer);
     }
     await this.settle(h, outcome);
   }
@@ -328,6 +346,8 @@ export class Worker {
         else {
           this.counts.completed++;
           o.logger.info('worker.job_completed', { id, queue, generation, attempt: h.lease.attempt, durationMs, repeated: out.repeated });
+          const result = (outcome.result === undefined ? null : outcome.result) as Json;
+          this.events.emit('job.completed', { at: o.clock(), lease: h.lease, result, repeated: out.repeated, durationMs });
         }
       } else {
         await this.recordFailure(h, outcome.error, outcome.retryable, outcome.reason, durationMs);
@@ -335,6 +355,7 @@ export class Worker {
     } catch (err) {
       this.counts.ackErrors++;
       o.logger.error('worker.ack_error', { id, queue, generation, error: err, note: 'lease left to expire; another worker will take the job over' });
+      this.events.emit('job.ack_error', { at: o.clock(), lease: h.lease, error: err });
     } finally {
       this.end(h);
     }
@@ -343,6 +364,7 @@ export class Worker {
   private discard(h: HeldLease, ok: boolean): void {
     this.counts.discardedResults++;
     this.options.logger.warn('worker.result_discarded', { id: h.lease.id, queue: h.lease.queue, generation: h.lease.generation, phase: h.phase, ok });
+    this.events.emit('job.discarded', { at: this.options.clock(), lease: h.lease, ok, phase: h.phase });
   }
 
   private async recordFailure(h: HeldLease, error: unknown, retryable: boolean, reason: string, durationMs: number): Promise<void> {
@@ -355,13 +377,15 @@ export class Worker {
     }
     this.counts.failed++;
     o.logger.warn('worker.handler_failed', { id, queue, generation, attempt, maxAttempts, reason, retryable, outcome: out.outcome, durationMs, error });
+    this.events.emit('job.failed', { at: o.clock(), lease: h.lease, error, reason, retryable, outcome: out.outcome, durationMs });
   }
 
-  private staleAck(op: string, h: HeldLease, out: { currentGeneration: number | null; currentState: string | null }): void {
+  private staleAck(op: 'ackDone' | 'ackFailed' | 'release', h: HeldLease, out: { currentGeneration: number | null; currentState: string | null }): void {
     this.counts.staleAcks++;
     this.options.logger.warn('worker.stale_ack', {
       op, id: h.lease.id, queue: h.lease.queue, generation: h.lease.generation, currentGeneration: out.currentGeneration, currentState: out.currentState,
     });
+    this.events.emit('job.stale_ack', { at: this.options.clock(), lease: h.lease, op, currentGeneration: out.currentGeneration, currentState: out.currentState });
   }
 
   /** Retries a settling call on transport errors, as ACK_RETRY says (why: see there); bad input (ValidationError) is not retried. */
@@ -372,7 +396,7 @@ export class Worker {
       } catch (err) {
         if (err instanceof ValidationError || attempt >= ACK_RETRY.attempts) throw err;
         this.options.logger.warn('worker.ack_retry', { id: h.lease.id, generation: h.lease.generation, attempt, error: err });
-        await new Promise((r) => setTimeout(r, backoffDelay(ACK_RETRY.policy, attempt, this.options.random)));
+        await wait(this.options.timers, backoffDelay(ACK_RETRY.policy, attempt, this.options.random));
       }
     }
   }
@@ -385,6 +409,7 @@ export class Worker {
       id: h.lease.id, queue: h.lease.queue, generation: h.lease.generation, currentGeneration: error.currentGeneration,
       currentState: error.currentState, error,
     });
+    this.events.emit('job.lease_lost', { at: this.options.clock(), lease: h.lease, error });
     h.controller.abort(error);
     this.end(h);
   }
@@ -394,6 +419,7 @@ export class Worker {
     if (h.phase !== 'running') return false;
     h.phase = 'released';
     h.controller.abort(new WorkerStoppedError(this.owner));
+    let released = false;
     try {
       const out = await this.options.store.release(h.lease, { reason });
       if (out.outcome === 'stale') {
@@ -401,16 +427,19 @@ export class Worker {
         return false;
       }
       this.counts.released++;
+      released = true;
       return true;
     } catch (err) {
       this.options.logger.error('worker.release_error', { id: h.lease.id, generation: h.lease.generation, error: err });
       return false;
     } finally {
+      this.events.emit('job.released', { at: this.options.clock(), lease: h.lease, reason, released });
       this.end(h);
     }
   }
 
   private end(h: HeldLease): void {
+    if (h.phase !== 'ended') this.events.emit('job.ended', { at: this.options.clock(), lease: h.lease });
     h.end();
     this.held.delete(h.key);
     if (this.waitingForSlot) this.kick();
@@ -435,6 +464,7 @@ export class Worker {
     if (s.reached) return;
     s.reached = true;
     s.resolve();
+    this.events.emit('worker.idle', { at: this.options.clock() });
   }
 
   private async shutdown(graceMs: number): Promise<StopReport> {
@@ -447,28 +477,29 @@ export class Worker {
     }
     this.state = 'stopping';
     o.logger.info('worker.stopping', { owner: this.owner, held: this.held.size, graceMs });
+    this.events.emit('worker.stopping', { at: t0, held: this.held.size, graceMs });
     const releasedBefore = this.counts.released;
     this.kick();
     await this.loopDone;
     const draining = [...this.held.values()];
-    let graceTimer: NodeJS.Timeout | undefined;
+    let graceTimer: TimerHandle | undefined;
     let deadline = o.clock() + graceMs;
     await Promise.race([
       Promise.all(draining.map((h) => h.ended)),
       new Promise<void>((r) => {
-        graceTimer = setTimeout(r, graceMs);
+        graceTimer = o.timers.setTimeout(r, graceMs);
         this.grace = {
           shorten: (ms) => {
             const now = o.clock();
             if (now + ms >= deadline) return;
             deadline = now + ms;
-            clearTimeout(graceTimer);
-            graceTimer = setTimeout(r, ms);
+            o.timers.clearTimeout(graceTimer);
+            graceTimer = o.timers.setTimeout(r, ms);
           },
         };
       }),
     ]);
-    clearTimeout(graceTimer);
+    o.timers.clearTimeout(graceTimer);
     this.grace = undefined;
     const remaining = [...this.held.values()];
     const toRelease = remaining.filter((h) => h.phase === 'running');
@@ -490,6 +521,7 @@ export class Worker {
     if (this.liveHandlers === 0) this.releaseGuard();
     this.reachIdle();
     o.logger.info('worker.stopped', { owner: this.owner, ...report, counters: this.counters });
+    this.events.emit('worker.stopped', { at: o.clock(), report });
     return report;
   }
 
@@ -500,9 +532,9 @@ export class Worker {
 
   private sleep(ms: number | null): Promise<void> {
     return new Promise((resolve) => {
-      const s = { timer: undefined as NodeJS.Timeout | undefined, resolve };
+      const s = { timer: undefined as TimerHandle | undefined, resolve };
       if (ms !== null) {
-        s.timer = setTimeout(() => {
+        s.timer = this.options.timers.setTimeout(() => {
           if (this.sleeper === s) this.sleeper = undefined;
           resolve();
         }, ms);
@@ -515,7 +547,7 @@ export class Worker {
     const s = this.sleeper;
     if (!s) return;
     this.sleeper = undefined;
-    if (s.timer) clearTimeout(s.timer);
+    if (s.timer) this.options.timers.clearTimeout(s.timer);
     s.resolve();
   }
 }

@@ -10,7 +10,7 @@ import { silentLogger } from '../../src/log.js';
 import { Worker } from '../../src/worker/worker.js';
 import { coldStart, handlerEnv } from './support.js';
 import { freshTable, rawAccess } from '../support/harness.js';
-import { deferred, waitFor } from '../worker/support.js';
+import { deferred, next } from '../worker/support.js';
 import { rejectedWith } from '../support/errors.js';
 
 let server: LambdaInvokeServer;
@@ -222,11 +222,11 @@ describe('progress through the Lambda API transport', () => {
         },
       },
     });
+    const carried = next(worker, 'job.renewed', (e) => e.progress);
     worker.start();
-    const running = await waitFor('the heartbeat carried the progress', async () => {
-      const j = await producer.get('lt-progress-2');
-      return j?.state === 'running' && j.progress !== undefined ? j : undefined;
-    });
+    await carried; // the heartbeat carried the progress
+    const running = (await producer.get('lt-progress-2'))!;
+    expect(running.state).toBe('running');
     expect(running).toMatchObject({ progress: { step: 20 } });
     expect(running.progressAt).toBeGreaterThan(0);
     finish.resolve();

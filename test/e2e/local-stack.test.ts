@@ -7,7 +7,7 @@ import { LambdaProducer } from '../../src/aws/lambda-job-store.js';
 import { JobQueue } from '../../src/job-queue.js';
 import { silentLogger } from '../../src/log.js';
 import { cli, spawnCli } from '../cli/support.js';
-import { alive, startStack, startWorker, until, type StackProcess } from './support.js';
+import { alive, e2eTableName, EXTERNAL_DYNAMODB, startStack, startWorker, until, type StackProcess } from './support.js';
 
 // The local stack as a user runs it: `fenceq start` in its own process, driven with the real SDK
 // clients, `fenceq work` worker processes and the CLI.
@@ -17,10 +17,11 @@ describe('fenceq start --no-demo', () => {
   let env: Record<string, string>;
   let workerEnv: Record<string, string>;
   let queue: JobQueue;
-  let dynalitePid: number;
+  let dynalitePid: number | undefined;
+  const tableName = e2eTableName();
 
   beforeAll(async () => {
-    stack = startStack(['--no-demo', '--table-name', 'fenceq-e2e', '--reclaim-period', '2s']);
+    stack = startStack(['--no-demo', '--table-name', tableName, '--reclaim-period', '2s']);
     const ready = await stack.next('stack.ready');
     env = ready.env;
     // Under --enforce-iam the `fenceq work` processes (direct transport) use the worker role's endpoint.
@@ -38,12 +39,18 @@ describe('fenceq start --no-demo', () => {
 
   it('prints the endpoints and the env vars a producer and a worker need', async () => {
     const ready = await stack.next('stack.ready');
-    expect(ready.tableName).toBe('fenceq-e2e');
-    expect(ready.dynamodbEndpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-    expect(env).toMatchObject({ FENCEQ_TABLE_NAME: 'fenceq-e2e', FENCEQ_DYNAMODB_ENDPOINT: ready.dynamodbEndpoint });
+    expect(ready.tableName).toBe(tableName);
+    if (EXTERNAL_DYNAMODB) {
+      // The suite's own endpoint (DYNAMODB_ENDPOINT), not an emulator of the stack's.
+      expect(ready.dynamodbEndpoint).toBe(EXTERNAL_DYNAMODB.replace(/\/+$/, ''));
+      expect(ready.pids.dynalite).toBeUndefined();
+    } else {
+      expect(ready.dynamodbEndpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(alive(dynalitePid!)).toBe(true);
+    }
+    expect(env).toMatchObject({ FENCEQ_TABLE_NAME: tableName, FENCEQ_DYNAMODB_ENDPOINT: ready.dynamodbEndpoint });
     // One set of names: what the stack prints is what the functions' config and the CLI read.
-    expect(readConfig(env)).toMatchObject({ tableName: 'fenceq-e2e', dynamodbEndpoint: ready.dynamodbEndpoint });
-    expect(alive(dynalitePid)).toBe(true);
+    expect(readConfig(env)).toMatchObject({ tableName, dynamodbEndpoint: ready.dynamodbEndpoint });
     const stats = await spawnCli(['--json', 'stats'], env);
     expect(stats.code).toBe(0);
     expect(JSON.parse(stats.stdout)).toEqual([]);
@@ -141,7 +148,7 @@ describe('fenceq start --no-demo', () => {
     expect(await stack.exited).toBe(0);
     expect(stack.events.at(-1)?.event).toBe('stack.stopped');
     const ready = await stack.next('stack.ready');
-    await until('the emulators to exit', () => !alive(dynalitePid) && !alive(ready.pids.fauxqs), 10_000);
+    await until('the emulators to exit', () => Object.values<number>(ready.pids).every((pid) => !alive(pid)), 10_000);
     // Every function and worker did all of the above under its role: the proxy denied nothing.
     expect(stack.events.filter((e) => e.event === 'iam.denied')).toEqual([]);
   });
@@ -177,14 +184,14 @@ describe('fenceq start (demo)', () => {
     expect(stops.spot.waitsMs.length).toBe(stops.spot.released.length);
     // The crash job killed a worker and the SIGKILL took another: their leases were recovered.
     expect(finished.totals.takenOver + finished.totals.reclaimed).toBeGreaterThan(0);
-    for (const pid of [ready.pids.dynalite, ready.pids.fauxqs, ...finished.workerPids]) expect(alive(pid), `pid ${pid}`).toBe(false);
+    for (const pid of [...Object.values<number>(ready.pids), ...finished.workerPids]) expect(alive(pid), `pid ${pid}`).toBe(false);
   }, 120_000);
 
   it('when the stack itself is killed, its emulator and worker processes exit too', async () => {
     const stack = startStack(['--jobs', '40', '--duration', '20s', '--workers', '2']);
     const ready = await stack.next('stack.ready');
     const { pids } = await stack.next('demo.workers_ready');
-    const children = [ready.pids.dynalite, ready.pids.fauxqs, ...pids] as number[];
+    const children = [...Object.values<number>(ready.pids), ...pids] as number[];
     for (const pid of children) expect(alive(pid)).toBe(true);
     stack.child.kill('SIGKILL');
     await stack.exited;

@@ -1,5 +1,8 @@
 /** Starts the local stack (`fenceq start`) and `fenceq work` as real child processes for end-to-end tests. */
 import type { ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
+import { dynamoClient } from '../../src/job-queue.js';
 import { afterAll } from 'vitest';
 import { ChildExitedError, supervise, type Supervised } from '../../src/local/supervisor.js';
 import { BIN, ROOT } from '../cli/support.js';
@@ -19,8 +22,14 @@ export interface StackProcess {
 }
 
 const started: Supervised[] = [];
-afterAll(() => {
+/** Tables the stacks made on an external endpoint (an emulator of the stack's own goes away with it). */
+const externalTables: string[] = [];
+afterAll(async () => {
   for (const p of started) p.signal('SIGKILL');
+  if (externalTables.length === 0 || !EXTERNAL_DYNAMODB) return;
+  const client = dynamoClient({ endpoint: EXTERNAL_DYNAMODB });
+  await Promise.all(externalTables.splice(0).map((TableName) => client.send(new DeleteTableCommand({ TableName })).catch(() => undefined)));
+  client.destroy();
 });
 
 const parse = (line: string): StackEvent | undefined => {
@@ -32,15 +41,39 @@ const parse = (line: string): StackEvent | undefined => {
 };
 
 /**
+ * The suite's DynamoDB when it is not its own emulator (DYNAMODB_ENDPOINT, as for the rest of the
+ * suite): `fenceq start` is pointed at it with --dynamodb-endpoint and starts no dynalite.
+ */
+export const EXTERNAL_DYNAMODB: string | undefined = process.env.DYNAMODB_ENDPOINT || undefined;
+
+/** A table name of its own for one stack (so runs sharing an endpoint never meet). */
+export function e2eTableName(): string {
+  return `fenceq-e2e-${randomBytes(4).toString('hex')}`;
+}
+
+/** What the stack process needs from this one's environment to reach an external endpoint (region, credentials). */
+function awsEnv(): Record<string, string> {
+  const keys = ['AWS_REGION', 'AWS_DEFAULT_REGION', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_PROFILE'];
+  return Object.fromEntries(keys.filter((k) => process.env[k]).map((k) => [k, process.env[k]!]));
+}
+
+/**
  * Spawns `fenceq --json start ARGS` and collects its JSON lines. With `--enforce-iam` unless
  * FENCEQ_TEST_IAM=off: every function runs under its synthesized role (test/support/iam.ts).
  */
 export function startStack(args: readonly string[]): StackProcess {
   const iam = process.env.FENCEQ_TEST_IAM === 'off' ? [] : ['--enforce-iam'];
+  let external: string[] = [];
+  if (EXTERNAL_DYNAMODB) {
+    const named = args.indexOf('--table-name');
+    const table = named >= 0 ? args[named + 1]! : e2eTableName();
+    externalTables.push(table);
+    external = ['--dynamodb-endpoint', EXTERNAL_DYNAMODB, ...(named >= 0 ? [] : ['--table-name', table])];
+  }
   const events: StackEvent[] = [];
-  const proc = supervise(process.execPath, [BIN, '--json', 'start', ...iam, ...args], {
+  const proc = supervise(process.execPath, [BIN, '--json', 'start', ...iam, ...external, ...args], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...(EXTERNAL_DYNAMODB ? awsEnv() : {}) },
     stdin: 'ignore',
     other: 'pipe',
     onLine: (line) => {

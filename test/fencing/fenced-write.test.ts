@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { fencedWrite, fencedWriter } from '../../src/fencing/fenced-write.js';
 import { ValidationError } from '../../src/errors.js';
 import { freshQueue } from '../support/harness.js';
-import { deferred, waitFor, workerTable } from '../worker/support.js';
+import { deferred, next, workerTable } from '../worker/support.js';
 import { rejectedWith } from '../support/errors.js';
 
 const created: { client: DynamoDBClient; name: string }[] = [];
@@ -108,12 +108,14 @@ describe('fencedWrite', () => {
         },
       },
     });
+    const bDone = next(b, 'job.completed', (ev) => ev.lease.id === e.id);
     b.start();
-    await waitFor('B took over and finished', async () => (await t.queue.get(e.id))?.state === 'done', 15_000);
+    await bDone; // B took over and finished
     expect(await t.queue.get(e.id)).toMatchObject({ result: 'written', attempts: 2 });
 
+    const aLost = next(a, 'job.lease_lost');
     aStore.resume(); // SIGCONT: the pending renewal lands, finds the lease gone
-    await waitFor('A learnt it lost the lease', () => a.counters.leaseLost === 1);
+    await aLost;
     aWakes.resolve();
     const out = (await aOutcome.promise) as { outcome: string; recordedGeneration: number; generation: number };
     expect(out.outcome).toBe('fenced-out');

@@ -17,6 +17,9 @@ function ownClient(tableName: string, clock: () => number, random?: () => number
   return { client, queue, count: countRequests(client) };
 }
 
+// Query counts here are cost contracts, asserted as upper bounds ("at most"): reading fewer
+// partitions for the same result is fine. They are exact only where the exact number is the
+// behaviour: zero reads when a call is served from the read-ahead, one conditional write per claim.
 describe('lease reads (how few index partitions a call reads)', () => {
   it('under a backlog reads one ready shard, then serves the next calls from what it read', async () => {
     const { queue, tableName, clock } = await freshQueue();
@@ -24,17 +27,19 @@ describe('lease reads (how few index partitions a call reads)', () => {
     const w = ownClient(tableName, clock);
     const first = await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 2 });
     expect(first).toHaveLength(2);
-    // prioritized partition + one ready shard + every scheduled shard (nothing known about them yet)
-    expect(w.count.counts.Query).toBe(2 + QUEUE_SHARDS);
+    // At most: prioritized partition + one ready shard + every scheduled shard (nothing known about them yet)
+    expect(w.count.counts.Query).toBeLessThanOrEqual(2 + QUEUE_SHARDS);
     w.count.reset();
     const next = await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 2 });
     expect(next).toHaveLength(2);
-    expect(w.count.counts.Query ?? 0).toBe(0); // the read-ahead
-    expect(w.count.counts.UpdateItem).toBe(2);
+    expect(w.count.counts.Query ?? 0).toBe(0); // exactly none: served from the read-ahead
+    expect(w.count.counts.UpdateItem).toBe(2); // exactly one conditional write per claim
     clock.advance(HINT_TTL_MS);
     w.count.reset();
     await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 2 });
-    expect(w.count.counts.Query).toBe(2 + QUEUE_SHARDS); // hints went stale: read again
+    // Hints went stale: read again (behaviour: some read), at no more than the first call's cost.
+    expect(w.count.counts.Query).toBeGreaterThan(0);
+    expect(w.count.counts.Query).toBeLessThanOrEqual(2 + QUEUE_SHARDS);
   });
 
   it('within the hint lifetime a call that needs the index reads only the next ready shard, and a known scheduled job once it falls due', async () => {
@@ -46,11 +51,11 @@ describe('lease reads (how few index partitions a call reads)', () => {
     clock.advance(100);
     w.count.reset();
     await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 16 }); // more than the read-ahead holds
-    expect(w.count.counts.Query).toBe(1);
+    expect(w.count.counts.Query).toBeLessThanOrEqual(1); // cost: at most the next ready shard
     clock.advance(400);
     w.count.reset();
     const got = await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 16 });
-    expect(w.count.counts.Query).toBe(2); // the next ready shard and the scheduled shard holding 'later'
+    expect(w.count.counts.Query).toBeLessThanOrEqual(2); // cost: at most the next ready shard and the scheduled shard holding 'later'
     expect(got.map((l) => l.id)).toContain('later');
   });
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Json, Lease } from '../../src/job.js';
 import type { LeaseRequest } from '../../src/job-store.js';
 import { Worker } from '../../src/worker/worker.js';
-import { deferred, waitFor, WatchedStore, workerTable } from './support.js';
+import { deferred, next, WatchedStore, workerTable } from './support.js';
 
 /** Records each lease call's `max` when it is made, and holds the ack of one job until released. */
 class HeldAckStore extends WatchedStore {
@@ -44,15 +44,17 @@ describe('claim batching', () => {
       maxPollIntervalMs: 200,
       handlers: { q: async (job) => (job.payload === 'block' ? blocked.promise.then(() => null) : null) },
     });
+    const aEnded = next(worker, 'job.ended', (e) => e.lease.id === 'a');
     worker.start();
     try {
       await store.ackReached.promise; // b's ack is in flight and held
-      await waitFor("a's ack landed", () => worker.counters.completed >= 1);
+      await aEnded; // a's ack landed and its slot is free
       await new Promise((r) => setImmediate(r)); // let the loop react to a's free slot
       expect(store.maxes).toEqual([4]); // one slot free, b settling: no lease call for one job
+      const nextPoll = next(worker, 'poll.finished');
       store.ackOpen.resolve();
-      await waitFor('the next lease call', () => store.maxes.length >= 2);
-      expect(store.maxes[1]).toBe(2); // a's and b's slots together
+      expect((await nextPoll).max).toBe(2); // a's and b's slots together
+      expect(store.maxes).toEqual([4, 2]);
     } finally {
       store.ackOpen.resolve();
       blocked.resolve();

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { Json, Lease } from '../../src/job.js';
 import type { LeaseRequest } from '../../src/job-store.js';
 import { HandlerTimeoutError, ResultInvalidError } from '../../src/worker/errors.js';
-import { deferred, waitFor, WatchedStore, workerTable } from './support.js';
+import { manualTime } from '../../src/testing/manual-time.js';
+import { deferred, next, nth, WatchedStore, workerTable } from './support.js';
 
 describe('a failing handler fails only its own job', () => {
   it('a handler that throws on one job does not stop the next; each failure is recorded on its own job', async () => {
@@ -45,8 +46,10 @@ describe('a failing handler fails only its own job', () => {
         },
       },
     });
+    const tenSettled = nth(worker, 'job.ended', 10); // each lease ends once, after its ack
     worker.start();
-    await waitFor('all settled', () => worker.counters.completed + worker.counters.failed === 10);
+    await tenSettled;
+    expect(worker.counters).toMatchObject({ completed: 5, failed: 5 });
     for (const [n, id] of ids.entries()) {
       const job = await t.queue.get(id);
       if (n % 2 === 1) {
@@ -79,8 +82,11 @@ describe('a failing handler fails only its own job', () => {
         },
       },
     });
+    const failed = next(worker, 'job.failed');
+    const done = next(worker, 'job.completed');
     worker.start();
-    await waitFor('retried and done', async () => (await t.queue.get(e.id))?.state === 'done');
+    expect(await failed).toMatchObject({ reason: 'timeout', outcome: 'retrying' });
+    await done; // retried and done
     expect(reasons[0]).toBeInstanceOf(HandlerTimeoutError);
     const job = await t.queue.get(e.id);
     expect(job).toMatchObject({ attempts: 2, result: { attempt: 2 } });
@@ -103,8 +109,10 @@ describe('a failing handler fails only its own job', () => {
         },
       },
     });
+    const bothDead = nth(worker, 'job.failed', 2, (e) => e.outcome === 'dead', 20_000);
     worker.start();
-    await waitFor('all dead', async () => (await Promise.all(ids.map((id) => t.queue.get(id)))).every((j) => j?.state === 'dead'), 20_000);
+    await bothDead;
+    for (const id of ids) expect((await t.queue.get(id))?.state).toBe('dead');
     expect(maxConcurrent).toBe(1);
     expect(store.calls.filter((c) => c.op === 'lease').every((c) => c.max === 1 && (c.got ?? 0) <= 1)).toBe(true);
     for (const id of ids) expect(store.count('ackFailed', id)).toBe(3);
@@ -116,15 +124,19 @@ describe('a failing handler fails only its own job', () => {
     await t.queue.enqueueMany(Array.from({ length: 6 }, (_, n) => ({ queue: 'q', payload: n })));
     const gate = deferred();
     const { worker: a, store } = t.worker({ concurrency: 2, handlers: { q: async () => { await gate.promise; } } });
+    const twoHeld = nth(a, 'job.started', 2);
     a.start();
-    await waitFor('two held', () => a.heldLeases().length === 2);
+    await twoHeld;
+    expect(a.heldLeases()).toHaveLength(2);
     const { worker: b } = t.worker({ concurrency: 4, handlers: { q: () => 'b' } });
+    const bRanFour = nth(b, 'job.completed', 4);
     b.start();
-    await waitFor('b ran the other four', () => b.counters.completed === 4);
+    await bRanFour;
     expect(a.counters.claimed).toBe(2);
     expect(store.calls.filter((c) => c.op === 'lease').every((c) => (c.got ?? 0) <= (c.max ?? 0) && (c.max ?? 0) <= 2)).toBe(true);
+    const aFinished = nth(a, 'job.completed', 2);
     gate.resolve();
-    await waitFor('a finished', () => a.counters.completed === 2);
+    await aFinished;
   });
 
   it('never claims jobs of a queue it has no handler for', async () => {
@@ -140,7 +152,8 @@ describe('a failing handler fails only its own job', () => {
   });
 
   it('releases at once a job the store handed over for a queue it has no handler for', async () => {
-    const t = await workerTable();
+    const time = manualTime(); // moved by nobody: whatever happens below happens without a timer firing
+    const t = await workerTable({ time });
     const stray = await t.queue.enqueue({ queue: 'images', payload: null });
     // A transport that ignores the queue filter (a bug elsewhere) must not make the worker sit on the job.
     class Sloppy extends WatchedStore {
@@ -150,11 +163,15 @@ describe('a failing handler fails only its own job', () => {
     }
     const store = new Sloppy(t.queue);
     const { worker } = t.worker({ store, leaseTtlMs: 30_000, handlers: { emails: () => 'sent' } });
+    const claimed = next(worker, 'job.claimed', (e) => e.lease.id === stray.id);
+    const released = next(worker, 'job.released', (e) => e.lease.id === stray.id);
     worker.start();
-    await waitFor('released', () => store.count('release', stray.id) >= 1);
+    const [c, r] = await Promise.all([claimed, released]);
     await worker.stop({ graceMs: 0 });
-    const claimedAt = store.calls.find((c) => c.op === 'lease' && c.got === 1)!.end!;
-    expect(store.calls.find((c) => c.op === 'release')!.at - claimedAt).toBeLessThan(1_000); // not held for the 30 s lease
+    // Not held for the 30 s lease, nor for one heartbeat: released in the same instant of worker time it was claimed.
+    expect(r).toMatchObject({ released: true, at: c.at });
+    expect(store.count('release', stray.id)).toBe(1);
+    expect(store.count('renew')).toBe(0);
     const job = await t.queue.get(stray.id);
     expect(job).toMatchObject({ state: 'pending', attempts: 0 });
     expect(job?.lastError).toContain('no handler for queue images');
@@ -164,7 +181,8 @@ describe('a failing handler fails only its own job', () => {
 
 describe('unreadable work is let go at once', () => {
   it('a payload that fails the queue\'s validate hook is failed at once, not retried, with a clear error; the handler never runs', async () => {
-    const t = await workerTable();
+    const time = manualTime(); // moved by nobody: the failure must not wait for any timer
+    const t = await workerTable({ time });
     const e = await t.queue.enqueue({ queue: 'q', payload: { to: 42 }, maxAttempts: 5 });
     let ran = 0;
     const { worker } = t.worker({
@@ -178,10 +196,13 @@ describe('unreadable work is let go at once', () => {
         },
       },
     });
-    const t0 = Date.now();
+    const claimed = next(worker, 'job.claimed');
+    const failed = next(worker, 'job.failed');
     worker.start();
-    await waitFor('dead', async () => (await t.queue.get(e.id))?.state === 'dead');
-    expect(Date.now() - t0).toBeLessThan(10_000); // not held for the 30 s lease
+    const [c, f] = await Promise.all([claimed, failed]);
+    // Not held for the 30 s lease: failed, dead, in the same instant of worker time it was claimed.
+    expect(f).toMatchObject({ reason: 'invalid_payload', retryable: false, outcome: 'dead', at: c.at });
+    expect((await t.queue.get(e.id))?.state).toBe('dead');
     const job = await t.queue.get(e.id);
     expect(job?.attempts).toBe(1);
     expect(job?.lastError).toMatch(/^PayloadInvalidError: payload of job .* is invalid: payload.to must be an email address$/);
@@ -193,9 +214,10 @@ describe('unreadable work is let go at once', () => {
     const t = await workerTable();
     const e = await t.queue.enqueue({ queue: 'q', payload: null });
     const { worker } = t.worker({ handlers: { q: () => ({ when: new Date() }) as unknown as Json } });
+    const failed = next(worker, 'job.failed');
     worker.start();
-    await waitFor('dead', async () => (await t.queue.get(e.id))?.state === 'dead');
-    expect((await t.queue.get(e.id))?.lastError).toMatch(/^ResultInvalidError: /);
+    expect(await failed).toMatchObject({ reason: 'invalid_result', outcome: 'dead' });
+    expect((await t.queue.get(e.id))).toMatchObject({ state: 'dead', lastError: expect.stringMatching(/^ResultInvalidError: /) });
     expect(t.logger.events('worker.result_invalid')[0]?.fields.error).toBeInstanceOf(ResultInvalidError);
   });
 });

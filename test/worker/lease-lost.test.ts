@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { JobCancelledError, LeaseLostError } from '../../src/worker/errors.js';
 import type { Lease } from '../../src/job.js';
-import { deferred, waitFor, workerTable } from './support.js';
+import { deferred, next, workerTable } from './support.js';
 
 describe('a lost lease aborts the handler and is never acked', () => {
   it('a lease lost mid-handler (force-released, then taken by another worker) aborts the handler; its late result is discarded and a late ack is a no-op', async () => {
@@ -23,21 +23,24 @@ describe('a lost lease aborts the handler and is never acked', () => {
         },
       },
     });
+    const aRunning = next(a, 'job.started');
     a.start();
-    await waitFor('A running', () => aLease);
+    await aRunning;
     aStore.pauseRenewals(); // A learns of the loss only after B has run the job
     await aStore.renewalsSettled();
     expect((await t.queue.releaseUnowned(e.id)).outcome).toBe('released');
     const { worker: b } = t.worker({ owner: 'worker-b', handlers: { q: () => ({ by: 'B' }) } });
+    const bFinished = next(b, 'job.completed', (ev) => ev.lease.id === e.id);
     b.start();
-    await waitFor('B finished', async () => (await t.queue.get(e.id))?.state === 'done');
+    await bFinished;
     aStore.resume();
 
     const reason = await aborted.promise; // A's next heartbeat found the lease gone
     expect(reason).toBeInstanceOf(LeaseLostError);
     expect(a.heldLeases()).toEqual([]);
+    const discarded = next(a, 'job.discarded');
     finishA.resolve();
-    await waitFor('A discarded its result', () => a.counters.discardedResults === 1);
+    expect(await discarded).toMatchObject({ ok: true });
     expect(aStore.count('ackDone')).toBe(0);
     expect(aStore.count('ackFailed')).toBe(0);
     expect((await t.queue.ackDone(aLease!, { by: 'A, late' })).outcome).toBe('stale');
@@ -62,8 +65,9 @@ describe('a lost lease aborts the handler and is never acked', () => {
     });
     worker.start();
     await running.promise;
+    const lost = next(worker, 'job.lease_lost');
     await t.queue.cancel(e.id);
-    await waitFor('lease lost', () => worker.counters.leaseLost === 1);
+    expect((await lost).error).toBeInstanceOf(JobCancelledError);
     expect(t.logger.events('worker.lease_lost')[0]?.fields.error).toBeInstanceOf(JobCancelledError);
     expect(store.count('ackFailed')).toBe(0);
     expect((await t.queue.get(e.id))?.state).toBe('cancelled');
@@ -79,10 +83,13 @@ describe('a lost lease aborts the handler and is never acked', () => {
     });
     worker.start();
     await running.promise;
+    const lost = next(worker, 'job.lease_lost');
+    const discarded = next(worker, 'job.discarded');
     await t.raw.delete(e.id);
-    await waitFor('let go', () => worker.heldLeases().length === 0);
+    await lost;
+    expect(worker.heldLeases()).toEqual([]);
     expect(t.logger.events('worker.lease_lost')[0]?.fields).toMatchObject({ id: e.id, currentState: null });
-    await waitFor('discarded', () => worker.counters.discardedResults === 1);
+    await discarded;
     expect(store.count('ackDone')).toBe(0);
   });
 
@@ -96,8 +103,9 @@ describe('a lost lease aborts the handler and is never acked', () => {
       leaseTtlMs: 30_000,
       handlers: { q: async (_j, ctx) => { await gate.promise; await ctx.renew().then(() => outcome.resolve('renewed'), (err: unknown) => outcome.resolve(err)); } },
     });
+    const held = next(worker, 'job.started');
     worker.start();
-    await waitFor('held', () => worker.heldLeases().length === 1);
+    await held;
     await t.queue.releaseUnowned(e.id);
     gate.resolve();
     expect(await outcome.promise).toBeInstanceOf(LeaseLostError);

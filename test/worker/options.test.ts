@@ -28,6 +28,9 @@ describe('worker options', () => {
     ['options.owner', { owner: 'has space' }],
     ['options.store', { store: {} }],
     ['options.pollInterval', { pollInterval: 5 }],
+    ['options.timers', { timers: 'fake' }],
+    ['options.timers.setTimeout', { timers: { setTimeout: 1, clearTimeout: () => undefined } }],
+    ['options.timers', { timers: { setTimeout: () => 1 } }],
   ])('refuses a bad %s with a ValidationError naming it', (field, bad) => {
     const err = (() => {
       try {

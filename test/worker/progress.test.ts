@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../../src/errors.js';
 import { PROGRESS_LIMIT_BYTES } from '../../src/validate.js';
-import { deferred, waitFor, workerTable } from './support.js';
+import { deferred, next, workerTable } from './support.js';
 
 describe('ctx.progress', () => {
   it('is coalesced with the heartbeat: fifty reports cost no write of their own, the next renewal carries the latest', async () => {
@@ -20,20 +20,20 @@ describe('ctx.progress', () => {
         },
       },
     });
+    const heartbeat = next(worker, 'job.renewed');
     worker.start();
     await reported.promise;
     // Reported within the first renewal interval: nothing written for it yet.
     expect(store.count('renew') + store.count('renew+progress')).toBe(0);
-    const job = await waitFor('the heartbeat wrote the progress', async () => {
-      const j = await t.queue.get(id);
-      return j?.progress !== undefined ? j : undefined;
-    });
+    expect(await heartbeat).toMatchObject({ progress: true }); // the heartbeat wrote the progress
+    const job = (await t.queue.get(id))!;
     expect(job.progress).toEqual({ done: 50, of: 50 });
     expect(job.progressAt).toBeGreaterThan(0);
     expect(store.count('renew+progress')).toBe(1);
     expect(store.count('renew')).toBe(0);
+    const done = next(worker, 'job.completed');
     finish.resolve();
-    await waitFor('done', async () => (await t.queue.get(id))?.state === 'done');
+    await done;
     // Kept after the job is done (get and inspect show the last progress).
     expect(await t.queue.get(id)).toMatchObject({ state: 'done', progress: { done: 50, of: 50 } });
   });
@@ -60,9 +60,10 @@ describe('ctx.progress', () => {
         },
       },
     });
+    const done = next(worker, 'job.completed');
     worker.start();
     expect(await writesWhenReported.promise).toBe(1);
-    await waitFor('done', async () => (await t.queue.get(id))?.state === 'done');
+    await done;
     // The progress still went out: with the renewal that was queued, or once before the ack.
     expect(await t.queue.get(id)).toMatchObject({ progress: { step: 1 }, result: 'ok' });
     expect(store.count('renew') + store.count('renew+progress')).toBeLessThanOrEqual(2);
@@ -81,8 +82,9 @@ describe('ctx.progress', () => {
         },
       },
     });
+    const done = next(worker, 'job.completed');
     worker.start();
-    await waitFor('done', async () => (await t.queue.get(id))?.state === 'done');
+    await done;
     expect(await t.queue.get(id)).toMatchObject({ progress: 2, result: 'ok' });
     expect(store.count('renew+progress')).toBe(1);
   });
@@ -98,11 +100,12 @@ describe('ctx.progress', () => {
         },
       },
     });
+    const done = next(worker, 'job.completed');
     worker.start();
     const err = await seen.promise;
     expect(err).toBeInstanceOf(ValidationError);
     expect((err as ValidationError).field).toBe('progress');
-    await waitFor('done', async () => (await t.queue.get(id))?.state === 'done');
+    await done;
     expect(await t.queue.get(id)).not.toHaveProperty('progress');
   });
 

@@ -5,6 +5,8 @@ import type { JobQueueOptions } from '../../src/job-queue.js';
 import { leaseKeys } from '../../src/keys.js';
 import { Worker } from '../../src/worker/worker.js';
 import type { WorkerOptions } from '../../src/worker/types.js';
+import type { WorkerEventMap, WorkerEventName } from '../../src/worker/events.js';
+import type { ManualTime } from '../../src/testing/manual-time.js';
 import { freshQueue } from '../support/harness.js';
 
 /** A promise with its resolve and reject outside. */
@@ -18,20 +20,40 @@ export function deferred<T = void>() {
   return { promise, resolve, reject };
 }
 
-/** Polls `check` until it returns a truthy value; fails with `what` after `timeoutMs` (generous: the machine is loaded). */
-export async function waitFor<T>(what: string, check: () => T | Promise<T>, timeoutMs = 15_000, everyMs = 25): Promise<NonNullable<Awaited<T>>> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
+/** How long a test waits for one worker event before failing with EventTimeoutError (real time; a guard against a hang, never a bound). */
+export const EVENT_TIMEOUT_MS = 10_000;
+
+/** The next `name` event of `worker` (passing `filter`); subscribe before causing it. Fails fast, naming the event, after EVENT_TIMEOUT_MS. */
+export function next<K extends WorkerEventName>(worker: Worker, name: K, filter?: (e: WorkerEventMap[K]) => boolean, timeoutMs = EVENT_TIMEOUT_MS): Promise<WorkerEventMap[K]> {
+  return worker.events.once(name, { filter, timeoutMs });
 }
 
-/** Wraps a store and records every call: the real table decides everything, this only watches (and can pause renewals, as SIGSTOP would). */
+/** Resolves with the `n`th `name` event (passing `filter`) from now on. */
+export function nth<K extends WorkerEventName>(worker: Worker, name: K, n: number, filter?: (e: WorkerEventMap[K]) => boolean, timeoutMs = EVENT_TIMEOUT_MS): Promise<WorkerEventMap[K]> {
+  let seen = 0;
+  return worker.events.once(name, { filter: (e) => (!filter || filter(e)) && ++seen === n, timeoutMs });
+}
+
+/** Resolves once `cond()` holds: at once, or at the first `name` event after which it does. */
+export async function until<K extends WorkerEventName>(worker: Worker, name: K, cond: () => boolean, timeoutMs = EVENT_TIMEOUT_MS): Promise<void> {
+  if (cond()) return;
+  await worker.events.once(name, { filter: () => cond(), timeoutMs });
+}
+
+/** Every `name` event of `worker` from now on, in order. */
+export function record<K extends WorkerEventName>(worker: Worker, name: K): WorkerEventMap[K][] {
+  const out: WorkerEventMap[K][] = [];
+  worker.events.on(name, (e) => out.push(e));
+  return out;
+}
+
+/**
+ * Wraps a store and records every call, in order (no times: bounds are asserted from the worker's
+ * events, in its clock): the real table decides everything, this only watches (and can pause
+ * renewals, as SIGSTOP would).
+ */
 export class WatchedStore implements JobStore {
-  readonly calls: { op: string; at: number; end?: number; id?: string; generation?: number; max?: number; got?: number }[] = [];
+  readonly calls: { op: string; id?: string; generation?: number; max?: number; got?: number }[] = [];
   private renewGate: Promise<void> | undefined;
   private openGate: (() => void) | undefined;
   constructor(private readonly inner: JobStore) {}
@@ -50,36 +72,36 @@ export class WatchedStore implements JobStore {
     this.renewGate = undefined;
   }
   async lease(req: LeaseRequest): Promise<Lease[]> {
-    const at = Date.now();
     const got = await this.inner.lease(req);
-    this.calls.push({ op: 'lease', at, end: Date.now(), max: req.max, got: got.length });
+    this.calls.push({ op: 'lease', max: req.max, got: got.length });
     return got;
   }
   ackDone(lease: Lease, result?: Json) {
-    this.calls.push({ op: 'ackDone', at: Date.now(), id: lease.id, generation: lease.generation });
+    this.calls.push({ op: 'ackDone', id: lease.id, generation: lease.generation });
     return this.inner.ackDone(lease, result);
   }
   ackFailed(lease: Lease, error: unknown, opts?: { retryable?: boolean }) {
-    this.calls.push({ op: 'ackFailed', at: Date.now(), id: lease.id, generation: lease.generation });
+    this.calls.push({ op: 'ackFailed', id: lease.id, generation: lease.generation });
     return this.inner.ackFailed(lease, error, opts);
   }
-  private renewing = 0;
+  private readonly renewing = new Set<Promise<unknown>>();
   /** Resolves once no renewal that started before the pause is still in flight. */
   async renewalsSettled(): Promise<void> {
-    while (this.renewing > 0) await new Promise((r) => setTimeout(r, 5));
+    await Promise.allSettled([...this.renewing]);
   }
   async renew(lease: Lease, ttlMs: number, progress?: Json) {
     if (this.renewGate) await this.renewGate;
-    this.calls.push({ op: progress === undefined ? 'renew' : 'renew+progress', at: Date.now(), id: lease.id, generation: lease.generation });
-    this.renewing++;
+    this.calls.push({ op: progress === undefined ? 'renew' : 'renew+progress', id: lease.id, generation: lease.generation });
+    const call = progress === undefined ? this.inner.renew(lease, ttlMs) : this.inner.renew(lease, ttlMs, progress);
+    this.renewing.add(call);
     try {
-      return await (progress === undefined ? this.inner.renew(lease, ttlMs) : this.inner.renew(lease, ttlMs, progress));
+      return await call;
     } finally {
-      this.renewing--;
+      this.renewing.delete(call);
     }
   }
   release(lease: Lease, opts?: { reason?: string }) {
-    this.calls.push({ op: 'release', at: Date.now(), id: lease.id, generation: lease.generation });
+    this.calls.push({ op: 'release', id: lease.id, generation: lease.generation });
     return this.inner.release(lease, opts);
   }
 }
@@ -90,15 +112,19 @@ afterEach(async () => {
 });
 
 /**
- * A queue on a fresh table with the real clock (leases of 1-3 s really lapse), fast retries, and
- * a factory of watched workers that are stopped after each test.
+ * A queue on a fresh table, fast retries, and a factory of watched workers that are stopped after
+ * each test. With `time` (manualTime()), the queue and every worker read that clock and the
+ * workers wait on its timers: leases lapse, heartbeats and sleeps fire only when the test
+ * advances it. Without, the real clock (leases of 1-3 s really lapse).
  */
-export async function workerTable(opts: Partial<JobQueueOptions> = {}) {
-  const env = await freshQueue({ clock: Date.now, retry: { baseMs: 100, maxMs: 400 }, ...opts });
+export async function workerTable(opts: Partial<JobQueueOptions> & { time?: ManualTime } = {}) {
+  const { time, ...queueOpts } = opts;
+  const clock = time?.now ?? queueOpts.clock ?? Date.now;
+  const env = await freshQueue({ clock, retry: { baseMs: 100, maxMs: 400 }, ...queueOpts });
   const logger = env.logger;
   const worker = (o: Partial<WorkerOptions> & Pick<WorkerOptions, 'handlers'>) => {
     const store = new WatchedStore(env.queue);
-    const w = new Worker({ store, logger, leaseTtlMs: 2_000, pollIntervalMs: 50, maxPollIntervalMs: 200, ...o });
+    const w = new Worker({ store, logger, leaseTtlMs: 2_000, pollIntervalMs: 50, maxPollIntervalMs: 200, ...(time ? { clock, timers: time } : {}), ...o });
     started.push(w);
     return { worker: w, store };
   };
@@ -106,7 +132,7 @@ export async function workerTable(opts: Partial<JobQueueOptions> = {}) {
   const deadWorkerJob = async (args: { queue: string; payload?: Json; id?: string; owner?: string; expiresInMs: number }) => {
     const e = await env.queue.enqueue({ queue: args.queue, payload: args.payload ?? null, id: args.id });
     if (e.outcome !== 'created') throw new Error('setup: job exists');
-    const now = Date.now();
+    const now = clock();
     const expiresAt = now + args.expiresInMs;
     await env.raw.set(e.id, {
       state: 'running',

@@ -26,6 +26,7 @@ export interface StartOptions {
   readonly keepAlive?: boolean;
   readonly tableName?: string;
   readonly port?: string;
+  readonly dynamodbEndpoint?: string;
   readonly enforceIam?: boolean;
 }
 
@@ -41,6 +42,10 @@ export async function startCommand(ctx: CommandContext, o: StartOptions): Promis
   if (workers < 2 || workers > 32) throw new CliError(EXIT.usage, `invalid --workers ${workers}: 2 to 32`);
   const port = o.port === undefined ? undefined : integer('--port', o.port);
   if (port !== undefined && (port < 1 || port > 65_535)) throw new CliError(EXIT.usage, `invalid --port ${port}`);
+  const dynamodbEndpoint = o.dynamodbEndpoint === undefined ? undefined : endpointUrl('--dynamodb-endpoint', o.dynamodbEndpoint);
+  if (dynamodbEndpoint !== undefined && (o.port !== undefined || o.data !== undefined)) {
+    throw new CliError(EXIT.usage, `--dynamodb-endpoint uses a DynamoDB already running: --${o.port !== undefined ? 'port' : 'data'} configures the stack's own emulator, drop one of them`);
+  }
   const explicitPeriod = ctx.options.reclaimPeriod ?? ctx.io.env.FENCEQ_RECLAIM_PERIOD;
   const reclaimPeriodMs = explicitPeriod ? duration('--reclaim-period', explicitPeriod) : demo ? 5_000 : DEFAULT_RECLAIM_PERIOD_MS;
   let dataDir: string | undefined;
@@ -69,7 +74,7 @@ export async function startCommand(ctx: CommandContext, o: StartOptions): Promis
   let stack: LocalStack | undefined;
   let ui: Dashboard | undefined;
   try {
-    stack = await startLocalStack({ tableName: o.tableName, dataDir, port, reclaimPeriodMs, logger, enforceIam: o.enforceIam === true }).catch((err: unknown) => {
+    stack = await startLocalStack({ tableName: o.tableName, dataDir, port, dynamodbEndpoint, reclaimPeriodMs, logger, enforceIam: o.enforceIam === true }).catch((err: unknown) => {
       if (err instanceof EmulatorStartError && err.code === 'EADDRINUSE') {
         throw new CliError(EXIT.failure, `port ${err.port} on 127.0.0.1 is in use; pass another --port or omit it for a free one`, { cause: err });
       }
@@ -107,6 +112,18 @@ export async function startCommand(ctx: CommandContext, o: StartOptions): Promis
   }
 }
 
+/** An http(s) URL, or a usage error naming the flag. */
+function endpointUrl(flag: string, value: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw new CliError(EXIT.usage, `invalid ${flag} ${JSON.stringify(value)}: an http:// or https:// URL`);
+  return value.replace(/\/+$/, '');
+}
+
 /** What a script needs to use the stack (the `stack.ready` JSON line). */
 function describeStack(stack: LocalStack): Record<string, unknown> {
   return {
@@ -129,7 +146,7 @@ function readyText(stack: LocalStack, dataDir: string | undefined, dashboardUrl:
     .join('\n');
   return [
     'fenceq local stack is ready',
-    `  DynamoDB  ${stack.dynamodbEndpoint}  table ${stack.tableName} (${dataDir ? `on disk in ${dataDir}` : 'in memory'})`,
+    `  DynamoDB  ${stack.dynamodbEndpoint}  table ${stack.tableName} (${stack.pids.dynalite === undefined ? 'an endpoint already running: the table stays there' : dataDir ? `on disk in ${dataDir}` : 'in memory'})`,
     `  SQS       ${stack.sqsEndpoint}  wake-ups ${stack.queues.wakeQueueUrl}`,
     `                                 dead-job notifications ${stack.queues.deadQueueUrl}`,
     `  Lambda    ${stack.lambdaEndpoint}  functions ${Object.values(stack.functions).join(', ')} (Invoke API)`,
