@@ -42,7 +42,7 @@ export function itemToJob(item: Item): Job {
  * A running job's lease expiry: the later of the indexed `leaseExpiresAt` and `leaseRenewedUntil`,
  * which renewals write without touching the index (see renew.ts).
  */
-export function realExpiry(item: Item): number | undefined {
+function realExpiry(item: Item): number | undefined {
   const indexed = item.leaseExpiresAt as number | undefined;
   const renewed = item.leaseRenewedUntil as number | undefined;
   return indexed === undefined || renewed === undefined ? indexed : Math.max(indexed, renewed);

@@ -230,7 +230,7 @@ export function dueAt(now: number): Guard {
  * expiry is the later of the two; an index entry that looks lapsed while the holder still renews
  * matches nothing here.
  */
-export function leaseLapsed(now: number): Guard {
+function leaseLapsed(now: number): Guard {
   return {
     ConditionExpression: '#leaseExpiresAt < :now AND (attribute_not_exists(#leaseRenewedUntil) OR #leaseRenewedUntil < :now)',
     ExpressionAttributeNames: { '#leaseExpiresAt': 'leaseExpiresAt', '#leaseRenewedUntil': 'leaseRenewedUntil' },

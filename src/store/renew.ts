@@ -28,14 +28,14 @@ export type RenewOutcome = { readonly outcome: 'renewed'; readonly lease: Lease 
  * let the index show a live lease as lapsed; one running more than an interval late can, and costs
  * a taker or reclaim a failed conditional write.
  */
-export const INDEX_AHEAD_OF_TTL = 2 / 3;
+const INDEX_AHEAD_OF_TTL = 2 / 3;
 
 /**
  * Whether a renewal at `now` to `expiresAt` must also move the indexed expiry: it would come
  * within two renewal intervals, or the lease is being shortened (the index must never be later
  * than the real expiry). A lease without `indexedExpiresAt` is taken as indexed at its expiry.
  */
-export function renewalWritesIndex(lease: Lease, now: number, expiresAt: number, ttlMs: number): boolean {
+function renewalWritesIndex(lease: Lease, now: number, expiresAt: number, ttlMs: number): boolean {
   const indexed = lease.indexedExpiresAt ?? lease.expiresAt;
   return indexed < now + ttlMs * INDEX_AHEAD_OF_TTL || indexed > expiresAt;
 }
