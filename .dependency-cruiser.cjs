@@ -24,7 +24,11 @@ const either = (paths) => paths.map((p) => `(${p})`).join('|');
 /** One rule per layer: nothing in it imports a layer above it. */
 const upward = LAYERS.slice(0, -1).map(([name, paths], i) => ({
   name: `layer-upward: ${name}`,
-  comment: `${name} imports only itself and the layers below it (${LAYERS.slice(0, i).map(([n]) => n).join(', ') || 'none'})`,
+  comment: `${name} imports only itself and the layers below it (${
+    LAYERS.slice(0, i)
+      .map(([n]) => n)
+      .join(', ') || 'none'
+  })`,
   severity: 'error',
   from: { path: either(paths) },
   to: { path: either(LAYERS.slice(i + 1).flatMap(([, p]) => p)) },
@@ -54,7 +58,7 @@ module.exports = {
     },
     {
       name: 'example-handlers-only-in-the-example-worker',
-      comment: 'the example handlers are the example worker\'s (functions/worker.ts); nothing else deploys or names them',
+      comment: "the example handlers are the example worker's (functions/worker.ts); nothing else deploys or names them",
       severity: 'error',
       from: { pathNot: '^functions/worker\\.ts$' },
       to: { path: '^functions/example-handlers\\.ts$' },
@@ -72,6 +76,10 @@ module.exports = {
     exclude: { path: '^(node_modules|dist|test|examples|scripts)/' },
     tsConfig: { fileName: 'tsconfig.json' },
     tsPreCompilationDeps: true,
-    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default', 'types'], extensions: ['.ts', '.mts', '.js', '.mjs', '.json'] },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+      extensions: ['.ts', '.mts', '.js', '.mjs', '.json'],
+    },
   },
 };

@@ -8,7 +8,12 @@ import tseslint from 'typescript-eslint';
 export default tseslint.config(
   {
     ignores: [
-      'dist/', 'cdk.out/', '.cdk-home/', 'reports/', 'bench/results/', '.stryker-tmp/',
+      'dist/',
+      'cdk.out/',
+      '.cdk-home/',
+      'reports/',
+      'bench/results/',
+      '.stryker-tmp/',
       'test/package/consumer/', // a consumer project, compiled against the packed package by consumer.sh
     ],
   },
@@ -36,7 +41,10 @@ export default tseslint.config(
       // Numbers and booleans in messages and log lines are meant; objects, unknown and nullish still fail.
       '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true, allowBoolean: true }],
       // `_name` marks a parameter or element kept for its position.
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_', ignoreRestSiblings: true }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_', ignoreRestSiblings: true },
+      ],
       // `x!` after a lookup the line above proved present: the idiom under noUncheckedIndexedAccess.
       '@typescript-eslint/no-non-null-assertion': 'off',
       // `() => void doThing()` and `(x) => resolve(x)` are the house style for callbacks.

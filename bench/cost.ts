@@ -68,13 +68,29 @@ export async function modelLives(endpoint: string): Promise<{ happy: LifeModel[]
     const leased = await read('retry');
     await queue.ackFailed(l1!, new Error('boom'));
     const retrying = await read('retry');
-    const retryStep = summarise('ackFailed (retry)', 0, [{ step: 'lease', item: leased }, { step: 'ackFailed', item: retrying }], 1);
+    const retryStep = summarise(
+      'ackFailed (retry)',
+      0,
+      [
+        { step: 'lease', item: leased },
+        { step: 'ackFailed', item: retrying },
+      ],
+      1,
+    );
     await queue.enqueue({ queue: 'cost', id: 'release', payload: { n: 1, body: 'x'.repeat(100) } });
     const [l2] = await queue.lease({ owner: 'cost-model', queues: ['cost'], ttlMs: 30_000, max: 1 });
     const held = await read('release');
     await queue.release(l2!);
     const released = await read('release');
-    const releaseStep = summarise('release', 0, [{ step: 'lease', item: held }, { step: 'release', item: released }], 1);
+    const releaseStep = summarise(
+      'release',
+      0,
+      [
+        { step: 'lease', item: held },
+        { step: 'release', item: released },
+      ],
+      1,
+    );
     return { happy, retryStep, releaseStep };
   } finally {
     await table.drop();

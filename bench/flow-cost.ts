@@ -66,7 +66,11 @@ export async function modelFlowCost(endpoint: string): Promise<FlowCostRow[]> {
     const [r2] = await queue.lease({ owner: 'cost', queues: ['rate'], ttlMs: 30_000 });
     const bucket2 = await read('~rate|rate');
     await queue.ackDone(r2!);
-    const rateLife = modelLife([{ step: 'first take', item: undefined }, { step: 'take', item: bucket1 }, { step: 'take', item: bucket2 }]).slice(2);
+    const rateLife = modelLife([
+      { step: 'first take', item: undefined },
+      { step: 'take', item: bucket1 },
+      { step: 'take', item: bucket2 },
+    ]).slice(2);
 
     // Groups: a job enqueued behind another is appended and parked, then popped and unparked.
     await queue.enqueue({ queue: 'grp', id: 'g1', payload, group: 'cust-1' });
@@ -79,14 +83,41 @@ export async function modelFlowCost(endpoint: string): Promise<FlowCostRow[]> {
     const group3 = await read('~group|grp|cust-1');
     const unparked = await read('g2');
     const groupSteps = [
-      ...modelLife([{ step: 'append', item: group1 }, { step: 'append', item: group2 }]).slice(1),
-      ...modelLife([{ step: 'pop', item: group2 }, { step: 'pop', item: group3 }]).slice(1),
-      ...modelLife([{ step: 'unpark', item: parked }, { step: 'unpark', item: unparked }]).slice(1),
+      ...modelLife([
+        { step: 'append', item: group1 },
+        { step: 'append', item: group2 },
+      ]).slice(1),
+      ...modelLife([
+        { step: 'pop', item: group2 },
+        { step: 'pop', item: group3 },
+      ]).slice(1),
+      ...modelLife([
+        { step: 'unpark', item: parked },
+        { step: 'unpark', item: unparked },
+      ]).slice(1),
     ];
     return [
-      { control: 'none (plain queue)', wcuPerJob: 0, wcuPerRenew: 0, rcu: 0, steps: 'no extra request: one read of the queue\'s limits per JobQueue per 2 s, none per job' },
-      { control: 'maxRunning', wcuPerJob: sum(slotJob), wcuPerRenew: sum(slotRenew), rcu: slotQuery, steps: `${say(slotLife)}; a slot Query per lease call (${slotQuery} RCU for 10 slots)` },
-      { control: 'ratePerSecond', wcuPerJob: sum(rateLife), wcuPerRenew: 0, rcu: 1, steps: `${say(rateLife)} per lease call that starts jobs (a call starting n jobs pays 1/n each); 1 consistent GetItem per such call` },
+      {
+        control: 'none (plain queue)',
+        wcuPerJob: 0,
+        wcuPerRenew: 0,
+        rcu: 0,
+        steps: "no extra request: one read of the queue's limits per JobQueue per 2 s, none per job",
+      },
+      {
+        control: 'maxRunning',
+        wcuPerJob: sum(slotJob),
+        wcuPerRenew: sum(slotRenew),
+        rcu: slotQuery,
+        steps: `${say(slotLife)}; a slot Query per lease call (${slotQuery} RCU for 10 slots)`,
+      },
+      {
+        control: 'ratePerSecond',
+        wcuPerJob: sum(rateLife),
+        wcuPerRenew: 0,
+        rcu: 1,
+        steps: `${say(rateLife)} per lease call that starts jobs (a call starting n jobs pays 1/n each); 1 consistent GetItem per such call`,
+      },
       {
         control: 'group',
         wcuPerJob: sum(groupSteps),

@@ -23,7 +23,10 @@ export interface GrowthResult {
 }
 
 /** Fills a backlog of `depth` jobs, then drains `drain` of them with `workers` x `slots`. */
-export async function measureGrowth(endpoint: string, args: { depth: number; drain: number; workers: number; slots: number; log: (s: string) => void }): Promise<GrowthResult> {
+export async function measureGrowth(
+  endpoint: string,
+  args: { depth: number; drain: number; workers: number; slots: number; log: (s: string) => void },
+): Promise<GrowthResult> {
   const admin = benchClient(endpoint);
   const table = await freshBenchTable(admin, 'bench-growth');
   const meter = createMeter();
@@ -58,7 +61,16 @@ export async function measureGrowth(endpoint: string, args: { depth: number; dra
         renew: (l, t) => q.renew(l, t),
         release: (l, o) => q.release(l, o),
       };
-      workers.push(createWorker({ store: timed, handlers: { growth: async () => null }, owner: `growth-w${w}`, concurrency: args.slots, leaseTtlMs: 30_000, pollIntervalMs: 200 }));
+      workers.push(
+        createWorker({
+          store: timed,
+          handlers: { growth: async () => null },
+          owner: `growth-w${w}`,
+          concurrency: args.slots,
+          leaseTtlMs: 30_000,
+          pollIntervalMs: 200,
+        }),
+      );
     }
     const t1 = performance.now();
     for (const w of workers) w.start();

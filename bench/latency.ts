@@ -22,7 +22,10 @@ export interface LatencyResult {
 }
 
 /** Enqueues `jobs` jobs at `ratePerSec` and measures enqueue-to-start. */
-export async function measureLatency(endpoint: string, args: { wakeUp: boolean; jobs: number; ratePerSec: number; pollIntervalMs?: number; maxPollIntervalMs?: number }): Promise<LatencyResult> {
+export async function measureLatency(
+  endpoint: string,
+  args: { wakeUp: boolean; jobs: number; ratePerSec: number; pollIntervalMs?: number; maxPollIntervalMs?: number },
+): Promise<LatencyResult> {
   const pollIntervalMs = args.pollIntervalMs ?? 1_000;
   const maxPollIntervalMs = args.maxPollIntervalMs ?? 10_000;
   const admin = benchClient(endpoint);

@@ -4,7 +4,17 @@
  * which partition saturates first, the settings for 10,000 jobs/s on one table, and what a
  * million jobs cost there.
  */
-import { capacity, costAt, DEFAULT_MIX, PARTITION_KINDS, perJobWrites, renewalsFor, shardsFor, TABLE_QUOTA_UNITS, type JobMix } from '../tools/capacity-model.js';
+import {
+  capacity,
+  costAt,
+  DEFAULT_MIX,
+  PARTITION_KINDS,
+  perJobWrites,
+  renewalsFor,
+  shardsFor,
+  TABLE_QUOTA_UNITS,
+  type JobMix,
+} from '../tools/capacity-model.js';
 import { round } from '../tools/stats.js';
 
 /** A named job mix the report prices. */
@@ -38,7 +48,7 @@ type Table = (head: string[], rows: (string | number)[][]) => void;
 
 /** Prints the model's tables and returns them as data for the results file. */
 export function modelReport(table: Table, log: (s: string) => void) {
-  log('   write units per job, by partition kind (index units summed over the kind\'s shards):');
+  log("   write units per job, by partition kind (index units summed over the kind's shards):");
   table(
     ['job mix', 'base', ...PARTITION_KINDS, 'index', 'total WCU'],
     MIXES.map(({ label, mix }) => {
@@ -66,7 +76,9 @@ export function modelReport(table: Table, log: (s: string) => void) {
     ['job mix', 'one queue jobs/s', 'limited by', 'table jobs/s', 'limited by'],
     byMix.map(({ label, c }) => [label, round(c.queueJobsPerSec, 0), c.queueLimitedBy, round(c.tableJobsPerSec, 0), c.tableLimitedBy]),
   );
-  log(`\n   settings for ${TARGET_JOBS_PER_SEC.toLocaleString('en-US')} jobs/s on one table (each partition planned at ${PLANNED_UTILISATION * 100}% of its limit):`);
+  log(
+    `\n   settings for ${TARGET_JOBS_PER_SEC.toLocaleString('en-US')} jobs/s on one table (each partition planned at ${PLANNED_UTILISATION * 100}% of its limit):`,
+  );
   const target = MIXES.flatMap(({ label, mix }) =>
     [1, 10].map((queues) => {
       const s = shardsFor(mix, TARGET_JOBS_PER_SEC, queues, PLANNED_UTILISATION, MAX_SHARDS);

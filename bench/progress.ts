@@ -28,7 +28,10 @@ export interface ProgressResult {
 }
 
 /** Runs `jobs` jobs whose handler takes `handlerMs` and reports progress `reports` times, evenly spread. */
-export async function measureProgressWrites(endpoint: string, args: { jobs: number; reports: number; handlerMs: number; leaseTtlMs: number }): Promise<ProgressResult> {
+export async function measureProgressWrites(
+  endpoint: string,
+  args: { jobs: number; reports: number; handlerMs: number; leaseTtlMs: number },
+): Promise<ProgressResult> {
   const meter = createMeter();
   const admin = benchClient(endpoint);
   const table = await freshBenchTable(admin, 'bench-progress');

@@ -44,7 +44,12 @@ now = Date.now();
 const aws: AwsQueue = { queue, wake: undefined, notifier: undefined, flush: async () => undefined };
 const all = await measure('queues() (every name)', async () => (await queue.queues()).length);
 const page = await measure('queuePage({ limit: 100 })', async () => (await queue.queuePage({ limit: 100 })).queues.length);
-const stats = await measure('stats() of every queue (refused above 100)', async () => queue.stats().then(() => 'ok', (e: unknown) => (e instanceof Error ? `${e.name}: ${e.message}` : String(e))));
+const stats = await measure('stats() of every queue (refused above 100)', async () =>
+  queue.stats().then(
+    () => 'ok',
+    (e: unknown) => (e instanceof Error ? `${e.name}: ${e.message}` : String(e)),
+  ),
+);
 const stats100 = await measure('stats() of 100 named queues (the most one call takes)', async () => (await queue.stats(names.slice(0, 100))).length);
 const runs = [];
 for (let r = 0; r < 2; r++) {

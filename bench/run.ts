@@ -59,15 +59,26 @@ const program = new Command('bench')
     if (!Number.isSafeInteger(n) || n < 1 || n > 100) throw new InvalidArgumentError(`bad slot count ${v} (1-100)`);
     return n;
   })
-  .option('--shards <list>', 'throughput: the queue x global shard counts each worker count runs on, comma-separated, e.g. 16x4,4x4 (default 16x4,8x4,4x4)', (v: string) =>
-    v.split(',').map((s) => {
-      const m = /^(\d+)x(\d+)$/.exec(s.trim());
-      const counts = m ? { queueShards: Number(m[1]), globalShards: Number(m[2]) } : undefined;
-      if (!counts || !Number.isSafeInteger(counts.queueShards) || !Number.isSafeInteger(counts.globalShards) || counts.queueShards < 1 || counts.globalShards < 1 || counts.queueShards > 64 || counts.globalShards > 64) {
-        throw new InvalidArgumentError(`bad shard counts ${s} (QxG, each 1-64)`);
-      }
-      return counts;
-    }),
+  .option(
+    '--shards <list>',
+    'throughput: the queue x global shard counts each worker count runs on, comma-separated, e.g. 16x4,4x4 (default 16x4,8x4,4x4)',
+    (v: string) =>
+      v.split(',').map((s) => {
+        const m = /^(\d+)x(\d+)$/.exec(s.trim());
+        const counts = m ? { queueShards: Number(m[1]), globalShards: Number(m[2]) } : undefined;
+        if (
+          !counts ||
+          !Number.isSafeInteger(counts.queueShards) ||
+          !Number.isSafeInteger(counts.globalShards) ||
+          counts.queueShards < 1 ||
+          counts.globalShards < 1 ||
+          counts.queueShards > 64 ||
+          counts.globalShards > 64
+        ) {
+          throw new InvalidArgumentError(`bad shard counts ${s} (QxG, each 1-64)`);
+        }
+        return counts;
+      }),
   )
   .option('--producers <n>', 'throughput: concurrent producers enqueuing (default 1)', (v: string) => {
     const n = Number(v);
@@ -77,7 +88,16 @@ const program = new Command('bench')
   .option('--out <file>', 'JSON results file (default bench/results/bench-<time>.json)')
   .option('--model', 'print the capacity model (docs/capacity.md) and exit: a pure computation, no emulator')
   .parse();
-const opts = program.opts<{ quick?: boolean; only?: Section[]; depths?: number[]; out?: string; slots?: number; model?: boolean; shards?: ShardCounts[]; producers?: number }>();
+const opts = program.opts<{
+  quick?: boolean;
+  only?: Section[];
+  depths?: number[];
+  out?: string;
+  slots?: number;
+  model?: boolean;
+  shards?: ShardCounts[];
+  producers?: number;
+}>();
 if (opts.model) {
   modelReport(table, (s) => process.stdout.write(`${s}\n`));
   process.exit(0);
@@ -87,8 +107,40 @@ const run = new Set<Section>(opts.only ?? SECTIONS);
 const log = (s: string) => process.stderr.write(`${s}\n`);
 const started = new Date();
 const plan = quick
-  ? { tputJobs: 1_000, slots: opts.slots ?? 16, tputShards: opts.shards ?? TPUT_SHARDS, producers: opts.producers ?? TPUT_PRODUCERS, ceilingMs: 1_500, trickleJobs: 12, trickleRate: 4, depths: opts.depths ?? [1_000], drain: 100, takeoverTtl: 3_000, scheduleSeconds: 10, progressJobs: 8, throttleShards: [1, 4], throttleRate: 60, throttleJobsPerShard: 150 }
-  : { tputJobs: 3_000, slots: opts.slots ?? 16, tputShards: opts.shards ?? TPUT_SHARDS, producers: opts.producers ?? TPUT_PRODUCERS, ceilingMs: 4_000, trickleJobs: 60, trickleRate: 4, depths: opts.depths ?? [1_000, 10_000, 100_000], drain: 1_000, takeoverTtl: 5_000, scheduleSeconds: 40, progressJobs: 16, throttleShards: [1, 2, 4], throttleRate: 60, throttleJobsPerShard: 400 };
+  ? {
+      tputJobs: 1_000,
+      slots: opts.slots ?? 16,
+      tputShards: opts.shards ?? TPUT_SHARDS,
+      producers: opts.producers ?? TPUT_PRODUCERS,
+      ceilingMs: 1_500,
+      trickleJobs: 12,
+      trickleRate: 4,
+      depths: opts.depths ?? [1_000],
+      drain: 100,
+      takeoverTtl: 3_000,
+      scheduleSeconds: 10,
+      progressJobs: 8,
+      throttleShards: [1, 4],
+      throttleRate: 60,
+      throttleJobsPerShard: 150,
+    }
+  : {
+      tputJobs: 3_000,
+      slots: opts.slots ?? 16,
+      tputShards: opts.shards ?? TPUT_SHARDS,
+      producers: opts.producers ?? TPUT_PRODUCERS,
+      ceilingMs: 4_000,
+      trickleJobs: 60,
+      trickleRate: 4,
+      depths: opts.depths ?? [1_000, 10_000, 100_000],
+      drain: 1_000,
+      takeoverTtl: 5_000,
+      scheduleSeconds: 40,
+      progressJobs: 16,
+      throttleShards: [1, 2, 4],
+      throttleRate: 60,
+      throttleJobsPerShard: 400,
+    };
 
 const machine = {
   cpus: cpus().length,
@@ -97,12 +149,21 @@ const machine = {
   node: process.version,
   loadAverageAtStart: loadavg().map((x) => round(x, 2)),
 };
-log(`fenceq bench${quick ? ' --quick' : ''}: ${started.toISOString()}, ${machine.cpus} x ${machine.cpuModel}, load ${machine.loadAverageAtStart.join(' ')}, worker: ${workerImplementation()}`);
+log(
+  `fenceq bench${quick ? ' --quick' : ''}: ${started.toISOString()}, ${machine.cpus} x ${machine.cpuModel}, load ${machine.loadAverageAtStart.join(' ')}, worker: ${workerImplementation()}`,
+);
 
 const file = opts.out ?? `bench/results/bench-${started.toISOString().replace(/[:.]/g, '-')}.json`;
 // With --out the chart sits beside the JSON (reference-<date>.svg); otherwise it is the latest run's throughput.svg.
 const chartFile = opts.out ? file.replace(/\.json$/, '') + '.svg' : 'bench/results/throughput.svg';
-const results: Record<string, unknown> = { date: started.toISOString(), command: `npm run bench${process.argv.slice(2).length ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`, machine, worker: workerImplementation(), prices: PRICES, quick };
+const results: Record<string, unknown> = {
+  date: started.toISOString(),
+  command: `npm run bench${process.argv.slice(2).length ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,
+  machine,
+  worker: workerImplementation(),
+  prices: PRICES,
+  quick,
+};
 const emu = await emulator();
 const errors: string[] = [];
 const section = async <T>(name: Section, fn: () => Promise<T>): Promise<T | undefined> => {
@@ -129,7 +190,9 @@ try {
       m.happy.map((l) => [l.label, l.maxItemBytes, l.baseUnits, l.indexWrites, l.indexUnits, l.writeUnits]),
     );
     for (const l of m.happy) log(`   ${l.label}: ${l.steps.map((s) => `${s.step} ${s.baseUnits} base + ${s.index.units} index (${s.index.kind})`).join('; ')}`);
-    log(`   extra for a failed attempt retried: ${m.retryStep.writeUnits} WCU (${m.retryStep.steps.map((s) => s.index.kind).join(', ')}); for a release: ${m.releaseStep.writeUnits} WCU`);
+    log(
+      `   extra for a failed attempt retried: ${m.retryStep.writeUnits} WCU (${m.retryStep.steps.map((s) => s.index.kind).join(', ')}); for a release: ${m.releaseStep.writeUnits} WCU`,
+    );
     results.cost = m;
     return m;
   });
@@ -155,12 +218,24 @@ try {
       // Every layout between the same two ceilings, so their ratios compare within one window.
       const runs: { shards: ShardCounts; t: ThroughputResult }[] = [];
       for (const shards of plan.tputShards) {
-        runs.push({ shards, t: await measureThroughput(emu.endpoint, { workers, slots: plan.slots, jobs: plan.tputJobs, producers: plan.producers, shards, emulatorPid: emu.pid }) });
+        runs.push({
+          shards,
+          t: await measureThroughput(emu.endpoint, {
+            workers,
+            slots: plan.slots,
+            jobs: plan.tputJobs,
+            producers: plan.producers,
+            shards,
+            emulatorPid: emu.pid,
+          }),
+        });
       }
       const after = await measureCeiling(emu.endpoint, concurrency, plan.ceilingMs);
       for (const { shards, t } of runs) {
         rows.push({ workers, shards, t, before, after });
-        log(`   ${workers} worker(s), ${shardLabel(shards)} shards: ${round(t.jobsPerSec, 1)} jobs/s; ceiling ${round(before.updatesPerSec)} / ${round(after.updatesPerSec)} updates/s before/after`);
+        log(
+          `   ${workers} worker(s), ${shardLabel(shards)} shards: ${round(t.jobsPerSec, 1)} jobs/s; ceiling ${round(before.updatesPerSec)} / ${round(after.updatesPerSec)} updates/s before/after`,
+        );
       }
     }
     const out = rows.map(({ workers, shards, t, before, after }) => {
@@ -190,12 +265,45 @@ try {
       };
     });
     table(
-      ['workers x slots', 'shards (q x g)', 'jobs/s', 'ceiling/3', 'ratio', 'req/job', 'writes/job', 'failed cond/job', 'WCU/job*', 'RCU/job*', '$/M jobs*', 'RSS/heap MB', 'CPU ms/job bench+emu'],
-      out.map((r) => [`${r.workers} x ${r.slotsPerWorker}`, shardLabel(r.shards), r.jobsPerSec, r.maxJobsPerSec, r.ratio, r.requestsPerJob.total, r.writesPerJob, r.failedConditionalPerJob, r.modelledWcuPerJob, r.modelledRcuPerJob, r.dollarsPerMillionJobs, `${r.memory.rssMb}/${r.memory.heapUsedMb}`, `${r.cpuMsPerJob.bench}+${r.cpuMsPerJob.emulator ?? '?'}`]),
+      [
+        'workers x slots',
+        'shards (q x g)',
+        'jobs/s',
+        'ceiling/3',
+        'ratio',
+        'req/job',
+        'writes/job',
+        'failed cond/job',
+        'WCU/job*',
+        'RCU/job*',
+        '$/M jobs*',
+        'RSS/heap MB',
+        'CPU ms/job bench+emu',
+      ],
+      out.map((r) => [
+        `${r.workers} x ${r.slotsPerWorker}`,
+        shardLabel(r.shards),
+        r.jobsPerSec,
+        r.maxJobsPerSec,
+        r.ratio,
+        r.requestsPerJob.total,
+        r.writesPerJob,
+        r.failedConditionalPerJob,
+        r.modelledWcuPerJob,
+        r.modelledRcuPerJob,
+        r.dollarsPerMillionJobs,
+        `${r.memory.rssMb}/${r.memory.heapUsedMb}`,
+        `${r.cpuMsPerJob.bench}+${r.cpuMsPerJob.emulator ?? '?'}`,
+      ]),
     );
-    for (const r of out) log(`   ${r.workers} worker(s), ${shardLabel(r.shards)}: requests per job ${JSON.stringify(r.requestsPerJob)}; lease calls per job ${r.leaseCallsPerJob}`);
+    for (const r of out)
+      log(
+        `   ${r.workers} worker(s), ${shardLabel(r.shards)}: requests per job ${JSON.stringify(r.requestsPerJob)}; lease calls per job ${r.leaseCallsPerJob}`,
+      );
     log(`   ${plan.producers} producer(s) enqueuing 100 jobs per enqueueMany while the workers drain.`);
-    log(`   * modelled (the emulator does not count index writes); SQS standard: $${sqsDollarsPerMillionJobs().toFixed(2)} per million jobs (3 requests). Prices: ${PRICES.region}, $${PRICES.writeRequestUnitPerMillion}/M WRU, $${PRICES.readRequestUnitPerMillion}/M RRU.`);
+    log(
+      `   * modelled (the emulator does not count index writes); SQS standard: $${sqsDollarsPerMillionJobs().toFixed(2)} per million jobs (3 requests). Prices: ${PRICES.region}, $${PRICES.writeRequestUnitPerMillion}/M WRU, $${PRICES.readRequestUnitPerMillion}/M RRU.`,
+    );
     log(`   memory: the bench process hosting the workers and the producer, at the end of each run.`);
     results.throughput = out;
     mkdirSync('bench/results', { recursive: true });
@@ -213,12 +321,28 @@ try {
   await section('throttle', async () => {
     const out: ThrottleResult[] = [];
     for (const shards of plan.throttleShards) {
-      out.push(await measureThrottled(emu.endpoint, { shards, writeUnitsPerSec: plan.throttleRate, jobs: plan.throttleJobsPerShard * shards, workers: 4, slots: 8 }));
+      out.push(
+        await measureThrottled(emu.endpoint, { shards, writeUnitsPerSec: plan.throttleRate, jobs: plan.throttleJobsPerShard * shards, workers: 4, slots: 8 }),
+      );
       const r = out[out.length - 1]!;
       log(`   ${shards} x ${shards} shards: ${round(r.jobsPerSec, 1)} jobs/s, model ${round(r.predictedJobsPerSec, 1)}`);
     }
     table(
-      ['shards (queue x global)', 'WCU/s per key', 'jobs', 'jobs/s (10-90%)', 'overall', 'model jobs/s', 'ratio', 'throttled (by key kind)', 'unprocessed batch items', 'HTTP req/job', 'SDK calls/job', 'errors surfaced (lease/ack/renew/enqueue)', 'not done'],
+      [
+        'shards (queue x global)',
+        'WCU/s per key',
+        'jobs',
+        'jobs/s (10-90%)',
+        'overall',
+        'model jobs/s',
+        'ratio',
+        'throttled (by key kind)',
+        'unprocessed batch items',
+        'HTTP req/job',
+        'SDK calls/job',
+        'errors surfaced (lease/ack/renew/enqueue)',
+        'not done',
+      ],
       out.map((r) => [
         `${r.shards} x ${r.shards}`,
         r.writeUnitsPerSec,
@@ -227,7 +351,9 @@ try {
         round(r.overallJobsPerSec, 1),
         round(r.predictedJobsPerSec, 1),
         round(r.ratio, 2),
-        `${r.proxy.throttled} (${Object.entries(r.proxy.byKind).map(([k, v]) => `${k} ${v}`).join(', ')})`,
+        `${r.proxy.throttled} (${Object.entries(r.proxy.byKind)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', ')})`,
         r.proxy.unprocessed,
         round(r.httpRequestsPerJob, 2),
         round(r.callsPerJob, 2),
@@ -245,7 +371,15 @@ try {
     for (const wakeUp of [false, true]) out.push(await measureLatency(emu.endpoint, { wakeUp, jobs: plan.trickleJobs, ratePerSec: plan.trickleRate }));
     table(
       ['wake-up', 'jobs', 'rate/s', 'poll (base..max)', 'p50 ms', 'p99 ms', 'max ms'],
-      out.map((r) => [r.wakeUp ? 'in-process' : 'none (polling)', r.jobs, r.ratePerSec, `${r.pollIntervalMs}..${r.maxPollIntervalMs}`, round(r.p50Ms, 0), round(r.p99Ms, 0), round(r.maxMs, 0)]),
+      out.map((r) => [
+        r.wakeUp ? 'in-process' : 'none (polling)',
+        r.jobs,
+        r.ratePerSec,
+        `${r.pollIntervalMs}..${r.maxPollIntervalMs}`,
+        round(r.p50Ms, 0),
+        round(r.p99Ms, 0),
+        round(r.maxMs, 0),
+      ]),
     );
     results.latency = out;
   });
@@ -270,7 +404,17 @@ try {
     }
     table(
       ['pending', 'enqueue/s', 'drained', 'jobs/s', 'lease p50 ms', 'lease p99 ms', 'req/job (lease+ack)', 'RCU/job*', '$/M jobs*'],
-      out.map((g) => [g.depth, round(g.enqueuePerSec, 0), g.drained, round(g.jobsPerSec, 1), round(g.leaseCallP50Ms, 0), round(g.leaseCallP99Ms, 0), g.perJob.requests.total, round(g.perJob.readUnits, 2), round(dollarsPerMillionJobs(happyWcu + g.perJob.conditionalFailures, g.perJob.readUnits), 2)]),
+      out.map((g) => [
+        g.depth,
+        round(g.enqueuePerSec, 0),
+        g.drained,
+        round(g.jobsPerSec, 1),
+        round(g.leaseCallP50Ms, 0),
+        round(g.leaseCallP99Ms, 0),
+        g.perJob.requests.total,
+        round(g.perJob.readUnits, 2),
+        round(dollarsPerMillionJobs(happyWcu + g.perJob.conditionalFailures, g.perJob.readUnits), 2),
+      ]),
     );
     results.growth = out;
   });
@@ -278,26 +422,49 @@ try {
   // 7. Schedules: start delay after the tick.
   await section('schedules', async () => {
     const out: ScheduleDelayResult[] = [];
-    for (const [pollIntervalMs, maxPollIntervalMs] of [[1_000, 1_000], [1_000, 10_000]] as const) {
+    for (const [pollIntervalMs, maxPollIntervalMs] of [
+      [1_000, 1_000],
+      [1_000, 10_000],
+    ] as const) {
       out.push(await measureScheduleDelay(emu.endpoint, { seconds: plan.scheduleSeconds, pollIntervalMs, maxPollIntervalMs }));
     }
     table(
       ['schedule', 'worker poll', 'ticks', 'p50 ms', 'p99 ms', 'min ms', 'max ms'],
-      out.map((r) => [`${r.cron} (every 2 s), fired ahead`, r.pollIntervalMs === r.maxPollIntervalMs ? `fixed ${r.pollIntervalMs} ms` : `${r.pollIntervalMs}..${r.maxPollIntervalMs} ms (default idle backoff)`, r.started, round(r.p50Ms, 0), round(r.p99Ms, 0), round(r.minMs, 0), round(r.maxMs, 0)]),
+      out.map((r) => [
+        `${r.cron} (every 2 s), fired ahead`,
+        r.pollIntervalMs === r.maxPollIntervalMs ? `fixed ${r.pollIntervalMs} ms` : `${r.pollIntervalMs}..${r.maxPollIntervalMs} ms (default idle backoff)`,
+        r.started,
+        round(r.p50Ms, 0),
+        round(r.p99Ms, 0),
+        round(r.minMs, 0),
+        round(r.maxMs, 0),
+      ]),
     );
-    log('   start delay = when the handler started - the tick; one fire pass (the reclaim run\'s) enqueued every tick ahead as a job due at its tick.');
+    log("   start delay = when the handler started - the tick; one fire pass (the reclaim run's) enqueued every tick ahead as a job due at its tick.");
     results.schedules = out;
   });
 
   // 8. Progress: write requests per job, with and without progress reports.
   await section('progress', async () => {
     const out: ProgressResult[] = [];
-    for (const [reports, handlerMs] of [[0, 2_500], [100, 2_500], [0, 200], [100, 200]] as const) {
+    for (const [reports, handlerMs] of [
+      [0, 2_500],
+      [100, 2_500],
+      [0, 200],
+      [100, 200],
+    ] as const) {
       out.push(await measureProgressWrites(emu.endpoint, { jobs: plan.progressJobs, reports, handlerMs, leaseTtlMs: 3_000 }));
     }
     table(
       ['handler', 'progress reports/job', 'renewals/job', 'writes/job', 'UpdateItem/job', 'requests/job (all kinds)'],
-      out.map((r) => [`${r.handlerMs} ms, lease ${r.leaseTtlMs} ms`, r.reports, r.renewalsPerJob, r.writesPerJob, r.requestsPerJob.UpdateItem ?? 0, JSON.stringify(r.requestsPerJob)]),
+      out.map((r) => [
+        `${r.handlerMs} ms, lease ${r.leaseTtlMs} ms`,
+        r.reports,
+        r.renewalsPerJob,
+        r.writesPerJob,
+        r.requestsPerJob.UpdateItem ?? 0,
+        JSON.stringify(r.requestsPerJob),
+      ]),
     );
     log('   writes after enqueue: the claim, the renewals (every leaseTtlMs / 3), progress still unwritten when the handler returns (at most one), the ack.');
     results.progress = out.map(({ counts, ...r }) => ({ ...r, counts }));
@@ -324,7 +491,12 @@ function perJobCounts(c: MeterCounts, jobs: number) {
     total += v;
   }
   const writes = ((c.requests.PutItem ?? 0) + (c.requests.UpdateItem ?? 0) + (c.requests.DeleteItem ?? 0)) / jobs;
-  return { requests: { ...requests, total: round(total / jobs, 2) }, writes: round(writes, 2), conditionalFailures: c.conditionalFailures / jobs, readUnits: c.readUnits / jobs };
+  return {
+    requests: { ...requests, total: round(total / jobs, 2) },
+    writes: round(writes, 2),
+    conditionalFailures: c.conditionalFailures / jobs,
+    readUnits: c.readUnits / jobs,
+  };
 }
 
 function shardLabel(s: ShardCounts): string {

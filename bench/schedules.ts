@@ -24,7 +24,10 @@ export interface ScheduleDelayResult {
 }
 
 /** Fires `seconds` of an every-2-s schedule ahead and measures when each tick's job starts. */
-export async function measureScheduleDelay(endpoint: string, args: { seconds: number; pollIntervalMs: number; maxPollIntervalMs: number }): Promise<ScheduleDelayResult> {
+export async function measureScheduleDelay(
+  endpoint: string,
+  args: { seconds: number; pollIntervalMs: number; maxPollIntervalMs: number },
+): Promise<ScheduleDelayResult> {
   const cron = '*/2 * * * * *';
   const client = benchClient(endpoint);
   const table = await freshBenchTable(client, 'bench-sched');

@@ -26,7 +26,10 @@ export interface TakeoverResult {
 }
 
 /** Measures one takeover after `stop`. */
-export async function measureTakeover(endpoint: string, args: { stop: 'SIGKILL' | 'SIGTERM'; jobs?: number; leaseTtlMs?: number; pollIntervalMs?: number; reclaimEveryMs?: number }): Promise<TakeoverResult> {
+export async function measureTakeover(
+  endpoint: string,
+  args: { stop: 'SIGKILL' | 'SIGTERM'; jobs?: number; leaseTtlMs?: number; pollIntervalMs?: number; reclaimEveryMs?: number },
+): Promise<TakeoverResult> {
   const jobs = args.jobs ?? 4;
   const leaseTtlMs = args.leaseTtlMs ?? 5_000;
   const pollIntervalMs = args.pollIntervalMs ?? 1_000;

@@ -96,10 +96,15 @@ export async function measureThrottled(
     await Promise.all([
       produce(),
       produce(),
-      waitFor('all throttled jobs done', () => {
-        marks.push({ at: performance.now(), done: done() });
-        return done() >= args.jobs ? true : undefined;
-      }, 600_000, 20),
+      waitFor(
+        'all throttled jobs done',
+        () => {
+          marks.push({ at: performance.now(), done: done() });
+          return done() >= args.jobs ? true : undefined;
+        },
+        600_000,
+        20,
+      ),
     ]);
     const seconds = (performance.now() - t0) / 1000;
     const from = marks.find((m) => m.done >= args.jobs * 0.1)!;
@@ -109,7 +114,8 @@ export async function measureThrottled(
     const c = proxy.counts;
     const byKind: Record<string, number> = {};
     for (const [k, v] of Object.entries(c.byKind)) byKind[k] = v - (before.byKind[k] ?? 0);
-    const predicted = (capacity(DEFAULT_MIX, { queueShards: args.shards, globalShards: args.shards }).tableJobsPerSec * args.writeUnitsPerSec) / PARTITION_LIMITS.writeUnits;
+    const predicted =
+      (capacity(DEFAULT_MIX, { queueShards: args.shards, globalShards: args.shards }).tableJobsPerSec * args.writeUnitsPerSec) / PARTITION_LIMITS.writeUnits;
     const errors = workers.map((w) => w.counters().errors).reduce((a, b) => a + b, 0);
     const calls = Object.values(meter.counts.requests).reduce((a, b) => a + b, 0);
     return {
@@ -122,7 +128,14 @@ export async function measureThrottled(
       predictedJobsPerSec: predicted,
       ratio: steady / predicted,
       timeline: [0.1, 0.5, 0.9, 0.99, 1].map((f) => Math.round(marks.find((m) => m.done >= args.jobs * f)!.at - t0)),
-      proxy: { requests: c.requests - before.requests, writes: c.writes - before.writes, throttled: c.throttled - before.throttled, unprocessed: c.unprocessed - before.unprocessed, byKind, staleReads: 0 },
+      proxy: {
+        requests: c.requests - before.requests,
+        writes: c.writes - before.writes,
+        throttled: c.throttled - before.throttled,
+        unprocessed: c.unprocessed - before.unprocessed,
+        byKind,
+        staleReads: 0,
+      },
       surfaced: { ...workerErrors(workers, errors), enqueueRetries },
       callsPerJob: calls / args.jobs,
       httpRequestsPerJob: (c.requests - before.requests) / args.jobs,
@@ -139,5 +152,7 @@ export async function measureThrottled(
 function workerErrors(workers: BenchWorker[], total: number): { leaseErrors: number; ackErrors: number; renewErrors: number } {
   const detail = workers.map((w) => w.errorCounts?.() ?? { leaseErrors: 0, ackErrors: 0, renewErrors: 0 });
   const sum = (k: 'leaseErrors' | 'ackErrors' | 'renewErrors') => detail.reduce((a, d) => a + d[k], 0);
-  return detail.length && workers[0]!.errorCounts ? { leaseErrors: sum('leaseErrors'), ackErrors: sum('ackErrors'), renewErrors: sum('renewErrors') } : { leaseErrors: total, ackErrors: 0, renewErrors: 0 };
+  return detail.length && workers[0]!.errorCounts
+    ? { leaseErrors: sum('leaseErrors'), ackErrors: sum('ackErrors'), renewErrors: sum('renewErrors') }
+    : { leaseErrors: total, ackErrors: 0, renewErrors: 0 };
 }

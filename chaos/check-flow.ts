@@ -110,7 +110,10 @@ function describeOpen(runs: readonly FlowRun[], t: number): string {
       const [a, b] = counted(r);
       return a <= t && t < b;
     })
-    .map((r) => `${r.id}@${r.generation} by ${r.owner ?? '?'} [+0, end ${r.end === undefined ? 'none' : r.end - r.start}, aborted ${r.abortedAt === undefined ? 'no' : r.abortedAt - r.start}, expiry ${r.firstExpiresAt - r.start}..${(r.lastExpiresAt ?? r.firstExpiresAt) - r.start}] from ${r.start}`)
+    .map(
+      (r) =>
+        `${r.id}@${r.generation} by ${r.owner ?? '?'} [+0, end ${r.end === undefined ? 'none' : r.end - r.start}, aborted ${r.abortedAt === undefined ? 'no' : r.abortedAt - r.start}, expiry ${r.firstExpiresAt - r.start}..${(r.lastExpiresAt ?? r.firstExpiresAt) - r.start}] from ${r.start}`,
+    )
     .join('; ');
 }
 
@@ -136,7 +139,10 @@ export function checkFlow(runs: readonly FlowRun[], limits: FlowLimits): FlowVer
         const excess = j - i + 1 - allowed;
         if (excess > worstRateExcess) worstRateExcess = excess;
         if (excess > 1e-6) {
-          report('overRate', `flow: ${j - i + 1} leases in ${claims[j]! - claims[i]!} ms from ${new Date(claims[i]!).toISOString()} (allowed ${allowed.toFixed(2)})`);
+          report(
+            'overRate',
+            `flow: ${j - i + 1} leases in ${claims[j]! - claims[i]!} ms from ${new Date(claims[i]!).toISOString()} (allowed ${allowed.toFixed(2)})`,
+          );
           break;
         }
       }
@@ -147,7 +153,11 @@ export function checkFlow(runs: readonly FlowRun[], limits: FlowLimits): FlowVer
   for (const [group, list] of byGroup) {
     // Two runs of the same job (a takeover) are that job's at-least-once, not two jobs of the group.
     const overlap = firstOverlap(list);
-    if (overlap) report('groupOverlap', `group ${group}: ${overlap[0].id} and ${overlap[1].id} ran at once at ${new Date(overlap[1].start).toISOString()}: ${describeOpen(list, overlap[1].start)}`);
+    if (overlap)
+      report(
+        'groupOverlap',
+        `group ${group}: ${overlap[0].id} and ${overlap[1].id} ran at once at ${new Date(overlap[1].start).toISOString()}: ${describeOpen(list, overlap[1].start)}`,
+      );
     const firstStart = new Map<string, { start: number; seq: number }>();
     for (const r of list) {
       const f = firstStart.get(r.id);

@@ -53,7 +53,10 @@ export interface FaultProxy {
 }
 
 const THROTTLES = [
-  { type: 'com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException', message: 'The level of configured provisioned throughput for the table was exceeded.' },
+  {
+    type: 'com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException',
+    message: 'The level of configured provisioned throughput for the table was exceeded.',
+  },
   { type: 'com.amazonaws.dynamodb.v20120810#ThrottlingException', message: 'Rate of requests exceeds the allowed throughput.' },
 ];
 const SERVER_ERRORS = [
@@ -75,7 +78,12 @@ export async function startFaultProxy(target: string, seed: number, rates: Fault
     res.end(body);
   };
 
-  const forward = (req: IncomingMessage, body: Buffer, onResponse: (status: number, headers: Record<string, string | string[] | undefined>, payload: Buffer) => void, onError: () => void) => {
+  const forward = (
+    req: IncomingMessage,
+    body: Buffer,
+    onResponse: (status: number, headers: Record<string, string | string[] | undefined>, payload: Buffer) => void,
+    onError: () => void,
+  ) => {
     const out = httpRequest(
       { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: { ...req.headers, host: upstream.host }, agent },
       (up) => {

@@ -27,7 +27,16 @@ const program = new Command('chaos')
   .option('--break <name...>', `break a flow control on purpose to see the check catch it (${BREAKS.join(', ')})`)
   .parse();
 
-const o = program.opts<{ seed?: number; jobs?: number; workers: number; quick?: boolean; out?: string; break?: string[]; skewMs?: number; staleIndexMs?: number }>();
+const o = program.opts<{
+  seed?: number;
+  jobs?: number;
+  workers: number;
+  quick?: boolean;
+  out?: string;
+  break?: string[];
+  skewMs?: number;
+  staleIndexMs?: number;
+}>();
 const seed = o.seed ?? Math.floor(Math.random() * 2 ** 31);
 const log = (line: string) => process.stderr.write(`${line}\n`);
 const replay = `npm run chaos -- --seed ${seed}${o.break ? ` --break ${o.break.join(' ')}` : ''}${o.quick ? ' --quick' : ''}${o.jobs !== undefined ? ` --jobs ${o.jobs}` : ''}${o.workers !== CHAOS_DEFAULTS.workers ? ` --workers ${o.workers}` : ''}${o.skewMs !== undefined ? ` --skew-ms ${o.skewMs}` : ''}${o.staleIndexMs !== undefined ? ` --stale-index-ms ${o.staleIndexMs}` : ''}`;
@@ -67,10 +76,12 @@ function flowLines(r: ChaosReport): string[] {
     `  flow queue: ${lim.jobs} jobs limited to ${lim.maxRunning} running and ${lim.ratePerSecond}/s (burst ${lim.burst})${lim.groups ? ` in ${lim.groups} ordered groups` : ''}, ${f.runs} handler runs${r.options.breaks?.length ? `; BROKEN ON PURPOSE: ${r.options.breaks.join(', ')}` : ''}`,
     `  [${ok(f.counts.overConcurrency)}] never more than ${lim.maxRunning} running, from the handlers' own records (peak ${f.peakRunning})`,
     `  [${ok(f.counts.overRate)}] never more leases in a window than burst + rate x window (worst excess ${f.worstRateExcess.toFixed(2)})`,
-    ...(lim.groups ? [
-      `  [${ok(f.counts.groupOverlap)}] never two jobs of one group running at once`,
-      `  [${ok(f.counts.groupOutOfOrder)}] every group's jobs first started in enqueue order`,
-    ] : []),
+    ...(lim.groups
+      ? [
+          `  [${ok(f.counts.groupOverlap)}] never two jobs of one group running at once`,
+          `  [${ok(f.counts.groupOutOfOrder)}] every group's jobs first started in enqueue order`,
+        ]
+      : []),
   ];
 }
 

@@ -115,7 +115,13 @@ const CHAOS_SCHEDULE = 'chaos-tick';
  * last fired tick has its job, and every job of the schedule is on a tick (fired ahead ones may
  * run past the last recorded tick).
  */
-function checkScheduleTicks(jobs: ReadonlyMap<string, Record<string, unknown>>, name: string, first: number, last: number, stepMs: number): { ticks: number; violations: string[] } {
+function checkScheduleTicks(
+  jobs: ReadonlyMap<string, Record<string, unknown>>,
+  name: string,
+  first: number,
+  last: number,
+  stepMs: number,
+): { ticks: number; violations: string[] } {
   const violations: string[] = [];
   const prefix = `sched:${name}:`;
   const ids = [...jobs.keys()].filter((id) => id.startsWith(prefix));
@@ -167,7 +173,17 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   // Each worker process's clock skew, by owner: its expiries are in its own clock.
   const ownerSkews = new Map<string, number>();
   const onEvent = (e: WorkerEvent) => {
-    if (e.ev === 'flow-start') flowRuns.set(`${e.owner}|${e.id}|${e.generation}`, { owner: e.owner, id: e.id, generation: e.generation, start: e.t, firstExpiresAt: e.expiresAt, clockSkewMs: ownerSkews.get(e.owner) ?? 0, group: e.group, seq: e.seq });
+    if (e.ev === 'flow-start')
+      flowRuns.set(`${e.owner}|${e.id}|${e.generation}`, {
+        owner: e.owner,
+        id: e.id,
+        generation: e.generation,
+        start: e.t,
+        firstExpiresAt: e.expiresAt,
+        clockSkewMs: ownerSkews.get(e.owner) ?? 0,
+        group: e.group,
+        seq: e.seq,
+      });
     else if (e.ev === 'flow-abort') {
       const key = `${e.owner}|${e.id}|${e.generation}`;
       const r = flowRuns.get(key);
@@ -175,7 +191,13 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     } else if (e.ev === 'flow-end') {
       const key = `${e.owner}|${e.id}|${e.generation}`;
       const r = flowRuns.get(key);
-      if (r) flowRuns.set(key, { ...r, end: e.t, lastExpiresAt: e.expiresAt, ...(r.abortedAt === undefined && e.abortedAt !== undefined ? { abortedAt: e.abortedAt } : {}) });
+      if (r)
+        flowRuns.set(key, {
+          ...r,
+          end: e.t,
+          lastExpiresAt: e.expiresAt,
+          ...(r.abortedAt === undefined && e.abortedAt !== undefined ? { abortedAt: e.abortedAt } : {}),
+        });
     }
     if (e.ev === 'start') starts.push({ id: e.id, generation: e.generation, t: e.t });
     else if (e.ev === 'effect') {
@@ -231,7 +253,9 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       });
     }
     await Promise.all(Array.from({ length: opts.workers }, (_, i) => launch(i).ready));
-    opts.log(`chaos: seed ${opts.seed}, ${opts.jobs} jobs, ${opts.workers} worker processes x ${opts.concurrency} slots, lease ${opts.leaseTtlMs} ms, proxy ${proxy.endpoint}`);
+    opts.log(
+      `chaos: seed ${opts.seed}, ${opts.jobs} jobs, ${opts.workers} worker processes x ${opts.concurrency} slots, lease ${opts.leaseTtlMs} ms, proxy ${proxy.endpoint}`,
+    );
     const planned = planJobs(random, opts.jobs, opts.enqueueOverMs);
     const enqueueing = Promise.all([enqueuePlanned(queue, planned, t0, opts.enqueueOverMs), enqueueFlowOverTime(queue, flowPlanned.slice(1), t0)]);
     // A recurring schedule (every second), fired by two racing schedulers each period: one
@@ -242,9 +266,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     const reclaiming = (async () => {
       while (!finished) {
         await sleep(opts.reclaimEveryMs);
-        await Promise.all(
-          [queue, faultyScheduler].map((q) => q.schedules.fire({ horizonMs: 3 * opts.reclaimEveryMs }).catch(() => undefined)),
-        );
+        await Promise.all([queue, faultyScheduler].map((q) => q.schedules.fire({ horizonMs: 3 * opts.reclaimEveryMs }).catch(() => undefined)));
         try {
           reclaimed += (await queue.reclaimOrphaned()).reclaimed;
           if (opts.flow?.groups && !opts.breaks?.includes('stuck')) await queue.advanceGroups();
@@ -285,7 +307,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     })();
     await enqueueing;
     opts.log(`chaos: ${opts.jobs} jobs enqueued in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-    for (let lastLog = Date.now(); ; ) {
+    for (let lastLog = Date.now(); ;) {
       // Parked jobs of ordered groups are in no partition stats reads: a listed group is live work.
       const groupsLive = opts.flow?.groups && !opts.breaks?.includes('stuck') ? await queue.advanceGroups() : 0;
       const live = groupsLive + (await queue.stats(opts.flow ? ['chaos', FLOW_QUEUE] : ['chaos'])).reduce((n, s) => n + s.pending + s.running, 0);
@@ -317,7 +339,21 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     const flow = opts.flow ? checkFlow([...flowRuns.values()], { ...opts.flow, leaseTtlMs: opts.leaseTtlMs }) : undefined;
     const verdict = { ...base, violations: [...base.violations, ...scheduleCheck.violations, ...(flow?.violations ?? [])] };
     const { log: _log, ...options } = opts;
-    return { seed: opts.seed, options, seconds, disruptions, proxy: { ...proxy.counts }, staleReads: view.counts.staleReads, skews, fencedOut, effectErrors, reclaimed, verdict, scheduleTicks: scheduleCheck.ticks, ...(flow ? { flow } : {}) };
+    return {
+      seed: opts.seed,
+      options,
+      seconds,
+      disruptions,
+      proxy: { ...proxy.counts },
+      staleReads: view.counts.staleReads,
+      skews,
+      fencedOut,
+      effectErrors,
+      reclaimed,
+      verdict,
+      scheduleTicks: scheduleCheck.ticks,
+      ...(flow ? { flow } : {}),
+    };
   } finally {
     finished = true;
     killAllWorkers();
@@ -352,9 +388,14 @@ function planJobs(random: () => number, n: number, overMs: number): (PlannedJob 
 }
 
 /** Enqueues the planned jobs on their schedule over `overMs`, recording each one's due time. */
-async function enqueuePlanned(queue: JobQueue, planned: (PlannedJob & { at: number; delayMs: number; workMs: number; maxAttempts: number })[], t0: number, overMs: number): Promise<void> {
+async function enqueuePlanned(
+  queue: JobQueue,
+  planned: (PlannedJob & { at: number; delayMs: number; workMs: number; maxAttempts: number })[],
+  t0: number,
+  overMs: number,
+): Promise<void> {
   const step = 250;
-  for (let from = 0; from < planned.length; ) {
+  for (let from = 0; from < planned.length;) {
     const until = Date.now() - t0 + step;
     const batch: typeof planned = [];
     while (from < planned.length && planned[from]!.at <= until) batch.push(planned[from++]!);
@@ -413,7 +454,7 @@ async function enqueueFlow(queue: JobQueue, jobs: readonly FlowPlanned[]): Promi
 
 /** Enqueues the flow jobs on their schedule. */
 async function enqueueFlowOverTime(queue: JobQueue, jobs: readonly FlowPlanned[], t0: number): Promise<void> {
-  for (let from = 0; from < jobs.length; ) {
+  for (let from = 0; from < jobs.length;) {
     const until = Date.now() - t0 + 250;
     const batch: FlowPlanned[] = [];
     while (from < jobs.length && jobs[from]!.at <= until) batch.push(jobs[from++]!);
@@ -433,4 +474,3 @@ async function scanAll(doc: DynamoDBDocumentClient, tableName: string): Promise<
   } while (start);
   return out;
 }
-

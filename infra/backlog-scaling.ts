@@ -67,7 +67,15 @@ export class BacklogScaling extends Construct {
     this.scaleOut.addAdjustment({ lowerBound: 0, upperBound: j - 1, adjustment: 1 });
     this.scaleOut.addAdjustment({ lowerBound: j - 1, upperBound: 4 * j - 1, adjustment: 2 });
     this.scaleOut.addAdjustment({ lowerBound: 4 * j - 1, adjustment: 4 });
-    this.scaleOutAlarm = alarm(this, 'ScaleOutAlarm', backlog, 1, ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD, 1, 'fenceq workers: jobs are due, add tasks');
+    this.scaleOutAlarm = alarm(
+      this,
+      'ScaleOutAlarm',
+      backlog,
+      1,
+      ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      1,
+      'fenceq workers: jobs are due, add tasks',
+    );
     this.scaleOutAlarm.addAlarmAction(new ApplicationScalingAction(this.scaleOut));
 
     const busy = new MathExpression({
@@ -84,7 +92,15 @@ export class BacklogScaling extends Construct {
     });
     this.scaleIn.addAdjustment({ upperBound: 0, adjustment: props.minTasks });
     const periods = Math.max(1, Math.ceil(props.scaleInAfter.toSeconds() / health.period.toSeconds()));
-    this.scaleInAlarm = alarm(this, 'ScaleInAlarm', busy, 0.5, ComparisonOperator.LESS_THAN_THRESHOLD, periods, `fenceq workers: idle for ${props.scaleInAfter.toHumanString()}, scale in`);
+    this.scaleInAlarm = alarm(
+      this,
+      'ScaleInAlarm',
+      busy,
+      0.5,
+      ComparisonOperator.LESS_THAN_THRESHOLD,
+      periods,
+      `fenceq workers: idle for ${props.scaleInAfter.toHumanString()}, scale in`,
+    );
     this.scaleInAlarm.addAlarmAction(new ApplicationScalingAction(this.scaleIn));
   }
 }
@@ -110,9 +126,10 @@ const FIGURE = { due: METRIC.due, running: METRIC.running, age: METRIC.oldestDue
 
 /** One set of figures per queue (dimensions service and queue), or one of the totals (service only) past five queues. */
 function figureMetrics(health: HealthMetricSource, queues: readonly string[]): Figures[] {
-  const scopes: Record<string, string>[] = queues.length <= MAX_QUEUES_PER_QUEUE_FIGURES
-    ? queues.map((q) => ({ service: health.serviceName, [QUEUE_DIMENSION]: q }))
-    : [{ service: health.serviceName }];
+  const scopes: Record<string, string>[] =
+    queues.length <= MAX_QUEUES_PER_QUEUE_FIGURES
+      ? queues.map((q) => ({ service: health.serviceName, [QUEUE_DIMENSION]: q }))
+      : [{ service: health.serviceName }];
   return scopes.map((dimensionsMap, i) => ({
     id: (name) => `${name}${i}`,
     metric: (name) => new Metric({ namespace: health.namespace, metricName: FIGURE[name], dimensionsMap, period: health.period, statistic: 'Maximum' }),

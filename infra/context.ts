@@ -36,7 +36,9 @@ export function stackPropsFromContext(node: Node): { stackName: string; props: F
         tableName: get('tableName'),
         reclaimRate: rate === undefined ? undefined : Duration.minutes(rate),
         workerTimeout: timeout === undefined ? undefined : Duration.seconds(timeout),
-        workerQueues: get('workerQueues')?.split(',').map((q) => q.trim()),
+        workerQueues: get('workerQueues')
+          ?.split(',')
+          .map((q) => q.trim()),
       },
     },
   };

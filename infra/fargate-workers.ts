@@ -3,8 +3,16 @@ import { ScalableTarget, ServiceNamespace } from 'aws-cdk-lib/aws-applicationaut
 import { SubnetType, type IVpc } from 'aws-cdk-lib/aws-ec2';
 import { Platform } from 'aws-cdk-lib/aws-ecr-assets';
 import {
-  Cluster, ContainerImage, CpuArchitecture, FargateService, FargateTaskDefinition, LinuxParameters, LogDrivers, OperatingSystemFamily,
-  type ContainerDefinition, type ICluster,
+  Cluster,
+  ContainerImage,
+  CpuArchitecture,
+  FargateService,
+  FargateTaskDefinition,
+  LinuxParameters,
+  LogDrivers,
+  OperatingSystemFamily,
+  type ContainerDefinition,
+  type ICluster,
 } from 'aws-cdk-lib/aws-ecs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
@@ -131,10 +139,12 @@ export class FargateWorkers extends Construct {
     });
     // Exactly the worker grant (lease, renew, ack, release): the worker profile on the table, or invoking the API function.
     props.queue.grantWork(this.taskDefinition.taskRole, { transport });
-    const image = props.image ?? workerImageFromHandlers(props.handlers!, props.projectDir, arch === CpuArchitecture.ARM64 ? Platform.LINUX_ARM64 : Platform.LINUX_AMD64);
-    const store: Record<string, string> = transport === 'direct'
-      ? { [WORK_ENV.transport]: 'dynamodb', [ENV.tableName]: props.queue.table.tableName }
-      : { [WORK_ENV.transport]: 'lambda', FENCEQ_API_FUNCTION: props.queue.apiFunction.functionName };
+    const image =
+      props.image ?? workerImageFromHandlers(props.handlers!, props.projectDir, arch === CpuArchitecture.ARM64 ? Platform.LINUX_ARM64 : Platform.LINUX_AMD64);
+    const store: Record<string, string> =
+      transport === 'direct'
+        ? { [WORK_ENV.transport]: 'dynamodb', [ENV.tableName]: props.queue.table.tableName }
+        : { [WORK_ENV.transport]: 'lambda', FENCEQ_API_FUNCTION: props.queue.apiFunction.functionName };
     this.container = this.taskDefinition.addContainer('Worker', {
       image,
       essential: true,
@@ -170,7 +180,10 @@ export class FargateWorkers extends Construct {
       maxHealthyPercent: 200,
       circuitBreaker: { rollback: true },
       capacityProviderStrategies: props.spot
-        ? [{ capacityProvider: 'FARGATE', base: onDemandBase, weight: 0 }, { capacityProvider: 'FARGATE_SPOT', weight: 1 }]
+        ? [
+            { capacityProvider: 'FARGATE', base: onDemandBase, weight: 0 },
+            { capacityProvider: 'FARGATE_SPOT', weight: 1 },
+          ]
         : [{ capacityProvider: 'FARGATE', weight: 1 }],
     });
     const target = new ScalableTarget(this, 'ScalableTarget', {

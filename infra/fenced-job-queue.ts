@@ -162,7 +162,13 @@ export class FencedJobQueue extends Construct {
       reclaimConcurrency,
       ...(props.shards ? { shards: checkShardCounts('props.shards', props.shards) } : {}),
     });
-    [this.enqueueFunction, this.apiFunction, this.adminFunction, this.reclaimFunction, this.workerFunction] = [fns.enqueue, fns.api, fns.admin, fns.reclaim, fns.worker];
+    [this.enqueueFunction, this.apiFunction, this.adminFunction, this.reclaimFunction, this.workerFunction] = [
+      fns.enqueue,
+      fns.api,
+      fns.admin,
+      fns.reclaim,
+      fns.worker,
+    ];
     const schedule = new ReclaimSchedule(this, 'Schedule', { rate: reclaimRate, reclaim: fns.reclaim, worker: fns.worker });
     [this.schedule, this.scheduleDeadLetters] = [schedule.rule, schedule.deadLetters];
 

@@ -36,7 +36,11 @@ export interface JobFunctionsProps {
 const FIXED = {
   enqueue: { description: 'fenceq enqueue (producers): enqueue, enqueueMany, get', timeout: Duration.seconds(30), access: 'producer' },
   api: { description: 'fenceq API (workers): lease, renew, ack, release', timeout: Duration.seconds(30), access: 'worker' },
-  admin: { description: 'fenceq admin: force-release, requeue, cancel, run-now, inspect, list, stats, purge, schedules', timeout: Duration.seconds(30), access: 'admin' },
+  admin: {
+    description: 'fenceq admin: force-release, requeue, cancel, run-now, inspect, list, stats, purge, schedules',
+    timeout: Duration.seconds(30),
+    access: 'admin',
+  },
   reclaim: { description: 'fenceq reclaim: schedules, lapsed leases, dead-job notices, health figures', timeout: Duration.seconds(60), access: 'reclaim' },
 } as const satisfies Record<string, { description: string; timeout: Duration; access: AccessRole }>;
 
@@ -90,7 +94,9 @@ export class JobFunctions extends Construct {
     this.enqueue = fixed('enqueue', 'Enqueue');
     this.api = fixed('api', 'Api');
     this.admin = fixed('admin', 'Admin');
-    const shardEnv: Record<string, string> = props.shards ? { [ENV.queueShards]: String(props.shards.queueShards), [ENV.globalShards]: String(props.shards.globalShards) } : {};
+    const shardEnv: Record<string, string> = props.shards
+      ? { [ENV.queueShards]: String(props.shards.queueShards), [ENV.globalShards]: String(props.shards.globalShards) }
+      : {};
     this.reclaim = fixed('reclaim', 'Reclaim', shardEnv);
     this.worker = jobFunction(this, 'Worker', {
       ...(props.workerEntry !== undefined ? { entry: props.workerEntry } : { bundle: 'worker' }),

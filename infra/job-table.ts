@@ -59,4 +59,8 @@ function attribute(defs: AttributeDefinition[] | undefined, schema: KeySchemaEle
 
 // The SDK's strings as the CDK's enums, spelled out so that a value either side lacks fails to compile.
 const ATTRIBUTE_TYPE: Record<ScalarAttributeType, AttributeType> = { S: AttributeType.STRING, N: AttributeType.NUMBER, B: AttributeType.BINARY };
-const PROJECTION_TYPE: Record<SdkProjectionType, ProjectionType> = { ALL: ProjectionType.ALL, KEYS_ONLY: ProjectionType.KEYS_ONLY, INCLUDE: ProjectionType.INCLUDE };
+const PROJECTION_TYPE: Record<SdkProjectionType, ProjectionType> = {
+  ALL: ProjectionType.ALL,
+  KEYS_ONLY: ProjectionType.KEYS_ONLY,
+  INCLUDE: ProjectionType.INCLUDE,
+};

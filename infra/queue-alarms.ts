@@ -30,12 +30,40 @@ export class QueueAlarms extends Construct {
     super(scope, id);
     this.actions = props.actions;
     const { health } = props;
-    this.add('DeadJobs', healthMetric(health, 'dead'), props.deadJobsThreshold, 'Jobs are dead (attempts exhausted or not retryable)', TreatMissingData.NOT_BREACHING);
-    this.add('OldestPendingAge', healthMetric(health, 'oldestDueAge'), props.oldestPendingAgeThreshold.toSeconds(), 'A due job has waited too long for a worker, or reclaim stopped reporting', TreatMissingData.BREACHING, 3);
-    this.add('WakeRedrive', props.wakeRedrive.metricApproximateNumberOfMessagesVisible({ period: FUNCTION_ALARM_PERIOD, statistic: 'Maximum' }), 1, 'The Lambda worker failed on wake-up messages repeatedly');
+    this.add(
+      'DeadJobs',
+      healthMetric(health, 'dead'),
+      props.deadJobsThreshold,
+      'Jobs are dead (attempts exhausted or not retryable)',
+      TreatMissingData.NOT_BREACHING,
+    );
+    this.add(
+      'OldestPendingAge',
+      healthMetric(health, 'oldestDueAge'),
+      props.oldestPendingAgeThreshold.toSeconds(),
+      'A due job has waited too long for a worker, or reclaim stopped reporting',
+      TreatMissingData.BREACHING,
+      3,
+    );
+    this.add(
+      'WakeRedrive',
+      props.wakeRedrive.metricApproximateNumberOfMessagesVisible({ period: FUNCTION_ALARM_PERIOD, statistic: 'Maximum' }),
+      1,
+      'The Lambda worker failed on wake-up messages repeatedly',
+    );
     for (const [name, fn] of Object.entries(props.functions)) {
-      this.add(`${name}Errors`, fn.metricErrors({ period: FUNCTION_ALARM_PERIOD, statistic: 'Sum' }), props.functionErrorsThreshold, `The ${name} function failed`);
-      this.add(`${name}Throttles`, fn.metricThrottles({ period: FUNCTION_ALARM_PERIOD, statistic: 'Sum' }), props.functionThrottlesThreshold, `The ${name} function was throttled`);
+      this.add(
+        `${name}Errors`,
+        fn.metricErrors({ period: FUNCTION_ALARM_PERIOD, statistic: 'Sum' }),
+        props.functionErrorsThreshold,
+        `The ${name} function failed`,
+      );
+      this.add(
+        `${name}Throttles`,
+        fn.metricThrottles({ period: FUNCTION_ALARM_PERIOD, statistic: 'Sum' }),
+        props.functionThrottlesThreshold,
+        `The ${name} function was throttled`,
+      );
     }
   }
 

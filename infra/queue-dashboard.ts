@@ -26,16 +26,34 @@ export class QueueDashboard extends Construct {
     this.dashboard.addWidgets(
       graph('Jobs', [healthMetric(health, 'pending'), healthMetric(health, 'due'), healthMetric(health, 'running'), healthMetric(health, 'dead')]),
       graph('Oldest due job (s)', [healthMetric(health, 'oldestDueAge')]),
-      graph('Reclaim', (['reclaimed', 'madeDead', 'noticesSent', 'noticesFailed'] as const).map((f) => healthMetric(health, f, 'Sum'))),
+      graph(
+        'Reclaim',
+        (['reclaimed', 'madeDead', 'noticesSent', 'noticesFailed'] as const).map((f) => healthMetric(health, f, 'Sum')),
+      ),
     );
     this.dashboard.addWidgets(
-      graph('Invocations', per((fn, label) => fn.metricInvocations({ label }))),
-      graph('Errors', per((fn, label) => fn.metricErrors({ label }))),
-      graph('Throttles', per((fn, label) => fn.metricThrottles({ label }))),
-      graph('Duration p99', per((fn, label) => fn.metricDuration({ label, statistic: 'p99' }))),
+      graph(
+        'Invocations',
+        per((fn, label) => fn.metricInvocations({ label })),
+      ),
+      graph(
+        'Errors',
+        per((fn, label) => fn.metricErrors({ label })),
+      ),
+      graph(
+        'Throttles',
+        per((fn, label) => fn.metricThrottles({ label })),
+      ),
+      graph(
+        'Duration p99',
+        per((fn, label) => fn.metricDuration({ label, statistic: 'p99' })),
+      ),
     );
     this.dashboard.addWidgets(
-      graph('SQS messages visible', Object.entries(props.queues).map(([name, q]) => q.metricApproximateNumberOfMessagesVisible({ label: name }))),
+      graph(
+        'SQS messages visible',
+        Object.entries(props.queues).map(([name, q]) => q.metricApproximateNumberOfMessagesVisible({ label: name })),
+      ),
     );
   }
 }

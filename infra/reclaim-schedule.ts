@@ -35,7 +35,10 @@ export class ReclaimSchedule extends Construct {
       description: `fenceq reclaim and worker safety net, every ${props.rate.toHumanString()}`,
       schedule: Schedule.rate(props.rate),
       targets: [
-        new LambdaFunction(props.reclaim, { retryAttempts: DEFAULTS.scheduleRetryAttempts, deadLetterQueue: (this.deadLetters = secureQueue(this, 'DeadLetters')) }),
+        new LambdaFunction(props.reclaim, {
+          retryAttempts: DEFAULTS.scheduleRetryAttempts,
+          deadLetterQueue: (this.deadLetters = secureQueue(this, 'DeadLetters')),
+        }),
         new LambdaFunction(props.worker, { retryAttempts: 0, deadLetterQueue: this.deadLetters }),
       ],
     });

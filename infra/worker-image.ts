@@ -46,7 +46,11 @@ export function workerImageFromHandlers(handlers: string, projectDir: string | u
   if (!inside(file)) throw new ValidationError('props.handlers', handlers, `must be inside the project directory ${project}`);
   const dockerfile = workerDockerfile();
   if (!inside(dockerfile)) {
-    throw new ValidationError('props.projectDir', project, `fenceq must be installed in the project (its Dockerfile is at ${dockerfile}); or build your own image and pass props.image`);
+    throw new ValidationError(
+      'props.projectDir',
+      project,
+      `fenceq must be installed in the project (its Dockerfile is at ${dockerfile}); or build your own image and pass props.image`,
+    );
   }
   return ContainerImage.fromAsset(project, {
     file: rel(dockerfile),

@@ -30,11 +30,23 @@ export const SHIMS = {
     [/^@aws-sdk\/lib-dynamodb$/, shim('document-client.mjs')],
     [/^@aws-sdk\/middleware-endpoint-discovery$/, shim('no-endpoint-discovery.mjs')],
     [/^@aws\/lambda-invoke-store$/, shim('invoke-store.mjs')],
-    [/^\.\.\/service-customizations$/, shim('no-s3-endpoints.mjs'), /@smithy[\\/]core[\\/]dist-es[\\/]submodules[\\/]endpoints[\\/]middleware-endpoint[\\/]adaptors[\\/]/],
+    [
+      /^\.\.\/service-customizations$/,
+      shim('no-s3-endpoints.mjs'),
+      /@smithy[\\/]core[\\/]dist-es[\\/]submodules[\\/]endpoints[\\/]middleware-endpoint[\\/]adaptors[\\/]/,
+    ],
     [/^\.\/(sha256\/Sha256Js|md5\/Md5Js|Sha256Js|Md5Js)$/, shim('js-hashes.mjs'), /@smithy[\\/]core[\\/]dist-es[\\/]submodules[\\/]checksum[\\/]/],
     [/^(\.\.\/)*(\.\/)?(util-retry\/)?DefaultRateLimiter$/, shim('rate-limiter.mjs'), /@smithy[\\/]core[\\/]dist-es[\\/]submodules[\\/]retry[\\/]/],
-    [/^(\.\.\/shared-ini-file-loader\/|\.\/)loadSharedConfigFiles$/, shim('no-shared-config.mjs'), /@smithy[\\/]core[\\/]dist-es[\\/]submodules[\\/]config[\\/]/],
-    [/^(\.\.\/config-resolver\/regionConfig\/|\.\/)getInstanceMetadataRegion$/, shim('no-imds-region.mjs'), /@smithy[\\/]core[\\/]dist-es[\\/]submodules[\\/]config[\\/]/],
+    [
+      /^(\.\.\/shared-ini-file-loader\/|\.\/)loadSharedConfigFiles$/,
+      shim('no-shared-config.mjs'),
+      /@smithy[\\/]core[\\/]dist-es[\\/]submodules[\\/]config[\\/]/,
+    ],
+    [
+      /^(\.\.\/config-resolver\/regionConfig\/|\.\/)getInstanceMetadataRegion$/,
+      shim('no-imds-region.mjs'),
+      /@smithy[\\/]core[\\/]dist-es[\\/]submodules[\\/]config[\\/]/,
+    ],
     [/\/store\/ensure-table\.js$/, shim('absent-ensure-table.mjs'), /[\\/]src[\\/]job-queue\.ts$/],
   ],
   api: [NO_CRON],
@@ -50,7 +62,8 @@ export const SHIMS = {
  * as a ServiceException with its `name`, `$fault` and `$metadata` (as an error the model does not
  * list always does), so the SDK's retry classification by name and status is unchanged.
  */
-const KEPT_ERRORS = /^(ConditionalCheckFailedException|ResourceNotFoundException|ResourceInUseException|TransactionCanceledException|ReplicatedWriteConflictException)\$$/;
+const KEPT_ERRORS =
+  /^(ConditionalCheckFailedException|ResourceNotFoundException|ResourceInUseException|TransactionCanceledException|ReplicatedWriteConflictException)\$$/;
 
 /**
  * The SDK clients' schema modules, made tree-shakeable: each `var X$ = [...]` holds computed
@@ -86,7 +99,8 @@ export function treeShakeableSchemas(source, file) {
     }
     out.push(line);
   }
-  if (wrapped < 10 || registrations === 0) throw new Error(`${file}: not the schema layout scripts/bundle-functions.mjs expects (${wrapped} shapes, ${registrations} errors)`);
+  if (wrapped < 10 || registrations === 0)
+    throw new Error(`${file}: not the schema layout scripts/bundle-functions.mjs expects (${wrapped} shapes, ${registrations} errors)`);
   return out.join('\n');
 }
 
@@ -130,38 +144,97 @@ const AT_GROUPS = './store/group-order.js';
 // Functions that neither read nor write schedules nor measure queues (api, worker, enqueue): the
 // JobQueue builds its Schedules, whose methods they never call; stats and totals are the admin's
 // and the reclaim run's.
-const NO_SCHEDULES = { './store/schedules.js': ['checkScheduleInput', 'checkScheduleName', 'cronOf', 'itemToSchedule', 'tickJobId'], './store/browse.js': ['queueStats'] };
+const NO_SCHEDULES = {
+  './store/schedules.js': ['checkScheduleInput', 'checkScheduleName', 'cronOf', 'itemToSchedule', 'tickJobId'],
+  './store/browse.js': ['queueStats'],
+};
 const NO_BROWSE = { './store/browse.js': ['listJobs', 'indexTotals', 'queueStats'] };
 // Shard layouts: only the reclaim run records the configured counts and checks a layout change
 // (configureShards, checkShardLayout); no function reads the layout through JobQueue.shardLayout()
 // (the CLI's) or creates the table.
-const NO_SHARD_CONFIG = { './store/shard-layout.js': ['checkShardCounts', 'configureShards', 'readShardLayout'], './store/shard-layout-drain.js': ['checkShardLayout'] };
+const NO_SHARD_CONFIG = {
+  './store/shard-layout.js': ['checkShardCounts', 'configureShards', 'readShardLayout'],
+  './store/shard-layout-drain.js': ['checkShardLayout'],
+};
 // Only setLimits checks a limits input; a lease reads stored limits with isUnlimited.
 const NO_LIMITS_INPUT = { './flow-limits.js': ['checkLimits'] };
 // api and worker never enqueue (a grouped job's enqueue is stubbed beside it).
 const NO_ENQUEUE = { './store/enqueue.js': ['prepareEnqueue', 'putGenerated', 'putIfAbsent'] };
 export const ABSENT = {
   api: {
-    [AT_QUEUE]: { ...ADMIN_ONLY, ...RESEND, ...FLOW_ADMIN, './store/reclaim-orphaned.js': ['reclaimOrphaned'], './store/concurrency-slots.js': ['makeSlots'], [AT_GROUPS]: ['enqueueGrouped', 'listedGroups', 'groupPosition'], ...NO_BROWSE, ...NO_LIMITS_INPUT, ...NO_ENQUEUE, ...NO_SHARD_CONFIG },
+    [AT_QUEUE]: {
+      ...ADMIN_ONLY,
+      ...RESEND,
+      ...FLOW_ADMIN,
+      './store/reclaim-orphaned.js': ['reclaimOrphaned'],
+      './store/concurrency-slots.js': ['makeSlots'],
+      [AT_GROUPS]: ['enqueueGrouped', 'listedGroups', 'groupPosition'],
+      ...NO_BROWSE,
+      ...NO_LIMITS_INPUT,
+      ...NO_ENQUEUE,
+      ...NO_SHARD_CONFIG,
+    },
     [AT_SCHEDULES]: { ...SCHEDULE_WRITES, ...SCHEDULE_FIRE, ...NO_SCHEDULES },
   },
   worker: {
-    [AT_QUEUE]: { ...ADMIN_ONLY, ...RESEND, ...FLOW_ADMIN, './store/reclaim-orphaned.js': ['reclaimOrphaned'], './store/concurrency-slots.js': ['makeSlots'], [AT_GROUPS]: ['enqueueGrouped', 'listedGroups', 'groupPosition'], ...NO_BROWSE, ...NO_LIMITS_INPUT, ...NO_ENQUEUE, ...NO_SHARD_CONFIG },
+    [AT_QUEUE]: {
+      ...ADMIN_ONLY,
+      ...RESEND,
+      ...FLOW_ADMIN,
+      './store/reclaim-orphaned.js': ['reclaimOrphaned'],
+      './store/concurrency-slots.js': ['makeSlots'],
+      [AT_GROUPS]: ['enqueueGrouped', 'listedGroups', 'groupPosition'],
+      ...NO_BROWSE,
+      ...NO_LIMITS_INPUT,
+      ...NO_ENQUEUE,
+      ...NO_SHARD_CONFIG,
+    },
     [AT_SCHEDULES]: { ...SCHEDULE_WRITES, ...SCHEDULE_FIRE, ...NO_SCHEDULES },
   },
   // Operators: cancel advances a cancelled grouped job's group; limitsSet makes slots.
   admin: {
-    [AT_QUEUE]: { ...WORKER_ONLY, ...RESEND, ...FLOW_LEASE, './store/reclaim-orphaned.js': ['reclaimOrphaned'], './wait-for.js': ['waitForJob'], './store/enqueue.js': ['putGenerated', 'putIfAbsent'], './store/concurrency-slots.js': SLOT_SETTLE, [AT_GROUPS]: ['enqueueGrouped', 'listedGroups', 'groupPosition'], ...NO_SHARD_CONFIG },
+    [AT_QUEUE]: {
+      ...WORKER_ONLY,
+      ...RESEND,
+      ...FLOW_LEASE,
+      './store/reclaim-orphaned.js': ['reclaimOrphaned'],
+      './wait-for.js': ['waitForJob'],
+      './store/enqueue.js': ['putGenerated', 'putIfAbsent'],
+      './store/concurrency-slots.js': SLOT_SETTLE,
+      [AT_GROUPS]: ['enqueueGrouped', 'listedGroups', 'groupPosition'],
+      ...NO_SHARD_CONFIG,
+    },
     [AT_SCHEDULES]: SCHEDULE_FIRE,
   },
   // Producers: enqueue, enqueueMany and get; waitFor polls get from the client.
   enqueue: {
-    [AT_QUEUE]: { ...WORKER_ONLY, ...ADMIN_ONLY, ...RESEND, ...FLOW_LEASE, ...FLOW_ADMIN, './store/reclaim-orphaned.js': ['reclaimOrphaned'], './store/concurrency-slots.js': ['makeSlots', ...SLOT_SETTLE], [AT_GROUPS]: ['advanceGroup', 'listedGroups', 'groupPosition'], ...NO_BROWSE, ...NO_LIMITS_INPUT, ...NO_SHARD_CONFIG },
+    [AT_QUEUE]: {
+      ...WORKER_ONLY,
+      ...ADMIN_ONLY,
+      ...RESEND,
+      ...FLOW_LEASE,
+      ...FLOW_ADMIN,
+      './store/reclaim-orphaned.js': ['reclaimOrphaned'],
+      './store/concurrency-slots.js': ['makeSlots', ...SLOT_SETTLE],
+      [AT_GROUPS]: ['advanceGroup', 'listedGroups', 'groupPosition'],
+      ...NO_BROWSE,
+      ...NO_LIMITS_INPUT,
+      ...NO_SHARD_CONFIG,
+    },
     [AT_SCHEDULES]: { ...SCHEDULE_WRITES, ...SCHEDULE_FIRE, ...NO_SCHEDULES },
   },
   // The reclaim run: fires schedules (their jobs are put by schedule-fire itself), reclaims, advances groups, measures.
   reclaim: {
-    [AT_QUEUE]: { ...WORKER_ONLY, ...ADMIN_ONLY, ...FLOW_LEASE, ...FLOW_ADMIN, './store/enqueue.js': ['putGenerated'], './store/concurrency-slots.js': ['makeSlots', ...SLOT_SETTLE], [AT_GROUPS]: ['enqueueGrouped', 'groupPosition'], ...NO_LIMITS_INPUT },
+    [AT_QUEUE]: {
+      ...WORKER_ONLY,
+      ...ADMIN_ONLY,
+      ...FLOW_LEASE,
+      ...FLOW_ADMIN,
+      './store/enqueue.js': ['putGenerated'],
+      './store/concurrency-slots.js': ['makeSlots', ...SLOT_SETTLE],
+      [AT_GROUPS]: ['enqueueGrouped', 'groupPosition'],
+      ...NO_LIMITS_INPUT,
+    },
     [AT_SCHEDULES]: SCHEDULE_WRITES,
   },
 };
@@ -169,11 +242,33 @@ export const ABSENT = {
 // The facade classes' methods a function never calls, directly or through a method it keeps (the
 // two largest functions only): their bodies become a stub that throws, so the validation and store
 // code that only they use leaves the bundle. Keys: module, then method names.
-const QUEUE_METHODS_NOT_RUN = ['ensureTable', 'shardLayout', 'enqueue', 'enqueueMany', 'lease', 'limitWait', 'groupPosition', 'ackDone', 'ackFailed', 'renew', 'release', 'waitFor'];
+const QUEUE_METHODS_NOT_RUN = [
+  'ensureTable',
+  'shardLayout',
+  'enqueue',
+  'enqueueMany',
+  'lease',
+  'limitWait',
+  'groupPosition',
+  'ackDone',
+  'ackFailed',
+  'renew',
+  'release',
+  'waitFor',
+];
 export const ABSENT_METHODS = {
   // The admin ops (src/aws/operations.ts runAdminOp); stats may page through queues().
   admin: {
-    [AT_QUEUE]: [...QUEUE_METHODS_NOT_RUN, 'configureShards', 'checkShardLayout', 'advanceGroups', 'reclaimOrphaned', 'totals', 'nextQueues', 'undeliveredDeadNotices'],
+    [AT_QUEUE]: [
+      ...QUEUE_METHODS_NOT_RUN,
+      'configureShards',
+      'checkShardLayout',
+      'advanceGroups',
+      'reclaimOrphaned',
+      'totals',
+      'nextQueues',
+      'undeliveredDeadNotices',
+    ],
     [AT_SCHEDULES]: ['fire', 'inspect'],
   },
   // The reclaim run (src/aws/reclaim-run.ts): schedules.fire, configureShards, checkShardLayout,
@@ -201,9 +296,16 @@ export function withoutMethods(source, names, fn) {
       missing.push(name);
       continue;
     }
-    const owner = lines.slice(0, start).reverse().find((l) => /^export class \w+/.test(l))?.split(' ')[2] ?? '';
+    const owner =
+      lines
+        .slice(0, start)
+        .reverse()
+        .find((l) => /^export class \w+/.test(l))
+        ?.split(' ')[2] ?? '';
     // Same line count, so the source map still points at the right lines of the module.
-    const body = Array.from({ length: Math.max(1, end - start - 1) }, (_, i) => (i === 0 ? `    return __fenceqAbsent(${JSON.stringify(`${owner}.${name}`)}, ${JSON.stringify(fn)})();` : ''));
+    const body = Array.from({ length: Math.max(1, end - start - 1) }, (_, i) =>
+      i === 0 ? `    return __fenceqAbsent(${JSON.stringify(`${owner}.${name}`)}, ${JSON.stringify(fn)})();` : '',
+    );
     lines.splice(start + 1, end - start - 1, ...body);
   }
   lines[0] = `import { absent as __fenceqAbsent } from ${JSON.stringify(shim('absent.mjs'))}; ${lines[0]}`;

@@ -48,7 +48,9 @@ const beforeDir = beforeAt > 0 ? process.argv[beforeAt + 1] : undefined;
 // inflates far less than the whole process's wall time.
 const inside = (file) => {
   const script = `const t=performance.now(),c=process.cpuUsage();await import(${JSON.stringify(file)});const u=process.cpuUsage(c);process.stdout.write(JSON.stringify({wall:performance.now()-t,cpu:(u.user+u.system)/1000}));`;
-  const xs = Array.from({ length: runs }, () => JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { env, cwd: '/', encoding: 'utf8' })));
+  const xs = Array.from({ length: runs }, () =>
+    JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { env, cwd: '/', encoding: 'utf8' })),
+  );
   return { wall: median(xs.map((x) => x.wall)), cpu: median(xs.map((x) => x.cpu)) };
 };
 const measure = (file) => {
@@ -75,12 +77,18 @@ const both = (x) => `${ms(x.importMs)} (best ${ms(x.bestImportMs)}; in-process $
 if (process.argv.includes('--json')) {
   process.stdout.write(`${JSON.stringify(rows)}\n`);
 } else if (beforeDir) {
-  process.stdout.write('| function | bundle (KB) | import (ms) | before: bundle (KB) | before: import (ms) | empty node start (ms) |\n| --- | ---: | ---: | ---: | ---: | ---: |\n');
+  process.stdout.write(
+    '| function | bundle (KB) | import (ms) | before: bundle (KB) | before: import (ms) | empty node start (ms) |\n| --- | ---: | ---: | ---: | ---: | ---: |\n',
+  );
   for (const r of rows) {
-    process.stdout.write(`| ${r.name} | ${kb(r.now.bytes)} | ${both(r.now)} | ${r.before ? kb(r.before.bytes) : '-'} | ${r.before ? both(r.before) : '-'} | ${ms(r.now.emptyMs)} |\n`);
+    process.stdout.write(
+      `| ${r.name} | ${kb(r.now.bytes)} | ${both(r.now)} | ${r.before ? kb(r.before.bytes) : '-'} | ${r.before ? both(r.before) : '-'} | ${ms(r.now.emptyMs)} |\n`,
+    );
   }
 } else {
   process.stdout.write('| function | bundle (KB) | import (ms) | empty node start (ms) |\n| --- | ---: | ---: | ---: |\n');
   for (const r of rows) process.stdout.write(`| ${r.name} | ${kb(r.now.bytes)} | ${both(r.now)} | ${ms(r.now.emptyMs)} |\n`);
 }
-process.stdout.write(`\n(${runs} runs each, import = median of bundle minus median of empty start, best = fastest minus fastest; node ${process.version}; ${process.arch}; load average ${loadavg()[0].toFixed(1)})\n`);
+process.stdout.write(
+  `\n(${runs} runs each, import = median of bundle minus median of empty start, best = fastest minus fastest; node ${process.version}; ${process.arch}; load average ${loadavg()[0].toFixed(1)})\n`,
+);

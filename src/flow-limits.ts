@@ -92,7 +92,11 @@ export function checkLimits(field: string, value: unknown): QueueLimits {
   if (o.clockToleranceMs !== undefined && o.clockToleranceMs !== null) {
     const c = o.clockToleranceMs;
     if (typeof c !== 'number' || !Number.isSafeInteger(c) || c < 0 || c > MAX_CLOCK_TOLERANCE_MS) {
-      throw new ValidationError(`${field}.clockToleranceMs`, c, `must be an integer from 0 to ${MAX_CLOCK_TOLERANCE_MS} (ms; omit it for the default ${DEFAULT_CLOCK_TOLERANCE_MS})`);
+      throw new ValidationError(
+        `${field}.clockToleranceMs`,
+        c,
+        `must be an integer from 0 to ${MAX_CLOCK_TOLERANCE_MS} (ms; omit it for the default ${DEFAULT_CLOCK_TOLERANCE_MS})`,
+      );
     }
     if (out.maxRunning === undefined) {
       throw new ValidationError(`${field}.clockToleranceMs`, c, 'is only meaningful with maxRunning (it delays the takeover of a lapsed slot)');

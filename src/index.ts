@@ -34,7 +34,15 @@ export type { JobSummary } from './store/codec.js';
 export type { PurgeCounts } from './store/purge-dead.js';
 export type { QueuePage } from './store/queue-registry.js';
 export { DEFAULT_RETENTION_MS } from './store/retention.js';
-export { MAX_SHARDS, DEFAULT_SHARD_LAYOUT, LAYOUT_REFRESH_MS, LAYOUT_GRACE_MS, type ShardCounts, type ShardLayout, type ConfigureShardsOutcome } from './store/shard-layout.js';
+export {
+  MAX_SHARDS,
+  DEFAULT_SHARD_LAYOUT,
+  LAYOUT_REFRESH_MS,
+  LAYOUT_GRACE_MS,
+  type ShardCounts,
+  type ShardLayout,
+  type ConfigureShardsOutcome,
+} from './store/shard-layout.js';
 export type { ShardLayoutCheck } from './store/shard-layout-drain.js';
 export type { QueueHooks, DeadJobNotice } from './store/context.js';
 export { MAX_RUNNING_LIMIT, MAX_RATE_PER_SECOND, type QueueLimits, type GroupOnDead } from './flow-limits.js';
@@ -46,13 +54,35 @@ export { runWorkerProcess, type WorkerProcessOptions } from './worker/process.js
 export { WORKER_DEFAULTS } from './worker/options.js';
 export * from './worker/errors.js';
 export {
-  WorkerEvents, EventTimeoutError, type WorkerEventMap, type WorkerEventName, type WorkerEventListener, type WorkerEventBase, type JobEventBase,
+  WorkerEvents,
+  EventTimeoutError,
+  type WorkerEventMap,
+  type WorkerEventName,
+  type WorkerEventListener,
+  type WorkerEventBase,
+  type JobEventBase,
   type OnceOptions,
 } from './worker/events.js';
 export type { WorkerTimers, TimerHandle } from './worker/timers.js';
-export type {
-  Handler, HandlerContext, HandlerDefinition, JobContextJob, FencingToken, WorkerOptions, WorkerCounters, StopReport,
-} from './worker/types.js';
-export { fencedWrite, fencedWriter, type FencedWriteInput, type FencedWriteOutcome, type FenceAttributes, type ExtraCondition } from './fencing/fenced-write.js';
-export { Schedules, DEFAULT_FIRE_HORIZON_MS, DEFAULT_LATE_GRACE_MS, type Schedule, type ScheduleInput, type CatchUp, type SchedulePutOutcome, type ScheduleChangeOutcome, type FireCounts, type ScheduleFacts } from './schedules.js';
+export type { Handler, HandlerContext, HandlerDefinition, JobContextJob, FencingToken, WorkerOptions, WorkerCounters, StopReport } from './worker/types.js';
+export {
+  fencedWrite,
+  fencedWriter,
+  type FencedWriteInput,
+  type FencedWriteOutcome,
+  type FenceAttributes,
+  type ExtraCondition,
+} from './fencing/fenced-write.js';
+export {
+  Schedules,
+  DEFAULT_FIRE_HORIZON_MS,
+  DEFAULT_LATE_GRACE_MS,
+  type Schedule,
+  type ScheduleInput,
+  type CatchUp,
+  type SchedulePutOutcome,
+  type ScheduleChangeOutcome,
+  type FireCounts,
+  type ScheduleFacts,
+} from './schedules.js';
 export { WAIT_MAX_INTERVAL_MS, type WaitOptions, type WaitOutcome } from './wait-for.js';

@@ -36,7 +36,16 @@ import { Schedules } from './schedules.js';
 import { waitForJob, type WaitOptions, type WaitOutcome } from './wait-for.js';
 import { DEFAULT_RETENTION_MS } from './store/retention.js';
 import { runNowIfScheduled, type RunNowOutcome } from './store/run-now.js';
-import { checkShardCounts, configureShards, readShardLayout, shardLayout, ShardLayoutCache, type ConfigureShardsOutcome, type ShardCounts, type ShardLayout } from './store/shard-layout.js';
+import {
+  checkShardCounts,
+  configureShards,
+  readShardLayout,
+  shardLayout,
+  ShardLayoutCache,
+  type ConfigureShardsOutcome,
+  type ShardCounts,
+  type ShardLayout,
+} from './store/shard-layout.js';
 import { checkShardLayout, type ShardLayoutCheck } from './store/shard-layout-drain.js';
 import {
   checkGroup,
@@ -139,8 +148,7 @@ export class JobQueue implements JobStore {
       logger: options.logger ?? defaultLogger(),
       random,
       retry,
-      retentionMs:
-        options.retentionMs === undefined ? DEFAULT_RETENTION_MS : checkInt('options.retentionMs', options.retentionMs, 60_000, 3650 * 86_400_000),
+      retentionMs: options.retentionMs === undefined ? DEFAULT_RETENTION_MS : checkInt('options.retentionMs', options.retentionMs, 60_000, 3650 * 86_400_000),
       hooks: options.hooks ?? {},
       hints: new LeaseHints(QUEUE_SHARDS, random),
       layout: new ShardLayoutCache(),
@@ -246,7 +254,11 @@ export class JobQueue implements JobStore {
       // Every queue, only while there are few: a lease call reads each queue's partitions.
       const page = await this.queuePage({ limit: MAX_LEASE_QUEUES });
       if (page.cursor !== undefined) {
-        throw new ValidationError('lease.queues', undefined, `is required when more than ${MAX_LEASE_QUEUES} queues are registered: name 1-${MAX_LEASE_QUEUES} queues`);
+        throw new ValidationError(
+          'lease.queues',
+          undefined,
+          `is required when more than ${MAX_LEASE_QUEUES} queues are registered: name 1-${MAX_LEASE_QUEUES} queues`,
+        );
       }
       queues = page.queues;
     } else {
@@ -313,7 +325,8 @@ export class JobQueue implements JobStore {
 
   /** Limits and what they hold back now, per queue: running against maxRunning, tokens left. */
   async flowStatus(queues: readonly string[]): Promise<FlowStatus[]> {
-    if (!Array.isArray(queues) || queues.length > MAX_STATS_QUEUES) throw new ValidationError('queues', queues, `must be an array of at most ${MAX_STATS_QUEUES} queue names`);
+    if (!Array.isArray(queues) || queues.length > MAX_STATS_QUEUES)
+      throw new ValidationError('queues', queues, `must be an array of at most ${MAX_STATS_QUEUES} queue names`);
     const names = queues.map((q, i) => checkQueue(`queues[${i}]`, q));
     return Promise.all(names.map((q) => flowStatus(this.ctx, q)));
   }
@@ -391,7 +404,8 @@ export class JobQueue implements JobStore {
       // The slot lapsed and another lease took it: this run no longer counts, so it must stop.
       // Give the job back at once rather than let it wait out its lease.
       const back = await releaseIfLeaseHeld(this.ctx, l, `concurrency slot ${l.slot} of ${l.queue} lapsed and was taken; job handed back`);
-      if (back.outcome === 'released' && !back.repeated) return { outcome: 'stale', id: l.id, generation: l.generation, currentGeneration: back.generation, currentState: 'pending' };
+      if (back.outcome === 'released' && !back.repeated)
+        return { outcome: 'stale', id: l.id, generation: l.generation, currentGeneration: back.generation, currentState: 'pending' };
       // The lease held the job no more either: the renew's own answer says where the job is now.
       return renewIfLeaseHeld(this.ctx, l, ttl, progressText);
     }
@@ -498,7 +512,11 @@ export class JobQueue implements JobStore {
       const page = await this.queuePage({ limit: MAX_STATS_QUEUES });
       if (page.cursor !== undefined) {
         const count = (await this.queues()).length;
-        throw new ValidationError('queues', count, `${count} queues are registered and one stats call measures at most ${MAX_STATS_QUEUES}: name them, a page of queuePage() at a time`);
+        throw new ValidationError(
+          'queues',
+          count,
+          `${count} queues are registered and one stats call measures at most ${MAX_STATS_QUEUES}: name them, a page of queuePage() at a time`,
+        );
       }
       names = page.queues;
     } else names = queues.map((q, i) => checkQueue(`queues[${i}]`, q));

@@ -35,9 +35,11 @@ export interface LogRecord {
 /** Keeps every line in `records`; for tests and for the local stack's live view. */
 export function memoryLogger(): Logger & { readonly records: LogRecord[]; events(name: string): LogRecord[] } {
   const records: LogRecord[] = [];
-  const push = (level: Level) => (event: string, fields: Record<string, unknown> = {}) => {
-    records.push({ level, event, fields });
-  };
+  const push =
+    (level: Level) =>
+    (event: string, fields: Record<string, unknown> = {}) => {
+      records.push({ level, event, fields });
+    };
   return {
     records,
     events: (name) => records.filter((r) => r.event === name),

@@ -47,7 +47,11 @@ export function checkId(field: string, value: unknown): string {
 /** An ordered group's key: the job id alphabet (1-200 of A-Z a-z 0-9 _ . : @ = + / -). */
 export function checkGroup(field: string, value: unknown): string {
   if (typeof value !== 'string' || !ID_RE.test(value)) {
-    throw new ValidationError(field, value, 'a group key is 1-200 characters of A-Z a-z 0-9 _ . : @ = + / - starting with a letter, digit or _ (the job id alphabet)');
+    throw new ValidationError(
+      field,
+      value,
+      'a group key is 1-200 characters of A-Z a-z 0-9 _ . : @ = + / - starting with a letter, digit or _ (the job id alphabet)',
+    );
   }
   return value;
 }
@@ -113,7 +117,11 @@ export function checkNesting(field: string, value: unknown, maxDepth = MAX_JSON_
   while (stack.length > 0) {
     const { v, depth, path, segments } = stack.pop()!;
     if (depth > maxDepth) {
-      throw new ValidationError(path || 'event', `(a value nested more than ${maxDepth} levels deep)`, `is nested more than ${maxDepth} levels deep (arrays and objects)`);
+      throw new ValidationError(
+        path || 'event',
+        `(a value nested more than ${maxDepth} levels deep)`,
+        `is nested more than ${maxDepth} levels deep (arrays and objects)`,
+      );
     }
     if (typeof v !== 'object' || v === null) continue;
     // A node shared by several parents is walked again only when reached deeper than before.
@@ -169,7 +177,11 @@ export function checkLease(field: string, value: unknown): Lease {
     // The refused value is described, never echoed: a near-miss could be most of a real secret,
     // and a ValidationError's value reaches logs and replies.
     const seen = typeof l.secret === 'string' ? `a string of ${l.secret.length} characters` : l.secret === undefined ? undefined : `a ${typeof l.secret}`;
-    throw new ValidationError(`${field}.secret`, seen, 'must be the 32-hex-digit lease secret from lease() (a lease cannot be built from its id and generation)');
+    throw new ValidationError(
+      `${field}.secret`,
+      seen,
+      'must be the 32-hex-digit lease secret from lease() (a lease cannot be built from its id and generation)',
+    );
   }
   if (typeof l.incarnation !== 'string' || !INCARNATION_RE.test(l.incarnation)) {
     throw new ValidationError(`${field}.incarnation`, l.incarnation, 'must be the 16-hex-digit incarnation from lease()');

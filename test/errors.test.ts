@@ -42,7 +42,9 @@ describe('error classes', () => {
   });
 
   it('the list covers every error class src/errors.ts and src/worker/errors.ts export', () => {
-    const classes = [...Object.entries(core), ...Object.entries(worker)].filter(([, v]) => typeof v === 'function' && v.prototype instanceof Error).map(([k]) => k);
+    const classes = [...Object.entries(core), ...Object.entries(worker)]
+      .filter(([, v]) => typeof v === 'function' && v.prototype instanceof Error)
+      .map(([k]) => k);
     expect(classes.filter((k) => !built.some(([name]) => name === k)).sort()).toEqual([]);
   });
 });

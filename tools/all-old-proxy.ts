@@ -29,7 +29,14 @@ export async function startAllOldProxy(target: string): Promise<AllOldProxy> {
   const send = (method: string, path: string, headers: IncomingHttpHeaders, body: Buffer): Promise<Reply> =>
     new Promise((resolve, reject) => {
       const out = httpRequest(
-        { host: upstream.hostname, port: upstream.port, method, path, headers: { ...headers, host: upstream.host, 'content-length': String(body.length) }, agent },
+        {
+          host: upstream.hostname,
+          port: upstream.port,
+          method,
+          path,
+          headers: { ...headers, host: upstream.host, 'content-length': String(body.length) },
+          agent,
+        },
         (up) => {
           const chunks: Buffer[] = [];
           up.on('data', (c: Buffer) => chunks.push(c));
@@ -37,7 +44,8 @@ export async function startAllOldProxy(target: string): Promise<AllOldProxy> {
           up.on('end', () => {
             const h: Record<string, string | string[]> = {};
             // The body may change, so its checksum and framing go.
-            for (const [k, v] of Object.entries(up.headers)) if (v !== undefined && k !== 'connection' && k !== 'transfer-encoding' && k !== 'x-amz-crc32' && k !== 'content-length') h[k] = v;
+            for (const [k, v] of Object.entries(up.headers))
+              if (v !== undefined && k !== 'connection' && k !== 'transfer-encoding' && k !== 'x-amz-crc32' && k !== 'content-length') h[k] = v;
             resolve({ status: up.statusCode ?? 502, headers: h, payload: Buffer.concat(chunks) });
           });
         },
@@ -51,7 +59,12 @@ export async function startAllOldProxy(target: string): Promise<AllOldProxy> {
     const op = String(headers['x-amz-target'] ?? '').split('.')[1] ?? '';
     if (reply.status !== 400 || !['PutItem', 'UpdateItem', 'DeleteItem'].includes(op)) return reply;
     const error = JSON.parse(reply.payload.toString('utf8') || '{}') as { __type?: string };
-    const body = JSON.parse(raw.toString('utf8') || '{}') as { TableName?: string; Key?: Record<string, unknown>; Item?: Record<string, unknown>; ReturnValuesOnConditionCheckFailure?: string };
+    const body = JSON.parse(raw.toString('utf8') || '{}') as {
+      TableName?: string;
+      Key?: Record<string, unknown>;
+      Item?: Record<string, unknown>;
+      ReturnValuesOnConditionCheckFailure?: string;
+    };
     if (!CONDITION_FAILED.test(error.__type ?? '') || body.ReturnValuesOnConditionCheckFailure !== 'ALL_OLD') return reply;
     const key = body.Key ?? { id: body.Item?.id };
     const get = Buffer.from(JSON.stringify({ TableName: body.TableName, Key: key, ConsistentRead: true }));

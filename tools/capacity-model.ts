@@ -133,12 +133,32 @@ export function lifeImages(shape: JobShape, queue = 'jobs', now = 1_790_000_000_
   const renewed = { ...leased, leaseRenewedUntil: at + 10_000 + LEASE_TTL_MS, updatedAt: at + 10_000 };
   const renewedIndexed = { ...renewed, leaseExpiresAt: at + 20_000 + LEASE_TTL_MS, leaseRenewedUntil: at + 20_000 + LEASE_TTL_MS, updatedAt: at + 20_000 };
   const settled = (state: string) => ({ settledGeneration: leased.leaseGeneration, settledBy: state, settledSecretHash: hash, updatedAt: at + 20_000 });
-  const done = { ...omit(leased, [...leaseFields, 'gpk', 'gsk']), ...settled('done'), state: 'done', result: 'null', ...finishedJobExpiry({ retentionMs: DEFAULT_RETENTION_MS }, at) };
+  const done = {
+    ...omit(leased, [...leaseFields, 'gpk', 'gsk']),
+    ...settled('done'),
+    state: 'done',
+    result: 'null',
+    ...finishedJobExpiry({ retentionMs: DEFAULT_RETENTION_MS }, at),
+  };
   const error = 'Error: the handler failed (a typical short message)';
   const retryAt = at + 21_000;
-  const retrying = { ...omit(leased, leaseFields), ...settled('failed'), lastError: error, state: 'pending', runAt: retryAt, ...scheduledKeys(id, queue, retryAt, QUEUE_SHARDS) };
+  const retrying = {
+    ...omit(leased, leaseFields),
+    ...settled('failed'),
+    lastError: error,
+    state: 'pending',
+    runAt: retryAt,
+    ...scheduledKeys(id, queue, retryAt, QUEUE_SHARDS),
+  };
   const leasedAgain = lease(retrying, retryAt);
-  const dead = { ...omit(leased, leaseFields), ...settled('failed'), lastError: error, state: 'dead', deadNotified: false, ...deadKeys(id, queue, at + 20_000, GLOBAL_SHARDS) };
+  const dead = {
+    ...omit(leased, leaseFields),
+    ...settled('failed'),
+    lastError: error,
+    state: 'dead',
+    deadNotified: false,
+    ...deadKeys(id, queue, at + 20_000, GLOBAL_SHARDS),
+  };
   return { enqueued, leased, renewed, renewedIndexed, done, retrying, leasedAgain, dead };
 }
 

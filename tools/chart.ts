@@ -34,13 +34,21 @@ export function throughputChart(points: readonly ChartPoint[], subtitle: string)
     const bw = slot * 0.33;
     parts.push(`<rect x="${x}" y="${y(p.jobsPerSec)}" width="${bw}" height="${bottom - y(p.jobsPerSec)}" fill="#2b6cb0"/>`);
     parts.push(`<text x="${x + bw / 2}" y="${y(p.jobsPerSec) - 4}" text-anchor="middle">${Math.round(p.jobsPerSec)}</text>`);
-    parts.push(`<rect x="${x + bw + 4}" y="${y(p.maxJobsPerSec)}" width="${bw}" height="${bottom - y(p.maxJobsPerSec)}" fill="none" stroke="#c05621" stroke-width="2" stroke-dasharray="4 3"/>`);
+    parts.push(
+      `<rect x="${x + bw + 4}" y="${y(p.maxJobsPerSec)}" width="${bw}" height="${bottom - y(p.maxJobsPerSec)}" fill="none" stroke="#c05621" stroke-width="2" stroke-dasharray="4 3"/>`,
+    );
     parts.push(`<text x="${x + bw * 1.5 + 4}" y="${y(p.maxJobsPerSec) - 4}" text-anchor="middle" fill="#c05621">${Math.round(p.maxJobsPerSec)}</text>`);
-    parts.push(`<text x="${x + bw + 2}" y="${bottom + 18}" text-anchor="middle">${p.workers} worker${p.workers === 1 ? '' : 's'} (${Math.round((100 * p.jobsPerSec) / p.maxJobsPerSec)}%)</text>`);
+    parts.push(
+      `<text x="${x + bw + 2}" y="${bottom + 18}" text-anchor="middle">${p.workers} worker${p.workers === 1 ? '' : 's'} (${Math.round((100 * p.jobsPerSec) / p.maxJobsPerSec)}%)</text>`,
+    );
   });
   parts.push(`<line x1="${left}" x2="${W - 20}" y1="${bottom}" y2="${bottom}" stroke="#333"/>`);
-  parts.push(`<rect x="${left}" y="${H - 30}" width="12" height="12" fill="#2b6cb0"/><text x="${left + 18}" y="${H - 20}">measured jobs/s (enqueue + lease + ack)</text>`);
-  parts.push(`<rect x="${left + 300}" y="${H - 30}" width="12" height="12" fill="none" stroke="#c05621" stroke-dasharray="4 3"/><text x="${left + 318}" y="${H - 20}">ceiling / 3 at the same concurrency</text>`);
+  parts.push(
+    `<rect x="${left}" y="${H - 30}" width="12" height="12" fill="#2b6cb0"/><text x="${left + 18}" y="${H - 20}">measured jobs/s (enqueue + lease + ack)</text>`,
+  );
+  parts.push(
+    `<rect x="${left + 300}" y="${H - 30}" width="12" height="12" fill="none" stroke="#c05621" stroke-dasharray="4 3"/><text x="${left + 318}" y="${H - 20}">ceiling / 3 at the same concurrency</text>`,
+  );
   parts.push('</svg>');
   return `${parts.join('\n')}\n`;
 }

@@ -16,7 +16,8 @@ import { indexEntrySize, plainItemSize } from './item-size.js';
 
 /** On-demand prices used (US East, N. Virginia, Standard table class), USD. */
 export const PRICES = {
-  source: 'aws.amazon.com/dynamodb/pricing/on-demand and aws.amazon.com/sqs/pricing, as published since the 1 Nov 2024 DynamoDB on-demand price cut (checked 2026-12-02 from the recorded list; not fetched: this machine has no network)',
+  source:
+    'aws.amazon.com/dynamodb/pricing/on-demand and aws.amazon.com/sqs/pricing, as published since the 1 Nov 2024 DynamoDB on-demand price cut (checked 2026-12-02 from the recorded list; not fetched: this machine has no network)',
   region: 'us-east-1',
   writeRequestUnitPerMillion: 0.625,
   readRequestUnitPerMillion: 0.125,

@@ -14,7 +14,12 @@ const INDEX_ENTRY_OVERHEAD = 100;
 const utf8 = (s: string): number => Buffer.byteLength(s, 'utf8');
 
 function numberSize(n: string): number {
-  const digits = n.replace(/^-/, '').replace(/[eE].*$/, '').replace('.', '').replace(/^0+/, '').replace(/0+$/, '');
+  const digits = n
+    .replace(/^-/, '')
+    .replace(/[eE].*$/, '')
+    .replace('.', '')
+    .replace(/^0+/, '')
+    .replace(/0+$/, '');
   return Math.ceil(Math.max(digits.length, 1) / 2) + 1;
 }
 

@@ -37,34 +37,34 @@ export interface Meter {
 export function createMeter(): Meter {
   const state = { counts: emptyCounts() };
   const attach = (client: DynamoDBClient): DynamoDBClient => {
-  client.middlewareStack.add(
-    (next, context) => async (args) => {
-      const name = String((context as { commandName?: string }).commandName ?? 'unknown').replace(/Command$/, '');
-      const c = state.counts;
-      c.requests[name] = (c.requests[name] ?? 0) + 1;
-      try {
-        const out = await next(args);
-        const o = out.output as { Items?: Record<string, AttributeValue>[]; Item?: Record<string, AttributeValue>; ScannedCount?: number };
-        if (name === 'Query' && o.Items) {
-          const bytes = o.Items.reduce((a, i) => a + itemSize(i) + 100, 0);
-          // A filter drops items after they were read and charged: estimate them at the average size.
-          const unseen = Math.max(0, (o.ScannedCount ?? o.Items.length) - o.Items.length);
-          const avg = o.Items.length ? bytes / o.Items.length : 300;
-          c.readUnits += queryReadUnits(bytes + unseen * avg);
-          c.queryItems += o.Items.length;
-        } else if (name === 'GetItem') {
-          c.readUnits += consistentGetUnits(o.Item ? itemSize(o.Item) : 0);
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const name = String((context as { commandName?: string }).commandName ?? 'unknown').replace(/Command$/, '');
+        const c = state.counts;
+        c.requests[name] = (c.requests[name] ?? 0) + 1;
+        try {
+          const out = await next(args);
+          const o = out.output as { Items?: Record<string, AttributeValue>[]; Item?: Record<string, AttributeValue>; ScannedCount?: number };
+          if (name === 'Query' && o.Items) {
+            const bytes = o.Items.reduce((a, i) => a + itemSize(i) + 100, 0);
+            // A filter drops items after they were read and charged: estimate them at the average size.
+            const unseen = Math.max(0, (o.ScannedCount ?? o.Items.length) - o.Items.length);
+            const avg = o.Items.length ? bytes / o.Items.length : 300;
+            c.readUnits += queryReadUnits(bytes + unseen * avg);
+            c.queryItems += o.Items.length;
+          } else if (name === 'GetItem') {
+            c.readUnits += consistentGetUnits(o.Item ? itemSize(o.Item) : 0);
+          }
+          return out;
+        } catch (err) {
+          if ((err as { name?: string }).name === 'ConditionalCheckFailedException') c.conditionalFailures++;
+          else c.errors++;
+          throw err;
         }
-        return out;
-      } catch (err) {
-        if ((err as { name?: string }).name === 'ConditionalCheckFailedException') c.conditionalFailures++;
-        else c.errors++;
-        throw err;
-      }
-    },
-    { step: 'initialize' },
-  );
-  return client;
+      },
+      { step: 'initialize' },
+    );
+    return client;
   };
   return {
     attach,

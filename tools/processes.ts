@@ -19,7 +19,16 @@ let bundled: Promise<void> | undefined;
  * restarted worker starts in well under a second instead of compiling TypeScript again.
  */
 export function prepareWorkerBundle(): Promise<void> {
-  bundled ??= build({ entryPoints: [SOURCE], outfile: BUNDLE, bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external', logLevel: 'error' }).then(() => undefined);
+  bundled ??= build({
+    entryPoints: [SOURCE],
+    outfile: BUNDLE,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    packages: 'external',
+    logLevel: 'error',
+  }).then(() => undefined);
   return bundled;
 }
 

@@ -72,7 +72,11 @@ const kindOf = (key: string): string => (key.startsWith('base|') ? 'base' : key.
  * What an UpdateItem does to the item's index entry: its new `gpk` (a string), `null` when it
  * removes it, `'projected'` when it sets a projected attribute only, or undefined for none.
  */
-export function updateIndexEffect(body: { UpdateExpression?: string; ExpressionAttributeNames?: Record<string, string>; ExpressionAttributeValues?: Record<string, Av> }): string | null | 'projected' | undefined {
+export function updateIndexEffect(body: {
+  UpdateExpression?: string;
+  ExpressionAttributeNames?: Record<string, string>;
+  ExpressionAttributeValues?: Record<string, Av>;
+}): string | null | 'projected' | undefined {
   const expr = body.UpdateExpression ?? '';
   const names = body.ExpressionAttributeNames ?? {};
   const name = (token: string) => (token.startsWith('#') ? names[token] : token);
@@ -146,23 +150,42 @@ export async function startThrottleProxy(target: string, opts: ThrottleOptions):
     const onIndex = key.startsWith('gsi|');
     const body = JSON.stringify({
       __type: 'com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException',
-      message: 'The level of configured provisioned throughput for the table was exceeded. Consider increasing your provisioning level with the UpdateTable API.',
-      ThrottlingReasons: [{ reason: onIndex ? 'IndexWriteKeyRangeThroughputExceeded' : 'TableWriteKeyRangeThroughputExceeded', resource: onIndex ? `index/${TABLE_SCHEMA.workIndex.name}` : 'table' }],
+      message:
+        'The level of configured provisioned throughput for the table was exceeded. Consider increasing your provisioning level with the UpdateTable API.',
+      ThrottlingReasons: [
+        {
+          reason: onIndex ? 'IndexWriteKeyRangeThroughputExceeded' : 'TableWriteKeyRangeThroughputExceeded',
+          resource: onIndex ? `index/${TABLE_SCHEMA.workIndex.name}` : 'table',
+        },
+      ],
     });
     res.writeHead(400, { 'content-type': 'application/x-amz-json-1.0', 'content-length': Buffer.byteLength(body), 'x-amzn-requestid': 'throttle-proxy' });
     res.end(body);
   };
 
-  const forward = (req: IncomingMessage, body: Buffer | string, done: (status: number, headers: Record<string, string | string[]>, payload: Buffer) => void, fail: () => void) => {
+  const forward = (
+    req: IncomingMessage,
+    body: Buffer | string,
+    done: (status: number, headers: Record<string, string | string[]>, payload: Buffer) => void,
+    fail: () => void,
+  ) => {
     const payloadLength = Buffer.byteLength(body);
     const out = httpRequest(
-      { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: { ...req.headers, host: upstream.host, 'content-length': String(payloadLength) }, agent },
+      {
+        host: upstream.hostname,
+        port: upstream.port,
+        method: req.method,
+        path: req.url,
+        headers: { ...req.headers, host: upstream.host, 'content-length': String(payloadLength) },
+        agent,
+      },
       (up) => {
         const chunks: Buffer[] = [];
         up.on('data', (c: Buffer) => chunks.push(c));
         up.on('end', () => {
           const h: Record<string, string | string[]> = {};
-          for (const [k, v] of Object.entries(up.headers)) if (v !== undefined && k !== 'connection' && k !== 'transfer-encoding' && k !== 'x-amz-crc32') h[k] = v;
+          for (const [k, v] of Object.entries(up.headers))
+            if (v !== undefined && k !== 'connection' && k !== 'transfer-encoding' && k !== 'x-amz-crc32') h[k] = v;
           done(up.statusCode ?? 502, h, Buffer.concat(chunks));
         });
         up.on('error', fail);
@@ -184,7 +207,13 @@ export async function startThrottleProxy(target: string, opts: ThrottleOptions):
       const raw = Buffer.concat(chunks);
       counts.requests++;
       const op = String(req.headers['x-amz-target'] ?? '').split('.')[1] ?? '';
-      const pass = () => forward(req, raw, (s, h, p) => relay(res, s, h, p), () => res.destroy());
+      const pass = () =>
+        forward(
+          req,
+          raw,
+          (s, h, p) => relay(res, s, h, p),
+          () => res.destroy(),
+        );
       let body: Record<string, unknown>;
       try {
         body = JSON.parse(raw.toString('utf8') || '{}') as Record<string, unknown>;
@@ -194,17 +223,32 @@ export async function startThrottleProxy(target: string, opts: ThrottleOptions):
       if (op === 'Query' && body.IndexName && (opts.staleIndexMs ?? 0) > 0) {
         const values = { ...(body.ExpressionAttributeValues as Record<string, unknown> | undefined) };
         delete values[':now'];
-        const key = JSON.stringify([body.TableName, body.IndexName, body.KeyConditionExpression, body.FilterExpression, body.ProjectionExpression, body.Limit, body.ExclusiveStartKey, body.Select, values]);
+        const key = JSON.stringify([
+          body.TableName,
+          body.IndexName,
+          body.KeyConditionExpression,
+          body.FilterExpression,
+          body.ProjectionExpression,
+          body.Limit,
+          body.ExclusiveStartKey,
+          body.Select,
+          values,
+        ]);
         const view = views.get(key);
         const now = performance.now();
         if (view && now - view.at < random() * opts.staleIndexMs!) {
           counts.staleReads++;
           return relay(res, view.status, view.headers, view.payload);
         }
-        return forward(req, raw, (s, h, p) => {
-          if (s === 200) views.set(key, { at: now, status: s, headers: h, payload: p });
-          relay(res, s, h, p);
-        }, () => res.destroy());
+        return forward(
+          req,
+          raw,
+          (s, h, p) => {
+            if (s === 200) views.set(key, { at: now, status: s, headers: h, payload: p });
+            relay(res, s, h, p);
+          },
+          () => res.destroy(),
+        );
       }
       if (op === 'PutItem' || op === 'UpdateItem' || op === 'DeleteItem') {
         counts.writes++;
@@ -213,11 +257,16 @@ export async function startThrottleProxy(target: string, opts: ThrottleOptions):
         const { charges, after } = chargesOf(id, effect);
         const short = take(charges);
         if (short) return throttle(res, short);
-        return forward(req, raw, (s, h, p) => {
-          if (s === 200) shadow.set(id, after);
-          else refund(charges); // a failed condition wrote nothing to the index
-          relay(res, s, h, p);
-        }, () => res.destroy());
+        return forward(
+          req,
+          raw,
+          (s, h, p) => {
+            if (s === 200) shadow.set(id, after);
+            else refund(charges); // a failed condition wrote nothing to the index
+            relay(res, s, h, p);
+          },
+          () => res.destroy(),
+        );
       }
       if (op === 'BatchWriteItem') {
         counts.writes++;
@@ -244,14 +293,19 @@ export async function startThrottleProxy(target: string, opts: ThrottleOptions):
         const rejected = Object.values(unprocessed).reduce((a, l) => a + l.length, 0);
         counts.unprocessed += rejected;
         if (applied.length === 0) return throttle(res, lastShort);
-        return forward(req, JSON.stringify({ ...body, RequestItems: admitted }), (s, h, p) => {
-          if (s !== 200) return relay(res, s, h, p);
-          for (const a of applied) shadow.set(a.id, a.after);
-          const reply = JSON.parse(p.toString('utf8') || '{}') as { UnprocessedItems?: typeof requests };
-          const merged = { ...(reply.UnprocessedItems ?? {}) };
-          for (const [t, l] of Object.entries(unprocessed)) merged[t] = [...(merged[t] ?? []), ...l];
-          relay(res, 200, { 'content-type': 'application/x-amz-json-1.0' }, Buffer.from(JSON.stringify({ ...reply, UnprocessedItems: merged })));
-        }, () => res.destroy());
+        return forward(
+          req,
+          JSON.stringify({ ...body, RequestItems: admitted }),
+          (s, h, p) => {
+            if (s !== 200) return relay(res, s, h, p);
+            for (const a of applied) shadow.set(a.id, a.after);
+            const reply = JSON.parse(p.toString('utf8') || '{}') as { UnprocessedItems?: typeof requests };
+            const merged = { ...(reply.UnprocessedItems ?? {}) };
+            for (const [t, l] of Object.entries(unprocessed)) merged[t] = [...(merged[t] ?? []), ...l];
+            relay(res, 200, { 'content-type': 'application/x-amz-json-1.0' }, Buffer.from(JSON.stringify({ ...reply, UnprocessedItems: merged })));
+          },
+          () => res.destroy(),
+        );
       }
       return pass();
     });

@@ -59,10 +59,14 @@ const doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndef
 const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {
     const t = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => {
-      clearTimeout(t);
-      resolve();
-    }, { once: true });
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(t);
+        resolve();
+      },
+      { once: true },
+    );
   });
 
 /** Appends this generation to the effect's chain under the fence, optimistic on the chain's length. */
@@ -85,25 +89,25 @@ async function recordEffect(id: string, generation: number): Promise<string> {
 }
 
 const chaosHandler: BenchHandler = async (job, ctx) => {
-    emit({ ev: 'start', owner: config.owner, id: job.id, generation: job.generation, attempt: job.attempt, t: Date.now() });
-    if (config.handler === 'hold') {
-      await sleep(3_600_000, ctx.signal);
-      return null;
-    }
-    const p = job.payload as { workMs?: number; failAttempts?: number };
-    await new Promise((r) => setTimeout(r, p.workMs ?? 0)); // not abortable: a paused or stale run carries on to its write
-    if (job.attempt <= (p.failAttempts ?? 0)) throw new Error(`planned failure of attempt ${job.attempt}`);
-    let outcome: string;
-    try {
-      outcome = await recordEffect(job.id, job.generation);
-    } catch (err) {
-      outcome = `error:${(err as Error).name}`;
-      emit({ ev: 'effect', owner: config.owner, id: job.id, generation: job.generation, outcome, t: Date.now() });
-      throw err;
-    }
+  emit({ ev: 'start', owner: config.owner, id: job.id, generation: job.generation, attempt: job.attempt, t: Date.now() });
+  if (config.handler === 'hold') {
+    await sleep(3_600_000, ctx.signal);
+    return null;
+  }
+  const p = job.payload as { workMs?: number; failAttempts?: number };
+  await new Promise((r) => setTimeout(r, p.workMs ?? 0)); // not abortable: a paused or stale run carries on to its write
+  if (job.attempt <= (p.failAttempts ?? 0)) throw new Error(`planned failure of attempt ${job.attempt}`);
+  let outcome: string;
+  try {
+    outcome = await recordEffect(job.id, job.generation);
+  } catch (err) {
+    outcome = `error:${(err as Error).name}`;
     emit({ ev: 'effect', owner: config.owner, id: job.id, generation: job.generation, outcome, t: Date.now() });
-    if (outcome !== 'written') throw new Error(`side effect refused: ${outcome}`);
-    return { generation: job.generation };
+    throw err;
+  }
+  emit({ ev: 'effect', owner: config.owner, id: job.id, generation: job.generation, outcome, t: Date.now() });
+  if (outcome !== 'written') throw new Error(`side effect refused: ${outcome}`);
+  return { generation: job.generation };
 };
 
 const handlers: Record<string, BenchHandler> = { [config.queue]: chaosHandler };
@@ -111,19 +115,40 @@ if (config.flowQueue) {
   // The same work, between a start and an end record with the lease expiry the run knew.
   handlers[config.flowQueue] = async (job, ctx) => {
     const p = job.payload as { group?: string; seq?: number };
-    emit({ ev: 'flow-start', owner: config.owner, id: job.id, generation: job.generation, t: Date.now(), expiresAt: ctx.lease.expiresAt, group: p.group, seq: p.seq });
+    emit({
+      ev: 'flow-start',
+      owner: config.owner,
+      id: job.id,
+      generation: job.generation,
+      t: Date.now(),
+      expiresAt: ctx.lease.expiresAt,
+      group: p.group,
+      seq: p.seq,
+    });
     // The worker aborts a run before it gives its lease (and slot) back: from then on the run no
     // longer counts, though this handler, deliberately not abortable, carries on to its fenced write.
     // Printed at once: a stopping process may exit before this handler returns.
     let abortedAt: number | undefined;
-    ctx.signal.addEventListener('abort', () => {
-      abortedAt ??= Date.now();
-      emit({ ev: 'flow-abort', owner: config.owner, id: job.id, generation: job.generation, t: abortedAt });
-    }, { once: true });
+    ctx.signal.addEventListener(
+      'abort',
+      () => {
+        abortedAt ??= Date.now();
+        emit({ ev: 'flow-abort', owner: config.owner, id: job.id, generation: job.generation, t: abortedAt });
+      },
+      { once: true },
+    );
     try {
       return await chaosHandler(job, ctx);
     } finally {
-      emit({ ev: 'flow-end', owner: config.owner, id: job.id, generation: job.generation, t: Date.now(), expiresAt: ctx.lease.expiresAt, ...(abortedAt === undefined ? {} : { abortedAt }) });
+      emit({
+        ev: 'flow-end',
+        owner: config.owner,
+        id: job.id,
+        generation: job.generation,
+        t: Date.now(),
+        expiresAt: ctx.lease.expiresAt,
+        ...(abortedAt === undefined ? {} : { abortedAt }),
+      });
     }
   };
 }

@@ -6,7 +6,14 @@
 // `convertWithoutMapWrapper` on, as lib-dynamodb sets them), around the same low-level commands.
 // Errors pass through untouched, as lib-dynamodb leaves them. test/functions/bundles.test.ts runs
 // every function's operations through it.
-import { BatchWriteItemCommand, DeleteItemCommand, GetItemCommand, PutItemCommand, QueryCommand as QueryItemsCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import {
+  BatchWriteItemCommand,
+  DeleteItemCommand,
+  GetItemCommand,
+  PutItemCommand,
+  QueryCommand as QueryItemsCommand,
+  UpdateItemCommand,
+} from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 
 /** Each attribute of a record, marshalled or unmarshalled by `f`; undefined and functions dropped (as lib-dynamodb does). */

@@ -57,7 +57,9 @@ export class Logger {
     // Lambda's Advanced Logging Controls level, when set, wins; Powertools warns when it hides what the constructor asked for.
     this.#level = valid(alc) ? LEVELS[alc] : LEVELS[chosen];
     if (valid(alc) && valid(ctor) && LEVELS[alc] > LEVELS[ctor]) {
-      this.warn(`Current log level (${ctor}) does not match AWS Lambda Advanced Logging Controls minimum log level (${alc}). This can lead to data loss, consider adjusting them.`);
+      this.warn(
+        `Current log level (${ctor}) does not match AWS Lambda Advanced Logging Controls minimum log level (${alc}). This can lead to data loss, consider adjusting them.`,
+      );
     }
   }
 

@@ -42,7 +42,9 @@ export class Metrics {
       const record = {
         _aws: {
           Timestamp: Date.now(),
-          CloudWatchMetrics: [{ Namespace: this.#namespace, Dimensions: [Object.keys(dims)], Metrics: [...this.#metrics].map(([Name, m]) => ({ Name, Unit: m.unit })) }],
+          CloudWatchMetrics: [
+            { Namespace: this.#namespace, Dimensions: [Object.keys(dims)], Metrics: [...this.#metrics].map(([Name, m]) => ({ Name, Unit: m.unit })) },
+          ],
         },
         ...dims,
         ...values,

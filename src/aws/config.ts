@@ -70,7 +70,8 @@ function shardCounts(env: Env): { shards?: { queueShards: number; globalShards: 
     const v = env[name]?.trim();
     if (v === undefined || v === '') return undefined;
     const n = /^\d{1,3}$/.test(v) ? Number(v) : NaN;
-    if (!(n >= 1 && n <= MAX_SHARDS)) throw new ConfigError(name, `environment variable ${name} must be a whole number from 1 to ${MAX_SHARDS}; got ${JSON.stringify(env[name])}`);
+    if (!(n >= 1 && n <= MAX_SHARDS))
+      throw new ConfigError(name, `environment variable ${name} must be a whole number from 1 to ${MAX_SHARDS}; got ${JSON.stringify(env[name])}`);
     return n;
   };
   const queueShards = read(ENV.queueShards);
@@ -78,7 +79,10 @@ function shardCounts(env: Env): { shards?: { queueShards: number; globalShards: 
   if (queueShards === undefined && globalShards === undefined) return {};
   if (queueShards === undefined || globalShards === undefined) {
     const missing = queueShards === undefined ? ENV.queueShards : ENV.globalShards;
-    throw new ConfigError(missing, `environment variable ${missing} is required when ${missing === ENV.queueShards ? ENV.globalShards : ENV.queueShards} is set`);
+    throw new ConfigError(
+      missing,
+      `environment variable ${missing} is required when ${missing === ENV.queueShards ? ENV.globalShards : ENV.queueShards} is set`,
+    );
   }
   return { shards: { queueShards, globalShards } };
 }
@@ -90,7 +94,10 @@ function retentionDays(env: Env): number | undefined {
   if (v === undefined || v === '') return undefined;
   const days = /^\d{1,4}$/.test(v) ? Number(v) : NaN;
   if (!(days >= RETENTION_DAYS.min && days <= RETENTION_DAYS.max)) {
-    throw new ConfigError(name, `environment variable ${name} must be a whole number of days from ${RETENTION_DAYS.min} to ${RETENTION_DAYS.max}; got ${JSON.stringify(env[name])}`);
+    throw new ConfigError(
+      name,
+      `environment variable ${name} must be a whole number of days from ${RETENTION_DAYS.min} to ${RETENTION_DAYS.max}; got ${JSON.stringify(env[name])}`,
+    );
   }
   return days * 86_400_000;
 }
@@ -100,7 +107,8 @@ export function readQueueList(env: Env): string[] {
   const names = required(env, ENV.queues)
     .split(',')
     .map((s) => s.trim());
-  if (names.some((n) => n === '')) throw new ConfigError(ENV.queues, `${ENV.queues} is a comma-separated list of queue names; got ${JSON.stringify(env[ENV.queues])}`);
+  if (names.some((n) => n === ''))
+    throw new ConfigError(ENV.queues, `${ENV.queues} is a comma-separated list of queue names; got ${JSON.stringify(env[ENV.queues])}`);
   return names;
 }
 

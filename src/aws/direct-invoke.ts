@@ -8,11 +8,7 @@ import { errorToPayload, type InvokeReply } from './errors.js';
  * alarms see it. `flush` runs before the reply in every case: the SQS side effects of the
  * operation leave before the sandbox freezes.
  */
-export async function directInvoke(
-  run: () => Promise<unknown>,
-  flush: () => Promise<void>,
-  logger: Logger,
-): Promise<InvokeReply> {
+export async function directInvoke(run: () => Promise<unknown>, flush: () => Promise<void>, logger: Logger): Promise<InvokeReply> {
   try {
     return { ok: true, value: await run() };
   } catch (err) {

@@ -1,4 +1,12 @@
-import { EnqueueIncompleteError, FenceqError, InvalidStateError, JobNotFoundError, TableUnavailableError, UnknownQueueError, ValidationError } from '../errors.js';
+import {
+  EnqueueIncompleteError,
+  FenceqError,
+  InvalidStateError,
+  JobNotFoundError,
+  TableUnavailableError,
+  UnknownQueueError,
+  ValidationError,
+} from '../errors.js';
 
 /** A handler's setting is missing or malformed (an environment variable): the function cannot start. */
 export class ConfigError extends FenceqError {

@@ -59,7 +59,6 @@ abstract class FunctionTransport<E extends EnqueueEvent | ApiEvent> {
  * and the first claim's jobs then wait out their lease.
  */
 export class LambdaJobStore extends FunctionTransport<ApiEvent> implements JobStore {
-
   /** Claims up to `max` due jobs. */
   lease(req: LeaseRequest): Promise<Lease[]> {
     return this.call({ op: 'lease', lease: req });
@@ -101,7 +100,6 @@ export class LambdaJobStore extends FunctionTransport<ApiEvent> implements JobSt
  * await producer.waitFor(id, { timeoutMs: 60_000 });
  */
 export class LambdaProducer extends FunctionTransport<EnqueueEvent> {
-
   /** Enqueues one job (see JobQueue.enqueue). */
   enqueue(input: EnqueueInput): Promise<EnqueueOutcome> {
     return this.call({ op: 'enqueue', job: wireInput(input) });
@@ -150,11 +148,19 @@ export async function invokeFenceq<T>(client: LambdaClient, functionName: string
   }
   if (out.FunctionError) {
     const e = (body ?? {}) as { errorType?: string; errorMessage?: string };
-    throw new RemoteInvocationError(functionName, e.errorType, `${event.op} failed in ${functionName}: ${e.errorType ?? out.FunctionError}: ${e.errorMessage ?? text}`);
+    throw new RemoteInvocationError(
+      functionName,
+      e.errorType,
+      `${event.op} failed in ${functionName}: ${e.errorType ?? out.FunctionError}: ${e.errorMessage ?? text}`,
+    );
   }
   const reply = body as InvokeReply<T> | undefined;
   if (typeof reply !== 'object' || reply === null || typeof reply.ok !== 'boolean') {
-    throw new RemoteInvocationError(functionName, undefined, `${event.op}: the reply is not { ok, value | error }; is ${functionName} one of fenceq's functions?`);
+    throw new RemoteInvocationError(
+      functionName,
+      undefined,
+      `${event.op}: the reply is not { ok, value | error }; is ${functionName} one of fenceq's functions?`,
+    );
   }
   if (!reply.ok) throw errorFromPayload(reply.error);
   return reply.value;

@@ -82,10 +82,7 @@ export interface LambdaWorkerReport {
 }
 
 /** Splits the remaining time of an invocation; null when too little is left to claim anything. */
-export function planInvocation(
-  remainingMs: number,
-  opts: { reserveMs?: number; jobBudgetMs?: number; leaseTtlMs?: number } = {},
-): InvocationPlan | null {
+export function planInvocation(remainingMs: number, opts: { reserveMs?: number; jobBudgetMs?: number; leaseTtlMs?: number } = {}): InvocationPlan | null {
   const reserveMs = opts.reserveMs ?? 3000;
   const usable = remainingMs - reserveMs;
   if (usable < MIN_TTL_MS) return null;
@@ -155,7 +152,10 @@ export function lambdaWorker(opts: LambdaWorkerOptions): (event: unknown, contex
     for (const r of refused) logger.error('lambda_worker.bad_record', { messageId: r.messageId, error: (r as { error: unknown }).error });
 
     const remaining = context.getRemainingTimeInMillis();
-    const plan = queues.length === 0 ? null : planInvocation(remaining, { reserveMs: opts.reserveMs, jobBudgetMs: opts.jobBudgetMs ?? longestTimeout, leaseTtlMs: opts.leaseTtlMs });
+    const plan =
+      queues.length === 0
+        ? null
+        : planInvocation(remaining, { reserveMs: opts.reserveMs, jobBudgetMs: opts.jobBudgetMs ?? longestTimeout, leaseTtlMs: opts.leaseTtlMs });
     let stoppedBy: LambdaWorkerReport['stoppedBy'] = 'no-time';
     let stop: StopReport | undefined;
     let counters: WorkerCounters | undefined;
@@ -197,9 +197,7 @@ export function lambdaWorker(opts: LambdaWorkerOptions): (event: unknown, contex
     const storeDown = storeFailed(counters);
     const unfinished = new Set(stoppedBy === 'no-time' || storeDown || (stoppedBy === 'deadline' && !opts.wake) ? queues : []);
     return {
-      batchItemFailures: records
-        .filter((r) => 'error' in r || unfinished.has(r.queue))
-        .map((r) => ({ itemIdentifier: r.messageId })),
+      batchItemFailures: records.filter((r) => 'error' in r || unfinished.has(r.queue)).map((r) => ({ itemIdentifier: r.messageId })),
     };
   };
 }

@@ -16,4 +16,3 @@ export const METRIC = {
 
 /** The dimension that names a queue. */
 export const QUEUE_DIMENSION = 'queue';
-

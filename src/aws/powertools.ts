@@ -2,7 +2,6 @@ import { fenceqLogger, handlerLogger, type PowertoolsLogger } from './powertools
 import type { Logger } from '../log.js';
 import type { LambdaContext } from './lambda-types.js';
 
-
 /** Logging for a Lambda handler over Powertools: fenceq's Logger, and the hook that tags its lines with the invocation. */
 export interface LambdaLogging {
   /** Pass it to fenceq (`lambdaWorker`, `awsQueue`); lines go out as Powertools JSON. */

@@ -27,6 +27,11 @@ export function reclaimHandler(): (event: unknown, context?: LambdaContext) => P
   return async (event, context) => {
     if (context) logging.addContext(context);
     parseScheduledEvent(event);
-    return reclaimRun(aws, { metrics, logger: logging.logger, remainingMs: context ? () => context.getRemainingTimeInMillis() : undefined, ...(config.shards ? { shards: config.shards } : {}) });
+    return reclaimRun(aws, {
+      metrics,
+      logger: logging.logger,
+      remainingMs: context ? () => context.getRemainingTimeInMillis() : undefined,
+      ...(config.shards ? { shards: config.shards } : {}),
+    });
   };
 }

@@ -72,7 +72,8 @@ export async function reclaimRun(aws: AwsQueue, opts: ReclaimRunOptions): Promis
     try {
       if (opts.shards) await queue.configureShards(opts.shards);
       const check = await queue.checkShardLayout();
-      if (check.outcome !== 'steady') opts.logger.info('reclaim_run.shards', { outcome: check.outcome, occupied: check.occupied.length, read: check.layout.read });
+      if (check.outcome !== 'steady')
+        opts.logger.info('reclaim_run.shards', { outcome: check.outcome, occupied: check.occupied.length, read: check.layout.read });
     } catch (error) {
       opts.logger.error('reclaim_run.shards_failed', { error });
     }

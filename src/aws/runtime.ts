@@ -48,7 +48,14 @@ export function awsQueue(config: FunctionConfig, opts: AwsQueueOptions = {}): Aw
   const sqs = needSqs ? (opts.sqs ?? sqsClient({ endpoint: config.sqsEndpoint })) : undefined;
   const wake =
     sqs && config.wakeQueueUrl
-      ? new WakeUpSender({ sqs, queueUrl: config.wakeQueueUrl, logger: opts.logger, clock: opts.clock, windowMs: opts.wakeWindowMs, coalesceMs: opts.wakeCoalesceMs ?? false })
+      ? new WakeUpSender({
+          sqs,
+          queueUrl: config.wakeQueueUrl,
+          logger: opts.logger,
+          clock: opts.clock,
+          windowMs: opts.wakeWindowMs,
+          coalesceMs: opts.wakeCoalesceMs ?? false,
+        })
       : undefined;
   // The notifier marks delivery through the queue it is a hook of; the forward reference is resolved below.
   let queue: JobQueue | undefined;

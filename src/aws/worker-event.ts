@@ -3,9 +3,7 @@ import { checkQueue } from '../validate.js';
 import { isScheduledEvent } from './scheduled-event.js';
 
 /** One SQS record of a Lambda worker's batch: the queue it names, or why it was refused. */
-export type WakeRecord =
-  | { readonly messageId: string; readonly queue: string }
-  | { readonly messageId: string; readonly error: ValidationError };
+export type WakeRecord = { readonly messageId: string; readonly queue: string } | { readonly messageId: string; readonly error: ValidationError };
 
 /** What started a Lambda worker invocation. */
 export type WorkerTrigger = { readonly kind: 'sqs'; readonly records: readonly WakeRecord[] } | { readonly kind: 'schedule' };

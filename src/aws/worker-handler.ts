@@ -18,7 +18,9 @@ export type LambdaWorkerHandlerOptions = Omit<LambdaWorkerOptions, 'store' | 'qu
  *
  * export const handler = lambdaWorkerHandler({ handlers });
  */
-export function lambdaWorkerHandler(opts: LambdaWorkerHandlerOptions): (event: unknown, context: LambdaContext) => Promise<SqsBatchResponse | LambdaWorkerReport> {
+export function lambdaWorkerHandler(
+  opts: LambdaWorkerHandlerOptions,
+): (event: unknown, context: LambdaContext) => Promise<SqsBatchResponse | LambdaWorkerReport> {
   const logging = powertoolsLogging();
   const aws = awsQueue(readConfig(process.env), { logger: logging.logger });
   const run = lambdaWorker({

@@ -35,7 +35,6 @@ export interface Connection {
 /** Default reclaim period: the EventBridge rule's rate in the CDK stack. */
 export const DEFAULT_RECLAIM_PERIOD_MS = 60_000;
 
-
 /**
  * Resolves table, endpoint and region from flags, then env (FENCEQ_TABLE_NAME,
  * FENCEQ_DYNAMODB_ENDPOINT, AWS_REGION: the names the functions and `fenceq start` use), then the
@@ -45,7 +44,10 @@ export function resolveConnection(opts: GlobalOptions, env: NodeJS.ProcessEnv = 
   const outputsPath = opts.outputs ?? env.FENCEQ_OUTPUTS;
   const outputs = outputsPath ? readOutputs(outputsPath) : {};
   // Flags win over the environment, so an old name matters only where the environment is read.
-  const envRead = { ...(opts.table === undefined ? { FENCEQ_TABLE: env.FENCEQ_TABLE } : {}), ...(opts.endpoint === undefined ? { DYNAMODB_ENDPOINT: env.DYNAMODB_ENDPOINT } : {}) };
+  const envRead = {
+    ...(opts.table === undefined ? { FENCEQ_TABLE: env.FENCEQ_TABLE } : {}),
+    ...(opts.endpoint === undefined ? { DYNAMODB_ENDPOINT: env.DYNAMODB_ENDPOINT } : {}),
+  };
   try {
     refuseRenamedEnv({ ...envRead, [ENV.tableName]: env[ENV.tableName], [ENV.dynamodbEndpoint]: env[ENV.dynamodbEndpoint] });
   } catch (err) {
@@ -106,9 +108,7 @@ function readOutputs(path: string): StackOutputs {
     throw new CliError(EXIT.usage, `cannot read --outputs ${path}: ${why}`);
   }
   if (typeof parsed !== 'object' || parsed === null) throw new CliError(EXIT.usage, `--outputs ${path} is not a JSON object of stacks`);
-  const stacks = Object.values(parsed as Record<string, unknown>).filter(
-    (s): s is Record<string, string> => typeof s === 'object' && s !== null,
-  );
+  const stacks = Object.values(parsed as Record<string, unknown>).filter((s): s is Record<string, string> => typeof s === 'object' && s !== null);
   const withTable = stacks.filter((s) => findKey(s, /TableName/i, /Table$/i) !== undefined);
   if (withTable.length !== 1) {
     throw new CliError(EXIT.usage, `--outputs ${path}: expected exactly one stack with a table output, found ${withTable.length}`);

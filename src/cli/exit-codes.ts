@@ -59,7 +59,10 @@ export function describeError(err: unknown, target: Target = {}): { exitCode: nu
   if (code !== undefined) return { exitCode: EXIT.unavailable, message: `cannot reach ${where} (${code})` };
   const name = err instanceof Error ? err.name : '';
   if (name === 'CredentialsProviderError') {
-    return { exitCode: EXIT.unavailable, message: `no AWS credentials found for ${where} (set AWS_PROFILE or AWS_ACCESS_KEY_ID, or pass --endpoint for a local stack)` };
+    return {
+      exitCode: EXIT.unavailable,
+      message: `no AWS credentials found for ${where} (set AWS_PROFILE or AWS_ACCESS_KEY_ID, or pass --endpoint for a local stack)`,
+    };
   }
   if (name === 'TimeoutError' || name === 'RequestTimeout') return { exitCode: EXIT.unavailable, message: `no answer from ${where} in time` };
   if (name === 'UnrecognizedClientException' || name === 'InvalidSignatureException' || name === 'ExpiredTokenException') {

@@ -32,7 +32,8 @@ export async function loadHandlers(file: string): Promise<HandlerMap> {
   } catch (err) {
     if (err instanceof CliError) throw err;
     const code = (err as { code?: string }).code;
-    const why = code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND' ? firstLine(err) : err instanceof Error ? `${err.name}: ${firstLine(err)}` : String(err);
+    const why =
+      code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND' ? firstLine(err) : err instanceof Error ? `${err.name}: ${firstLine(err)}` : String(err);
     throw new CliError(EXIT.usage, `cannot load --handlers ${file}: ${why}`, { cause: err });
   }
   const fromDefault = (mod.default as { handlers?: unknown } | undefined)?.handlers;

@@ -18,12 +18,16 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   const closers: (() => void)[] = [];
   let exitCode: number = EXIT.ok;
   let target: GlobalOptions = {};
-  const program = buildProgram(io, (options) => {
-    target = options;
-    return commandContext(io, options, closers);
-  }, (code) => {
-    exitCode = code;
-  });
+  const program = buildProgram(
+    io,
+    (options) => {
+      target = options;
+      return commandContext(io, options, closers);
+    },
+    (code) => {
+      exitCode = code;
+    },
+  );
   try {
     await program.parseAsync([...argv], { from: 'user' });
   } catch (err) {
@@ -49,7 +53,9 @@ type ContextFactory = (options: GlobalOptions) => CommandContext;
 
 function buildProgram(io: CliIo, context: ContextFactory, setExit: (code: number) => void): Command {
   const program = new Command('fenceq')
-    .description('Operate a fenceq job queue: enqueue, inspect, list, release, requeue, cancel, reclaim, recurring schedules, run workers, serve the dashboard, or start the local stack.')
+    .description(
+      'Operate a fenceq job queue: enqueue, inspect, list, release, requeue, cancel, reclaim, recurring schedules, run workers, serve the dashboard, or start the local stack.',
+    )
     .version(packageVersion())
     .exitOverride()
     .configureOutput(output(io))
@@ -101,7 +107,7 @@ function buildProgram(io: CliIo, context: ContextFactory, setExit: (code: number
     .action(async (queues: string[], _o, cmd: Command) => statsCommand(ctx(cmd), queues));
 
   sub('release')
-    .description("force-release a job: take it from whoever holds it and make it due now (needs --force)")
+    .description('force-release a job: take it from whoever holds it and make it due now (needs --force)')
     .argument('<id>', 'job id')
     .option('--force', 'confirm: the current holder loses the job and its result is refused')
     .action(async (id: string, o, cmd: Command) => releaseCommand(ctx(cmd), id, o));
@@ -134,18 +140,21 @@ function buildProgram(io: CliIo, context: ContextFactory, setExit: (code: number
   const limits = sub('limits').description("a queue's flow limits: how many run at once, how fast they start, what a dead job does to its group");
   limits
     .command('get')
-    .description('show a queue\'s limits and what they hold back now')
+    .description("show a queue's limits and what they hold back now")
     .argument('<queue>', 'queue name')
     .action(async (queue: string, _o, cmd: Command) => limitsGetCommand(ctx(cmd), queue));
   limits
     .command('set')
-    .description('replace a queue\'s limits (unset ones are removed); workers apply them within 2 s')
+    .description("replace a queue's limits (unset ones are removed); workers apply them within 2 s")
     .argument('<queue>', 'queue name')
     .option('--max-running <n>', 'at most this many jobs of the queue run at once (1-1000)')
     .option('--rate <n>', 'job starts a second (needs --burst)')
     .option('--burst <n>', 'most starts at once after a quiet spell (at least 1)')
     .option('--group-on-dead <mode>', 'release (default): a dead job lets its group go on; hold: until requeued or purged')
-    .option('--clock-tolerance-ms <ms>', 'with --max-running: how far apart worker clocks may be; a lapsed slot is taken only this long after its expiry (default 1000)')
+    .option(
+      '--clock-tolerance-ms <ms>',
+      'with --max-running: how far apart worker clocks may be; a lapsed slot is taken only this long after its expiry (default 1000)',
+    )
     .option('--clear', 'remove every limit')
     .action(async (queue: string, o, cmd: Command) => limitsSetCommand(ctx(cmd), queue, o));
 
@@ -156,7 +165,10 @@ function buildProgram(io: CliIo, context: ContextFactory, setExit: (code: number
     .option('--concurrency <n>', 'jobs run at once (default 4; env FENCEQ_CONCURRENCY)')
     .option('--lease-ttl <duration>', 'lease lifetime; renewed while the handler runs (default 30s; env FENCEQ_LEASE_TTL)')
     .option('--poll <duration>', 'idle poll interval, doubled on each empty poll (default 1s; env FENCEQ_POLL)')
-    .option('--max-poll <duration>', 'ceiling of the idle backoff: the longest a newly due or released job waits for an idle worker (default 10s; env FENCEQ_MAX_POLL)')
+    .option(
+      '--max-poll <duration>',
+      'ceiling of the idle backoff: the longest a newly due or released job waits for an idle worker (default 10s; env FENCEQ_MAX_POLL)',
+    )
     .option('--owner <id>', 'worker id written on its leases (default host-pid-random)')
     .option('--stop-timeout <duration>', 'on SIGTERM, how long running handlers get before their leases are released (default 10s; env FENCEQ_STOP_TIMEOUT)')
     .option('--transport <kind>', 'dynamodb (the table directly, default) or lambda (the API function over the Lambda Invoke API); env FENCEQ_TRANSPORT')
@@ -174,7 +186,12 @@ function buildProgram(io: CliIo, context: ContextFactory, setExit: (code: number
     .option('--max-age <duration>', 'oldest heartbeat that is still healthy (default 60s)')
     .action(async (o, cmd: Command) => setExit(await (await import('./commands/health.js')).healthCommand(ctx(cmd), o)));
 
-  sub('ui').description('serve the operators\' dashboard on 127.0.0.1 (URL printed); read-only unless --allow-actions').option('--port <n>', 'port on 127.0.0.1 (default a free one)').option('--allow-actions', 'show force-release, cancel, requeue and run-now buttons').option('--refresh <duration>', 'how often the index is read and pages refresh (default 2s)').action(async (o, cmd: Command) => setExit(await (await import('./commands/ui.js')).uiCommand(ctx(cmd), o)));
+  sub('ui')
+    .description("serve the operators' dashboard on 127.0.0.1 (URL printed); read-only unless --allow-actions")
+    .option('--port <n>', 'port on 127.0.0.1 (default a free one)')
+    .option('--allow-actions', 'show force-release, cancel, requeue and run-now buttons')
+    .option('--refresh <duration>', 'how often the index is read and pages refresh (default 2s)')
+    .action(async (o, cmd: Command) => setExit(await (await import('./commands/ui.js')).uiCommand(ctx(cmd), o)));
 
   sub('start')
     .description('start the local stack (DynamoDB and SQS emulators, Lambda endpoint, reclaim timer) and a demo workload')
@@ -186,8 +203,14 @@ function buildProgram(io: CliIo, context: ContextFactory, setExit: (code: number
     .option('--keep-alive', 'after the demo, keep serving until Ctrl-C')
     .option('--table-name <name>', 'table to create (default fenceq-local)')
     .option('--port <n>', 'DynamoDB emulator port (default a free one)')
-    .option('--dynamodb-endpoint <url>', 'use a DynamoDB already running (DynamoDB Local, AWS) instead of starting an emulator; the table is created there if missing and kept')
-    .option('--enforce-iam', "run each function under its role's policy from the synthesized CDK template: an IAM-enforcing proxy in front of the emulators answers what the role does not allow with AccessDenied, as AWS does")
+    .option(
+      '--dynamodb-endpoint <url>',
+      'use a DynamoDB already running (DynamoDB Local, AWS) instead of starting an emulator; the table is created there if missing and kept',
+    )
+    .option(
+      '--enforce-iam',
+      "run each function under its role's policy from the synthesized CDK template: an IAM-enforcing proxy in front of the emulators answers what the role does not allow with AccessDenied, as AWS does",
+    )
     .action(async (o, cmd: Command) => {
       const { startCommand } = await import('./commands/start.js');
       setExit(await startCommand(ctx(cmd), o));

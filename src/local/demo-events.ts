@@ -13,7 +13,10 @@ export interface DemoEvent {
 /** Thrown when an awaited event did not come in time: the step it belongs to did not happen. */
 class StepTimeoutError extends Error {
   override name = 'StepTimeoutError';
-  constructor(readonly what: string, readonly timeoutMs: number) {
+  constructor(
+    readonly what: string,
+    readonly timeoutMs: number,
+  ) {
     super(`no ${what} within ${timeoutMs} ms`);
   }
 }

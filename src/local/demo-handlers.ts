@@ -45,21 +45,23 @@ function payloadOf(job: JobContextJob): DemoPayload {
   return typeof job.payload === 'object' && job.payload !== null && !Array.isArray(job.payload) ? job.payload : {};
 }
 
-const run = (label: string): Handler => async (job: JobContextJob, ctx: HandlerContext): Promise<Json> => {
-  const p = payloadOf(job);
-  if (p.crashOnAttempt === job.attempt) {
-    // Leave mid-job without releasing anything, the way a crashed container does.
-    ctx.logger.error('demo.crashing', { id: job.id, owner: ctx.owner, attempt: job.attempt });
-    process.exit(70);
-  }
-  const working = work(p.ms ?? 200, ctx.signal);
-  // The freeze step freezes its worker only once the handler's timer is set (src/local/stop-steps.ts).
-  if (label === 'step') ctx.logger.info('demo.step_running', { id: job.id, owner: ctx.owner, generation: job.generation, ms: p.ms ?? 200 });
-  await working;
-  if (p.alwaysFail) throw new Error(`${label}: upstream rejected the request (HTTP 422)`);
-  if (p.failUntilAttempt !== undefined && job.attempt <= p.failUntilAttempt) throw new Error(`${label}: payment gateway timeout`);
-  return { ok: true, by: ctx.owner, attempt: job.attempt };
-};
+const run =
+  (label: string): Handler =>
+  async (job: JobContextJob, ctx: HandlerContext): Promise<Json> => {
+    const p = payloadOf(job);
+    if (p.crashOnAttempt === job.attempt) {
+      // Leave mid-job without releasing anything, the way a crashed container does.
+      ctx.logger.error('demo.crashing', { id: job.id, owner: ctx.owner, attempt: job.attempt });
+      process.exit(70);
+    }
+    const working = work(p.ms ?? 200, ctx.signal);
+    // The freeze step freezes its worker only once the handler's timer is set (src/local/stop-steps.ts).
+    if (label === 'step') ctx.logger.info('demo.step_running', { id: job.id, owner: ctx.owner, generation: job.generation, ms: p.ms ?? 200 });
+    await working;
+    if (p.alwaysFail) throw new Error(`${label}: upstream rejected the request (HTTP 422)`);
+    if (p.failUntilAttempt !== undefined && job.attempt <= p.failUntilAttempt) throw new Error(`${label}: payment gateway timeout`);
+    return { ok: true, by: ctx.owner, attempt: job.attempt };
+  };
 
 /** The demo's handlers, one per queue. */
 export const handlers: Record<string, Handler> = {

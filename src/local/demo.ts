@@ -148,14 +148,19 @@ export async function runDemo(stack: LocalStack, opts: DemoOptions, stackLog: { 
         const n = Number(e.reclaimed ?? 0) + Number(e.dead ?? 0);
         counts.reclaimed += n;
         counts.dead += Number(e.dead ?? 0);
-        if (n) note(`the reclaim run returned ${String(e.reclaimed)} expired lease(s) to pending${Number(e.dead) ? ` and made ${String(e.dead)} dead (last attempt)` : ''}`);
+        if (n)
+          note(
+            `the reclaim run returned ${String(e.reclaimed)} expired lease(s) to pending${Number(e.dead) ? ` and made ${String(e.dead)} dead (last attempt)` : ''}`,
+          );
         break;
       }
       case 'lease.stale':
         // A renewal that lands just after its own ack finds the same generation settled: not a fence at work.
         if (e.currentGeneration === e.generation) break;
         counts.staleRejected++;
-        note(`refused a stale ${String(e.op)} from ${String(e.owner)} on ${String(e.id)}: generation ${String(e.generation)}, job now at ${String(e.currentGeneration)}`);
+        note(
+          `refused a stale ${String(e.op)} from ${String(e.owner)} on ${String(e.id)}: generation ${String(e.generation)}, job now at ${String(e.currentGeneration)}`,
+        );
         break;
       case 'worker.leases_released':
         counts.releasedOnStop += Number(e.count ?? 0);
@@ -168,7 +173,18 @@ export async function runDemo(stack: LocalStack, opts: DemoOptions, stackLog: { 
   const pool: WorkerPool = new WorkerPool({
     env: stack.env,
     handlersFile: HANDLERS,
-    args: ['--lease-ttl', `${opts.leaseTtlMs}ms`, '--poll', '250ms', '--max-poll', `${DEMO_MAX_POLL_MS}ms`, '--concurrency', '3', '--stop-timeout', `${DEMO_GRACE_MS}ms`],
+    args: [
+      '--lease-ttl',
+      `${opts.leaseTtlMs}ms`,
+      '--poll',
+      '250ms',
+      '--max-poll',
+      `${DEMO_MAX_POLL_MS}ms`,
+      '--concurrency',
+      '3',
+      '--stop-timeout',
+      `${DEMO_GRACE_MS}ms`,
+    ],
     onLog: (w, line) => onEvent(w.name, line),
     onCrash: (w, how) => {
       note(`${w.name} crashed (${how}); its leases expire in ${formatDuration(opts.leaseTtlMs)}. Starting a replacement, as ECS would`);
@@ -230,7 +246,8 @@ export async function runDemo(stack: LocalStack, opts: DemoOptions, stackLog: { 
       const stats = await stack.queue.stats(queues);
       lastRows = stats.map((s) => ({ queue: s.queue, pending: s.pending, running: s.running, done: donePerQueue.get(s.queue) ?? 0, dead: s.dead }));
       const live = stats.reduce((n, s) => n + s.pending + s.running, 0);
-      if (counts.enqueued === plan.length && live === 0 && stops !== undefined) finished = await allFinished(stack, [...plan.map((p) => p.input.id), ...stepJobs.map((j) => j.id)]);
+      if (counts.enqueued === plan.length && live === 0 && stops !== undefined)
+        finished = await allFinished(stack, [...plan.map((p) => p.input.id), ...stepJobs.map((j) => j.id)]);
     } catch {
       // the next tick tries again
     }
@@ -264,7 +281,15 @@ export async function runDemo(stack: LocalStack, opts: DemoOptions, stackLog: { 
     ...expected.filter((p) => states[p.id] !== p.expect).map((p) => `${p.id} is ${states[p.id]}, expected ${p.expect}`),
     ...[...doneCount].filter(([, n]) => n > 1).map(([id, n]) => `${id} was acked done ${n} times`),
   ];
-  return { elapsedMs: Date.now() - start, totals: { ...counts }, states, unexpected, interrupted, workerPids: pool.workers.map((w) => w.pid), stops: stopFigures };
+  return {
+    elapsedMs: Date.now() - start,
+    totals: { ...counts },
+    states,
+    unexpected,
+    interrupted,
+    workerPids: pool.workers.map((w) => w.pid),
+    stops: stopFigures,
+  };
 }
 
 /** The summary printed at the end of the demo. */
@@ -274,7 +299,10 @@ export function renderSummary(s: DemoSummary, jobs: number): string[] {
   return [
     '',
     `Demo ${s.interrupted ? 'stopped' : 'finished'} in ${formatDuration(s.elapsedMs)}: ${jobs} jobs and ${Object.keys(s.states).length - jobs} stop-step jobs, ` +
-      Object.entries(byState).map(([k, v]) => `${v} ${k}`).join(', ') + '.',
+      Object.entries(byState)
+        .map(([k, v]) => `${v} ${k}`)
+        .join(', ') +
+      '.',
     `  Leases recovered from killed, frozen or crashed workers: ${t.takenOver + t.reclaimed} (${t.takenOver} taken over by a polling worker, ` +
       `${t.reclaimed} by the reclaim run); ${t.releasedOnStop} handed back on a graceful stop; ${t.staleRejected} stale ack(s) refused; ` +
       `${t.failedAttempts} failed attempt(s).`,

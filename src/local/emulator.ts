@@ -20,7 +20,9 @@ export interface EmulatorProcess {
  */
 export function startDynalite(opts: { path?: string; port?: number } = {}): Promise<EmulatorProcess> {
   const script = fileURLToPath(new URL('./dynalite-child.mjs', import.meta.url));
-  const proc = supervise(process.execPath, [script], { env: { ...process.env, FENCEQ_DYNALITE_PATH: opts.path ?? '', FENCEQ_DYNALITE_PORT: String(opts.port ?? 0) } });
+  const proc = supervise(process.execPath, [script], {
+    env: { ...process.env, FENCEQ_DYNALITE_PATH: opts.path ?? '', FENCEQ_DYNALITE_PORT: String(opts.port ?? 0) },
+  });
   return awaitPort(proc, 'dynalite', opts.port ?? 0);
 }
 

@@ -28,7 +28,14 @@ export interface ProxyPrincipal {
 }
 
 /** Decides one authorization: true when allowed. */
-type Evaluator = (req: { principal: string; action: string; resource: string; context?: Readonly<Record<string, string[]>>; identityPolicies: ProxyPrincipal['policies']; resourcePolicy?: PolicyDocument }) => Promise<boolean>;
+type Evaluator = (req: {
+  principal: string;
+  action: string;
+  resource: string;
+  context?: Readonly<Record<string, string[]>>;
+  identityPolicies: ProxyPrincipal['policies'];
+  resourcePolicy?: PolicyDocument;
+}) => Promise<boolean>;
 
 /** One decision of the proxy. */
 export interface IamDecision {
@@ -85,11 +92,17 @@ async function iamSimulateEvaluator(): Promise<Evaluator> {
         resourceControlPolicies: [],
         ...(resourcePolicy ? { resourcePolicy } : {}),
         // The SDK talks TLS to AWS; the queues' policies deny anything else.
-        request: { principal: roleArn(principal), action, resource: { resource, accountId: LOCAL_ACCOUNT }, contextVariables: { ...context, 'aws:SecureTransport': 'true' } },
+        request: {
+          principal: roleArn(principal),
+          action,
+          resource: { resource, accountId: LOCAL_ACCOUNT },
+          contextVariables: { ...context, 'aws:SecureTransport': 'true' },
+        },
       },
       {},
     );
-    if (out.resultType === 'error') throw new FenceqError(`iam-simulate refused the request ${action} on ${resource}: ${JSON.stringify(out.errors).slice(0, 500)}`);
+    if (out.resultType === 'error')
+      throw new FenceqError(`iam-simulate refused the request ${action} on ${resource}: ${JSON.stringify(out.errors).slice(0, 500)}`);
     return out.overallResult === 'Allowed';
   };
 }
@@ -155,7 +168,8 @@ export async function startIamProxy(opts: IamProxyOptions): Promise<IamProxy> {
       return s.url;
     },
     update(next, nextResourcePolicies) {
-      for (const name of Object.keys(next)) if (!servers.has(name)) throw new UnknownPrincipalError(`update() cannot add a principal (${name}); start a proxy with it`);
+      for (const name of Object.keys(next))
+        if (!servers.has(name)) throw new UnknownPrincipalError(`update() cannot add a principal (${name}); start a proxy with it`);
       principals = next;
       resourcePolicies = nextResourcePolicies ?? resourcePolicies;
       cache = new Map();
@@ -195,11 +209,21 @@ function deny(res: ServerResponse, parsed: ParsedRequest, principal: string, a: 
   const message = `User: arn:aws:sts::${LOCAL_ACCOUNT}:assumed-role/${principal}/fenceq-local is not authorized to perform: ${a.action} on resource: ${a.resource} because no identity-based policy allows the ${a.action} action`;
   const requestId = crypto.randomUUID();
   if (parsed.service === 'dynamodb') {
-    reply(res, 400, { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-requestid': requestId }, JSON.stringify({ __type: 'com.amazonaws.dynamodb.v20120810#AccessDeniedException', message }));
+    reply(
+      res,
+      400,
+      { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-requestid': requestId },
+      JSON.stringify({ __type: 'com.amazonaws.dynamodb.v20120810#AccessDeniedException', message }),
+    );
     return;
   }
   if (parsed.service === 'lambda') {
-    reply(res, 403, { 'content-type': 'application/json', 'x-amzn-requestid': requestId, 'x-amzn-errortype': 'AccessDeniedException' }, JSON.stringify({ Type: 'User', message }));
+    reply(
+      res,
+      403,
+      { 'content-type': 'application/json', 'x-amzn-requestid': requestId, 'x-amzn-errortype': 'AccessDeniedException' },
+      JSON.stringify({ Type: 'User', message }),
+    );
     return;
   }
   if (parsed.protocol === 'query') {

@@ -32,14 +32,25 @@ const SQS_BATCH: Readonly<Record<string, string>> = {
   ChangeMessageVisibilityBatch: 'ChangeMessageVisibility',
 };
 
-const TRANSACT_ACTION: Readonly<Record<string, string>> = { Put: 'PutItem', Update: 'UpdateItem', Delete: 'DeleteItem', ConditionCheck: 'ConditionCheckItem', Get: 'GetItem' };
+const TRANSACT_ACTION: Readonly<Record<string, string>> = {
+  Put: 'PutItem',
+  Update: 'UpdateItem',
+  Delete: 'DeleteItem',
+  ConditionCheck: 'ConditionCheckItem',
+  Get: 'GetItem',
+};
 
 /** Parses a request; undefined when it is neither DynamoDB's nor SQS's. */
 export function parseAwsRequest(headers: Readonly<Record<string, string | string[] | undefined>>, path: string, body: string): ParsedRequest | undefined {
   const invoke = /^\/2015-03-31\/functions\/([^/?]+)\/invocations/.exec(path);
   if (invoke) {
     const name = decodeURIComponent(invoke[1]!);
-    return { service: 'lambda', protocol: 'json', operation: 'Invoke', authorizations: [{ action: 'lambda:InvokeFunction', resource: name.startsWith('arn:') ? name : functionArn(name) }] };
+    return {
+      service: 'lambda',
+      protocol: 'json',
+      operation: 'Invoke',
+      authorizations: [{ action: 'lambda:InvokeFunction', resource: name.startsWith('arn:') ? name : functionArn(name) }],
+    };
   }
   const target = String(headers['x-amz-target'] ?? '');
   if (target.startsWith('DynamoDB_20120810.')) return dynamodbRequest(target.slice('DynamoDB_20120810.'.length), parseJson(body));
@@ -78,7 +89,9 @@ function dynamodbRequest(operation: string, b: Record<string, unknown>): ParsedR
       const keys =
         operation === 'BatchGetItem'
           ? ((reqs as { Keys?: Av[] }).Keys ?? []).flatMap(leadingKey)
-          : ((reqs as { PutRequest?: { Item: Av }; DeleteRequest?: { Key: Av } }[]) ?? []).flatMap((r) => leadingKey(r.PutRequest?.Item ?? r.DeleteRequest?.Key));
+          : ((reqs as { PutRequest?: { Item: Av }; DeleteRequest?: { Key: Av } }[]) ?? []).flatMap((r) =>
+              leadingKey(r.PutRequest?.Item ?? r.DeleteRequest?.Key),
+            );
       return auth(operation, t, undefined, keys);
     });
   } else if (operation === 'TransactWriteItems' || operation === 'TransactGetItems') {
@@ -93,7 +106,12 @@ function dynamodbRequest(operation: string, b: Record<string, unknown>): ParsedR
 
 function sqsRequest(protocol: 'json' | 'query', operation: string, queueUrl: string | undefined, queueName: string | undefined): ParsedRequest {
   const name = queueUrl ? queueNameOfUrl(queueUrl) : queueName;
-  return { service: 'sqs', protocol, operation, authorizations: [{ action: `sqs:${SQS_BATCH[operation] ?? operation}`, resource: name ? queueArn(name) : '*' }] };
+  return {
+    service: 'sqs',
+    protocol,
+    operation,
+    authorizations: [{ action: `sqs:${SQS_BATCH[operation] ?? operation}`, resource: name ? queueArn(name) : '*' }],
+  };
 }
 
 function parseJson(body: string): Record<string, unknown> {

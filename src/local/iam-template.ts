@@ -63,7 +63,13 @@ export async function synthIamTemplate(extra?: ExtraPrincipals): Promise<IamTemp
     };
     return {
       template,
-      ids: { table: id(q.table), wake: id(q.queues.wake), wakeRedrive: id(q.queues.wakeRedrive), dead: id(q.queues.dead), deadRedrive: id(q.queues.deadRedrive) },
+      ids: {
+        table: id(q.table),
+        wake: id(q.queues.wake),
+        wakeRedrive: id(q.queues.wakeRedrive),
+        dead: id(q.queues.dead),
+        deadRedrive: id(q.queues.deadRedrive),
+      },
       functions,
       roles,
     };
@@ -81,7 +87,10 @@ export interface LocalTargets {
 }
 
 /** Binds the template to the local resources: every principal's resolved policies, and the queues' resource policies by ARN. */
-export function bindIamTemplate(t: IamTemplate, local: LocalTargets): { principals: Record<string, ProxyPrincipal>; resourcePolicies: Record<string, PolicyDocument> } {
+export function bindIamTemplate(
+  t: IamTemplate,
+  local: LocalTargets,
+): { principals: Record<string, ProxyPrincipal>; resourcePolicies: Record<string, PolicyDocument> } {
   const bindings: Record<string, ReturnType<typeof bindTable>> = { [t.ids.table]: bindTable(local.tableName) };
   for (const q of ['wake', 'wakeRedrive', 'dead', 'deadRedrive'] as const) {
     const url = local.queueUrls[q];
@@ -102,7 +111,8 @@ export function bindIamTemplate(t: IamTemplate, local: LocalTargets): { principa
 function cdkContext(): Record<string, unknown> {
   for (let dir = dirname(fileURLToPath(import.meta.url)); dirname(dir) !== dir; dir = dirname(dir)) {
     const file = join(dir, 'cdk.json');
-    if (existsSync(file) && existsSync(join(dir, 'bin', 'fenceq.js'))) return (JSON.parse(readFileSync(file, 'utf8')) as { context?: Record<string, unknown> }).context ?? {};
+    if (existsSync(file) && existsSync(join(dir, 'bin', 'fenceq.js')))
+      return (JSON.parse(readFileSync(file, 'utf8')) as { context?: Record<string, unknown> }).context ?? {};
   }
   return {};
 }

@@ -73,11 +73,21 @@ export async function startLambdaInvokeServer(opts: LambdaInvokeServerOptions): 
     const fn = functions.get(name);
     const body = await readBody(req);
     if (!fn) {
-      reply(res, 404, { 'x-amzn-ErrorType': 'ResourceNotFoundException' }, { Type: 'User', message: `Function not found: arn:aws:lambda:${region}:000000000000:function:${name}` });
+      reply(
+        res,
+        404,
+        { 'x-amzn-ErrorType': 'ResourceNotFoundException' },
+        { Type: 'User', message: `Function not found: arn:aws:lambda:${region}:000000000000:function:${name}` },
+      );
       return;
     }
     if (body.length > MAX_PAYLOAD_BYTES) {
-      reply(res, 413, { 'x-amzn-ErrorType': 'RequestTooLargeException' }, { Type: 'User', message: `Request must be smaller than ${MAX_PAYLOAD_BYTES} bytes for the InvokeFunction operation` });
+      reply(
+        res,
+        413,
+        { 'x-amzn-ErrorType': 'RequestTooLargeException' },
+        { Type: 'User', message: `Request must be smaller than ${MAX_PAYLOAD_BYTES} bytes for the InvokeFunction operation` },
+      );
       return;
     }
     let event: unknown;
@@ -116,7 +126,10 @@ export async function startLambdaInvokeServer(opts: LambdaInvokeServerOptions): 
     try {
       const value = await Promise.race([Promise.resolve().then(() => fn.handler(event, context)), timeout]);
       if (value === 'timeout') {
-        return { ok: false, error: { errorType: 'Sandbox.Timedout', errorMessage: `Task timed out after ${(fn.timeoutMs / 1000).toFixed(2)} seconds`, trace: [] } };
+        return {
+          ok: false,
+          error: { errorType: 'Sandbox.Timedout', errorMessage: `Task timed out after ${(fn.timeoutMs / 1000).toFixed(2)} seconds`, trace: [] },
+        };
       }
       return { ok: true, value: JSON.parse(JSON.stringify(value ?? null)) as unknown };
     } catch (err) {

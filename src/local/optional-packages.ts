@@ -14,7 +14,10 @@ export class MissingPackageError extends FenceqError {
   /** The packages to install. */
   readonly packages: readonly string[];
   constructor(what: string, packages: readonly string[], options?: { cause?: unknown }) {
-    super(`${what} needs ${packages.join(' and ')}, which ${packages.length > 1 ? 'are' : 'is'} not installed: run \`npm i -D ${packages.join(' ')}\``, options);
+    super(
+      `${what} needs ${packages.join(' and ')}, which ${packages.length > 1 ? 'are' : 'is'} not installed: run \`npm i -D ${packages.join(' ')}\``,
+      options,
+    );
     this.packages = packages;
   }
 }

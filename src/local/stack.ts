@@ -97,11 +97,18 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     const settled = await Promise.allSettled([dynamoStart, track(startFauxqs()), cdkQueueSettings()] as const);
     const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
     if (failed) throw failed.reason;
-    const [emulator, sqsEmulator, settings] = settled.map((s) => (s as PromiseFulfilledResult<unknown>).value) as [EmulatorProcess | undefined, EmulatorProcess, Awaited<ReturnType<typeof cdkQueueSettings>>];
+    const [emulator, sqsEmulator, settings] = settled.map((s) => (s as PromiseFulfilledResult<unknown>).value) as [
+      EmulatorProcess | undefined,
+      EmulatorProcess,
+      Awaited<ReturnType<typeof cdkQueueSettings>>,
+    ];
     const dynamo = { endpoint: external ?? emulator!.endpoint };
     const client = dynamoClient({ endpoint: dynamo.endpoint });
     const sqs = sqsClient({ endpoint: sqsEmulator.endpoint });
-    stops.push(() => client.destroy(), () => sqs.destroy());
+    stops.push(
+      () => client.destroy(),
+      () => sqs.destroy(),
+    );
     const [, queues] = await Promise.all([ensureTable(client, tableName), createLocalQueues(sqs, tableName, settings)]);
 
     const iam = opts.enforceIam ? await startIam(tableName, queues, dynamo.endpoint, sqsEmulator.endpoint, opts.logger) : undefined;
@@ -198,7 +205,10 @@ async function startIam(tableName: string, queues: LocalQueues, dynamodbEndpoint
  * role's, under the IAM proxy); their Powertools logs and metrics are silenced so they do not mix
  * with the stack's own output.
  */
-async function loadFunctions(env: Record<string, string>, endpointsOf: (fn: keyof typeof LOCAL_FUNCTIONS) => Record<string, string>): Promise<Record<string, LocalHandler>> {
+async function loadFunctions(
+  env: Record<string, string>,
+  endpointsOf: (fn: keyof typeof LOCAL_FUNCTIONS) => Record<string, string>,
+): Promise<Record<string, LocalHandler>> {
   Object.assign(process.env, env, { POWERTOOLS_METRICS_DISABLED: 'true' });
   const saved = process.env.FENCEQ_LOG;
   process.env.FENCEQ_LOG = 'silent';

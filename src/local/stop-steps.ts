@@ -99,7 +99,8 @@ export async function runStopSteps(h: StepHost): Promise<StopFigures> {
   if (c && c.takeoverMs > c.boundMs) figures.failures.push(`crash: takeover took ${ms(c.takeoverMs)}, past its bound of ${ms(c.boundMs)}`);
   const s = figures.spot;
   if (s && s.released.length === 0) figures.failures.push('spot: the interrupted worker released nothing');
-  if (s && s.waitsMs.some((w) => w >= s.targetMs)) figures.failures.push(`spot: a released job waited ${ms(Math.max(...s.waitsMs))} (target under ${ms(s.targetMs)})`);
+  if (s && s.waitsMs.some((w) => w >= s.targetMs))
+    figures.failures.push(`spot: a released job waited ${ms(Math.max(...s.waitsMs))} (target under ${ms(s.targetMs)})`);
   return figures;
 }
 
@@ -125,12 +126,22 @@ async function freeze(h: StepHost): Promise<NonNullable<StopFigures['freeze']>> 
   const frozen = h.spawnStepWorker('freezer');
   // A warm-up job first: frozen on its very first job, a fresh process resumed with its renewal
   // ahead of the handler's timer (seen in the demo and reproduced alone), so no ack was sent.
-  const warm = h.events.next('warm-up done', (ev) => ev.who === frozen.name && ev.e.event === 'worker.job_completed' && ev.e.id === STEP_JOBS.freezeWarmup.id, CLAIM_WAIT_MS, h.signal);
+  const warm = h.events.next(
+    'warm-up done',
+    (ev) => ev.who === frozen.name && ev.e.event === 'worker.job_completed' && ev.e.id === STEP_JOBS.freezeWarmup.id,
+    CLAIM_WAIT_MS,
+    h.signal,
+  );
   await h.enqueue([STEP_JOBS.freezeWarmup]);
   await warm;
   // Freeze only once the handler's timer is set: frozen between its claim and its handler's start
   // (a loaded machine can stop it there), the heartbeat set at the claim would be due first.
-  const running = h.events.next(`handler of ${job.id} running`, (ev) => ev.who === frozen.name && ev.e.event === 'demo.step_running' && ev.e.id === job.id, CLAIM_WAIT_MS, h.signal);
+  const running = h.events.next(
+    `handler of ${job.id} running`,
+    (ev) => ev.who === frozen.name && ev.e.event === 'demo.step_running' && ev.e.id === job.id,
+    CLAIM_WAIT_MS,
+    h.signal,
+  );
   const { worker } = await claimed(h, job);
   if (worker !== frozen) throw new Error(`${worker.name} claimed ${job.id}, not the freeze step's worker`);
   await running;
@@ -151,7 +162,9 @@ async function freeze(h: StepHost): Promise<NonNullable<StopFigures['freeze']>> 
   h.note(`freeze: SIGCONT ${worker.name}: its handler finishes and it writes with its old lease`);
   const refused = await stale;
   for (const w of [worker, taker]) h.pool.terminate(w);
-  h.note(`freeze: refused the stale ${String(refused.e.op)} of ${worker.name}: generation ${String(refused.e.generation)}, job now at ${String(refused.e.currentGeneration)}`);
+  h.note(
+    `freeze: refused the stale ${String(refused.e.op)} of ${worker.name}: generation ${String(refused.e.generation)}, job now at ${String(refused.e.currentGeneration)}`,
+  );
   return {
     victim: worker.name,
     takeoverMs: taken.at - frozenAt,
@@ -168,7 +181,9 @@ async function crash(h: StepHost): Promise<NonNullable<StopFigures['crash']>> {
   h.pool.kill(worker);
   const killedAt = Date.now();
   const boundMs = h.leaseTtlMs + h.reclaimPeriodMs;
-  h.note(`crash: SIGKILL ${worker.name} while it runs ${job.id}: its lease is left to lapse (bound: lease ${formatDuration(h.leaseTtlMs)} + reclaim period ${formatDuration(h.reclaimPeriodMs)})`);
+  h.note(
+    `crash: SIGKILL ${worker.name} while it runs ${job.id}: its lease is left to lapse (bound: lease ${formatDuration(h.leaseTtlMs)} + reclaim period ${formatDuration(h.reclaimPeriodMs)})`,
+  );
   h.replace();
   const taken = await takeover;
   const takeoverMs = taken.at - killedAt;
@@ -178,7 +193,12 @@ async function crash(h: StepHost): Promise<NonNullable<StopFigures['crash']>> {
 
 /** SIGTERMs `worker` and resolves with its `worker.leases_released` and `worker.stopped` lines. */
 async function terminate(h: StepHost, worker: WorkerProcess): Promise<{ at: number; released: DemoEvent; stopped: DemoEvent }> {
-  const released = h.events.next(`release by ${worker.name}`, (ev) => ev.who === worker.name && ev.e.event === 'worker.leases_released', h.graceMs + 15_000, h.signal);
+  const released = h.events.next(
+    `release by ${worker.name}`,
+    (ev) => ev.who === worker.name && ev.e.event === 'worker.leases_released',
+    h.graceMs + 15_000,
+    h.signal,
+  );
   const stopped = h.events.next(`stop of ${worker.name}`, (ev) => ev.who === worker.name && ev.e.event === 'worker.stopped', h.graceMs + 15_000, h.signal);
   const at = Date.now();
   h.pool.terminate(worker);
@@ -195,7 +215,9 @@ async function graceful(h: StepHost): Promise<NonNullable<StopFigures['graceful'
   const ids = (released.e.ids as string[] | undefined) ?? [];
   if (!ids.includes(job.id)) throw new Error(`${worker.name} did not release ${job.id} (released: ${ids.join(', ') || 'nothing'})`);
   const taken = await pickup;
-  h.note(`graceful: ${worker.name} released ${ids.length} lease(s) ${ms(released.at - at)} after SIGTERM; ${taken.who} started ${job.id} ${ms(taken.at - released.at)} later`);
+  h.note(
+    `graceful: ${worker.name} released ${ids.length} lease(s) ${ms(released.at - at)} after SIGTERM; ${taken.who} started ${job.id} ${ms(taken.at - released.at)} later`,
+  );
   return { victim: worker.name, releaseMs: released.at - at, graceMs: h.graceMs, pickupMs: taken.at - released.at };
 }
 
@@ -213,7 +235,9 @@ async function spot(h: StepHost): Promise<NonNullable<StopFigures['spot']>> {
   const ev = await claim;
   const worker = h.pool.workers.find((w) => w.name === ev.who && w.status === 'running');
   if (!worker) throw new Error(`${ev.who}, which claimed ${long.id}, is not running`);
-  h.note(`spot: interruption notice (SIGTERM) to ${worker.name}, holding ${long.id}: it stops claiming, finishes what fits in ${ms(h.graceMs)}, releases the rest`);
+  h.note(
+    `spot: interruption notice (SIGTERM) to ${worker.name}, holding ${long.id}: it stops claiming, finishes what fits in ${ms(h.graceMs)}, releases the rest`,
+  );
   // Every lease it releases is picked up elsewhere: from that job's release (the victim's
   // lease.released line) to its claim by another worker (any claim after the SIGTERM), by the
   // times the two processes wrote in their lines (how fast the demo reads their output is no
@@ -227,6 +251,8 @@ async function spot(h: StepHost): Promise<NonNullable<StopFigures['spot']>> {
       return Math.max(0, loggedAt(await claim) - loggedAt(await rel));
     }),
   );
-  h.note(`spot: ${worker.name} finished ${String(stopped.e.drained)} job(s) in its grace and released ${ids.length}; they started elsewhere after ${waits.map(ms).join(', ')}`);
+  h.note(
+    `spot: ${worker.name} finished ${String(stopped.e.drained)} job(s) in its grace and released ${ids.length}; they started elsewhere after ${waits.map(ms).join(', ')}`,
+  );
   return { victim: worker.name, drained: Number(stopped.e.drained ?? 0), released: ids, waitsMs: waits, targetMs: SPOT_PICKUP_TARGET_MS };
 }

@@ -105,7 +105,8 @@ function resolveValue(value: unknown, bindings: LocalBindings): unknown {
     const [sep, parts] = o['Fn::Join'] as [string, unknown[]];
     return (resolveValue(parts, bindings) as unknown[]).map(String).join(sep);
   }
-  if (keys.some((k) => k.startsWith('Fn::'))) throw new TemplatePolicyError(`cannot resolve ${keys.join(', ')} in a policy: ${JSON.stringify(value).slice(0, 200)}`);
+  if (keys.some((k) => k.startsWith('Fn::')))
+    throw new TemplatePolicyError(`cannot resolve ${keys.join(', ')} in a policy: ${JSON.stringify(value).slice(0, 200)}`);
   return Object.fromEntries(keys.map((k) => [k, resolveValue(o[k], bindings)]));
 }
 

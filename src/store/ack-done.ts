@@ -20,9 +20,7 @@ import { leaseSecretHash } from './lease-secret.js';
 import { finishedJobExpiry } from './retention.js';
 
 /** Outcome of ackDone. */
-export type AckDoneOutcome =
-  | { readonly outcome: 'done'; readonly id: string; readonly generation: number; readonly repeated: boolean }
-  | StaleOutcome;
+export type AckDoneOutcome = { readonly outcome: 'done'; readonly id: string; readonly generation: number; readonly repeated: boolean } | StaleOutcome;
 
 /** Marks the leased job done with `resultText` (JSON text), if the lease still holds it. */
 export async function ackDoneIfLeaseHeld(ctx: StoreContext, lease: Lease, resultText: string): Promise<AckDoneOutcome> {

@@ -28,17 +28,18 @@ export type AckFailedOutcome =
   | StaleOutcome;
 
 /** Records a failed attempt of the leased job, if the lease still holds it. */
-export async function ackFailedIfLeaseHeld(
-  ctx: StoreContext,
-  lease: Lease,
-  error: string,
-  retryable: boolean,
-): Promise<AckFailedOutcome> {
+export async function ackFailedIfLeaseHeld(ctx: StoreContext, lease: Lease, error: string, retryable: boolean): Promise<AckFailedOutcome> {
   const { queueShards, globalShards } = await shardLayout(ctx);
   const now = ctx.clock();
   const retry = retryable && lease.attempt < lease.maxAttempts;
   const runAt = retry ? now + backoffDelay(ctx.retry, lease.attempt, ctx.random) : undefined;
-  const common = { lastError: error, settledGeneration: lease.generation, settledBy: 'failed', settledSecretHash: leaseSecretHash(lease.secret), updatedAt: now };
+  const common = {
+    lastError: error,
+    settledGeneration: lease.generation,
+    settledBy: 'failed',
+    settledSecretHash: leaseSecretHash(lease.secret),
+    updatedAt: now,
+  };
   const update = retry
     ? buildUpdate({
         set: { ...common, state: 'pending', runAt, ...scheduledKeys(lease.id, lease.queue, runAt!, queueShards) },
@@ -56,7 +57,15 @@ export async function ackFailedIfLeaseHeld(
   const result = await updateElseCurrent(ctx, { Key: { id: lease.id }, ...guarded(update, leaseHeld(lease)) });
   if (result.written) {
     if (retry) {
-      ctx.logger.warn('job.failed', { id: lease.id, queue: lease.queue, generation: lease.generation, attempt: lease.attempt, maxAttempts: lease.maxAttempts, retryAt: runAt, error });
+      ctx.logger.warn('job.failed', {
+        id: lease.id,
+        queue: lease.queue,
+        generation: lease.generation,
+        attempt: lease.attempt,
+        maxAttempts: lease.maxAttempts,
+        retryAt: runAt,
+        error,
+      });
       return { outcome: 'retrying', id: lease.id, generation: lease.generation, runAt: runAt!, repeated: false };
     }
     ctx.logger.error('job.dead', { id: lease.id, queue: lease.queue, generation: lease.generation, attempts: lease.attempt, retryable, error });

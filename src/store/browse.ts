@@ -57,14 +57,15 @@ function partitionsFor(queue: string, state: string, read: ShardCounts): { pk: s
 
 /** The Query of one partition a listing reads: all of it, or the entries under its queue's prefix. */
 function listingQuery(ctx: StoreContext, p: { pk: string; prefix?: string }): QueryCommandInput {
-  return partitionQuery(ctx, p.pk, p.prefix === undefined ? {} : { sortKey: 'begins_with(#sk, :prefix)', names: { '#sk': TABLE_SCHEMA.workIndex.sortKey }, values: { ':prefix': p.prefix } });
+  return partitionQuery(
+    ctx,
+    p.pk,
+    p.prefix === undefined ? {} : { sortKey: 'begins_with(#sk, :prefix)', names: { '#sk': TABLE_SCHEMA.workIndex.sortKey }, values: { ':prefix': p.prefix } },
+  );
 }
 
 /** Lists jobs of one queue in one state, `limit` at a time. */
-export async function listJobs(
-  ctx: StoreContext,
-  args: { queue: string; state: string; limit: number; cursor?: string },
-): Promise<JobPage> {
+export async function listJobs(ctx: StoreContext, args: { queue: string; state: string; limit: number; cursor?: string }): Promise<JobPage> {
   const parts = partitionsFor(args.queue, args.state, (await shardLayout(ctx)).read);
   let { index, key } = decodeCursor(args.cursor, parts);
   const jobs: JobSummary[] = [];
@@ -102,7 +103,13 @@ export async function queueStats(ctx: StoreContext, queues: readonly string[]): 
 async function oneQueueStats(ctx: StoreContext, queue: string, now: number, read: ShardCounts): Promise<QueueStats> {
   const [pending, running, dead] = await Promise.all(
     // Each state's partitions one after another (the three states at once): at most 3 requests in flight per queue.
-    (['pending', 'running', 'dead'] as const).map((state) => queryEach(ctx, partitionsFor(queue, state, read).map((p) => listingQuery(ctx, p)), { lanes: 1 })),
+    (['pending', 'running', 'dead'] as const).map((state) =>
+      queryEach(
+        ctx,
+        partitionsFor(queue, state, read).map((p) => listingQuery(ctx, p)),
+        { lanes: 1 },
+      ),
+    ),
   );
   const dueItems = pending!.filter((i) => (i.runAt as number) <= now);
   const oldest = dueItems.reduce((m, i) => Math.min(m, i.runAt as number), now);
@@ -128,7 +135,10 @@ function encodeCursor(index: number, key: Record<string, unknown> | undefined): 
  * way to read a partition the caller did not ask for. Its start key must be exactly an index key
  * of the partition it points into: `{ id, gpk, gsk }`, gpk that partition, gsk under its prefix.
  */
-function decodeCursor(cursor: string | undefined, parts: readonly { pk: string; prefix?: string }[]): { index: number; key: Record<string, unknown> | undefined } {
+function decodeCursor(
+  cursor: string | undefined,
+  parts: readonly { pk: string; prefix?: string }[],
+): { index: number; key: Record<string, unknown> | undefined } {
   if (cursor === undefined) return { index: 0, key: undefined };
   let o: { i?: unknown; k?: unknown } | undefined;
   try {

@@ -22,7 +22,7 @@ export type CancelOutcome =
 
 /** Cancels a live job; throws JobNotFoundError when there is no such job. */
 export async function cancelIfLive(ctx: StoreContext, id: string): Promise<CancelOutcome> {
-  for (let item = await readItem(ctx, id); ; ) {
+  for (let item = await readItem(ctx, id); ;) {
     if (!item) throw new JobNotFoundError(id);
     const state = item.state as JobState;
     if (state !== 'pending' && state !== 'running') return { outcome: 'terminal', id, state };

@@ -53,7 +53,13 @@ export async function listSlots(ctx: StoreContext, queue: string): Promise<SlotV
     IndexName: name,
     KeyConditionExpression: '#pk = :pk',
     ProjectionExpression: '#gsk, #state, #exp, #gen',
-    ExpressionAttributeNames: { '#pk': partitionKey, '#gsk': TABLE_SCHEMA.workIndex.sortKey, '#state': 'state', '#exp': 'leaseExpiresAt', '#gen': 'leaseGeneration' },
+    ExpressionAttributeNames: {
+      '#pk': partitionKey,
+      '#gsk': TABLE_SCHEMA.workIndex.sortKey,
+      '#state': 'state',
+      '#exp': 'leaseExpiresAt',
+      '#gen': 'leaseGeneration',
+    },
     ExpressionAttributeValues: { ':pk': slotPartition(queue) },
   });
   return items.map((i) => ({

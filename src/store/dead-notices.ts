@@ -15,7 +15,11 @@ import { shardLayout } from './shard-layout.js';
 
 /** Records that the dead-job notice for generation `generation` was delivered; false if the job moved on. */
 export async function markDeadNotifiedIfUndelivered(ctx: StoreContext, id: string, generation: number): Promise<boolean> {
-  const update = { UpdateExpression: 'SET #deadNotified = :true', ExpressionAttributeNames: { '#deadNotified': 'deadNotified' }, ExpressionAttributeValues: { ':true': true } };
+  const update = {
+    UpdateExpression: 'SET #deadNotified = :true',
+    ExpressionAttributeNames: { '#deadNotified': 'deadNotified' },
+    ExpressionAttributeValues: { ':true': true },
+  };
   const written = await updateIf(ctx, { Key: { id }, ...guarded(update, deadNoticeUndelivered(generation)) });
   if (written) ctx.logger.info('dead_notice.delivered', { id, generation });
   return written !== null;

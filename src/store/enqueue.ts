@@ -15,17 +15,7 @@ import { EnqueueIncompleteError, ValidationError } from '../errors.js';
 import type { Json, Job, JobState } from '../job.js';
 import { pendingKeys } from '../keys.js';
 import { BATCH_WRITE_RETRY, backoffDelay } from '../retry-policy.js';
-import {
-  checkId,
-  checkInstant,
-  checkInt,
-  checkJson,
-  checkKnownKeys,
-  checkObject,
-  checkGroup,
-  checkPriority,
-  checkQueue,
-} from '../validate.js';
+import { checkId, checkInstant, checkInt, checkJson, checkKnownKeys, checkObject, checkGroup, checkPriority, checkQueue } from '../validate.js';
 import { itemToJob, type Item } from './codec.js';
 import { fireHook, type StoreContext } from './context.js';
 import { absent, guarded, type Guard } from './guards.js';
@@ -156,7 +146,11 @@ export async function putGenerated(ctx: StoreContext, items: readonly Item[]): P
   for (let i = 0; i < items.length; i += BATCH_WRITE_ITEMS) {
     let rest = items.slice(i, i + BATCH_WRITE_ITEMS).map((Item) => ({ PutRequest: { Item } }));
     for (let attempt = 1; rest.length > 0; attempt++) {
-      if (attempt > BATCH_WRITE_RETRY.attempts) throw new EnqueueIncompleteError(rest.map((r) => r.PutRequest.Item.id as string), BATCH_WRITE_RETRY.attempts);
+      if (attempt > BATCH_WRITE_RETRY.attempts)
+        throw new EnqueueIncompleteError(
+          rest.map((r) => r.PutRequest.Item.id as string),
+          BATCH_WRITE_RETRY.attempts,
+        );
       if (attempt > 1) await new Promise((r) => setTimeout(r, backoffDelay(BATCH_WRITE_RETRY.policy, attempt - 1, ctx.random)));
       try {
         const out = await ctx.doc.send(new BatchWriteCommand({ RequestItems: { [ctx.tableName]: rest } }));

@@ -56,8 +56,7 @@ export async function ensureTable(client: DynamoDBClient, tableName: string, opt
   }
   for (let delay = 50; ; delay = Math.min(delay * 2, 1_000)) {
     const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
-    const ready =
-      Table?.TableStatus === 'ACTIVE' && (Table.GlobalSecondaryIndexes ?? []).every((g) => g.IndexStatus === 'ACTIVE');
+    const ready = Table?.TableStatus === 'ACTIVE' && (Table.GlobalSecondaryIndexes ?? []).every((g) => g.IndexStatus === 'ACTIVE');
     if (ready) break;
     if (Date.now() > deadline) {
       const status = `${Table?.TableStatus ?? 'no status'}${(Table?.GlobalSecondaryIndexes ?? []).map((g) => `, index ${g.IndexName} ${g.IndexStatus}`).join('')}`;

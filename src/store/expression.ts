@@ -34,8 +34,6 @@ export function buildUpdate(parts: {
     names[`#${attr}`] = attr;
     return `#${attr}`;
   });
-  const text = [sets.length ? `SET ${sets.join(', ')}` : '', removes.length ? `REMOVE ${removes.join(', ')}` : '']
-    .filter(Boolean)
-    .join(' ');
+  const text = [sets.length ? `SET ${sets.join(', ')}` : '', removes.length ? `REMOVE ${removes.join(', ')}` : ''].filter(Boolean).join(' ');
   return { UpdateExpression: text, ExpressionAttributeNames: names, ExpressionAttributeValues: values };
 }

@@ -80,7 +80,16 @@ export async function leaseUnderLimits(
     if (free) {
       while (slot === undefined && free.length > 0) {
         const k = free.shift()!;
-        if (await claimSlotIfFree(ctx, queue, k, { id: c.id, generation: c.generation + 1, secret }, { expiresAt: now + args.ttlMs, now, lapsedBefore: lapsedBefore(now, limits) })) slot = k;
+        if (
+          await claimSlotIfFree(
+            ctx,
+            queue,
+            k,
+            { id: c.id, generation: c.generation + 1, secret },
+            { expiresAt: now + args.ttlMs, now, lapsedBefore: lapsedBefore(now, limits) },
+          )
+        )
+          slot = k;
       }
       if (slot === undefined) break; // every slot this call saw was taken meanwhile
     }

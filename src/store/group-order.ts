@@ -204,7 +204,12 @@ export async function listedGroups(ctx: StoreContext, max: number, queue?: strin
 }
 
 /** Where a grouped job stands in its group: its position (0 = head), the size, and the job ahead of it. */
-export async function groupPosition(ctx: StoreContext, queue: string, group: string, id: string): Promise<{ position: number; size: number; ahead?: string; head?: string }> {
+export async function groupPosition(
+  ctx: StoreContext,
+  queue: string,
+  group: string,
+  id: string,
+): Promise<{ position: number; size: number; ahead?: string; head?: string }> {
   try {
     const out = await ctx.doc.send(new GetCommand({ TableName: ctx.tableName, Key: { id: groupItemId(queue, group) }, ConsistentRead: true }));
     const members = ((out.Item?.members as string[] | undefined) ?? []).map((e) => entryId(e).id);

@@ -124,10 +124,7 @@ interface WriteParts {
  * `itemAfterLoss` in io.ts for the fallback read when an endpoint does not send it). Empty name
  * or value maps are left out, as DynamoDB rejects them.
  */
-export function guarded<T extends object>(
-  write: T,
-  guard: Guard,
-): T & { ConditionExpression: string; ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } {
+export function guarded<T extends object>(write: T, guard: Guard): T & { ConditionExpression: string; ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } {
   const parts: WriteParts = write;
   const names = { ...parts.ExpressionAttributeNames, ...guard.ExpressionAttributeNames };
   const values = { ...parts.ExpressionAttributeValues, ...guard.ExpressionAttributeValues };
@@ -172,7 +169,11 @@ export function slotHeldBy(lease: Lease): Guard {
 export function atVersion(seen: number | undefined): Guard {
   return seen === undefined
     ? absent()
-    : { ConditionExpression: '#version = :seenVersion', ExpressionAttributeNames: { '#version': 'version' }, ExpressionAttributeValues: { ':seenVersion': seen } };
+    : {
+        ConditionExpression: '#version = :seenVersion',
+        ExpressionAttributeNames: { '#version': 'version' },
+        ExpressionAttributeValues: { ':seenVersion': seen },
+      };
 }
 
 /**
@@ -259,11 +260,19 @@ export function orphanAt(now: number): Guard {
  * indexed expiry as read). A completion, renewal, release or takeover in between changes one of
  * them, so a reclaim never undoes it.
  */
-export function lapsedAsRead(item: { readonly leaseGeneration?: unknown; readonly incarnation?: unknown; readonly leaseExpiresAt?: unknown }, now: number): Guard {
+export function lapsedAsRead(
+  item: { readonly leaseGeneration?: unknown; readonly incarnation?: unknown; readonly leaseExpiresAt?: unknown },
+  now: number,
+): Guard {
   return allOf(
     {
       ConditionExpression: '#state = :running AND #leaseGeneration = :seen AND #leaseExpiresAt = :seenExpiry AND #incarnation = :inc',
-      ExpressionAttributeNames: { '#state': 'state', '#leaseGeneration': 'leaseGeneration', '#leaseExpiresAt': 'leaseExpiresAt', '#incarnation': 'incarnation' },
+      ExpressionAttributeNames: {
+        '#state': 'state',
+        '#leaseGeneration': 'leaseGeneration',
+        '#leaseExpiresAt': 'leaseExpiresAt',
+        '#incarnation': 'incarnation',
+      },
       ExpressionAttributeValues: { ':running': 'running', ':seen': item.leaseGeneration, ':seenExpiry': item.leaseExpiresAt, ':inc': item.incarnation },
     },
     leaseLapsed(now),

@@ -52,10 +52,7 @@ export interface Candidate {
 const ROUNDS = 3;
 
 /** Claims up to `max` due jobs of `queues` for `owner`, best first; returns the leases won. */
-export async function leaseDue(
-  ctx: StoreContext,
-  args: { owner: string; queues: readonly string[]; ttlMs: number; max: number },
-): Promise<Lease[]> {
+export async function leaseDue(ctx: StoreContext, args: { owner: string; queues: readonly string[]; ttlMs: number; max: number }): Promise<Lease[]> {
   const won: Lease[] = [];
   const tried = new Set<string>();
   for (let round = 0; round < ROUNDS && won.length < args.max; round++) {
@@ -94,7 +91,11 @@ export async function leaseDue(
     }
     ctx.hints.claimShare.record(next, lost);
     if (lost === 0) {
-      ctx.hints.keepReadAhead(args.queues, candidates.slice(next).filter((c) => !c.orphan), readAt);
+      ctx.hints.keepReadAhead(
+        args.queues,
+        candidates.slice(next).filter((c) => !c.orphan),
+        readAt,
+      );
       break;
     }
     ctx.hints.lostClaim(now);
@@ -117,7 +118,7 @@ function entryKey(c: Candidate): string {
  */
 export function spreadWithinPriority(sorted: readonly Candidate[], random: () => number, distance?: (c: Candidate) => number): Candidate[] {
   const out = [...sorted];
-  for (let start = 0; start < out.length; ) {
+  for (let start = 0; start < out.length;) {
     let end = start + 1;
     while (end < out.length && out[end]!.priority === out[start]!.priority) end++;
     for (let i = end - 1; i > start; i--) {
@@ -144,14 +145,7 @@ async function homeFirst(ctx: StoreContext): Promise<(c: Candidate) => number> {
  * The claim itself: one conditional UpdateItem, guarded on the generation the index showed.
  * Returns the new lease, or null when another worker (or an ack, renew or reclaim) got there first.
  */
-export async function claimIfDue(
-  ctx: StoreContext,
-  c: Candidate,
-  owner: string,
-  ttlMs: number,
-  now: number,
-  secret = newLeaseSecret(),
-): Promise<Lease | null> {
+export async function claimIfDue(ctx: StoreContext, c: Candidate, owner: string, ttlMs: number, now: number, secret = newLeaseSecret()): Promise<Lease | null> {
   const expiresAt = now + ttlMs;
   const { globalShards } = await shardLayout(ctx);
   const update = buildUpdate({
@@ -203,13 +197,7 @@ export async function claimIfDue(
  * A job of negative priority is handed out only after a sweep, so it never overtakes a priority-0
  * job on a shard the first pass did not read.
  */
-export async function findCandidates(
-  ctx: StoreContext,
-  queues: readonly string[],
-  now: number,
-  limit: number,
-  orphansBelow = limit,
-): Promise<Candidate[]> {
+export async function findCandidates(ctx: StoreContext, queues: readonly string[], now: number, limit: number, orphansBelow = limit): Promise<Candidate[]> {
   const read = new Set<string>();
   const found: Candidate[] = [];
   // Every shard readers cover: during a layout change, the old layout's too.

@@ -64,9 +64,7 @@ async function findExpiredLeases(ctx: StoreContext, now: number, max: number): P
   const { read } = await shardLayout(ctx);
   const lapsed = { filter: '#exp < :now', names: { '#exp': 'leaseExpiresAt' }, values: { ':now': now } };
   const expired = await queryPartitions(ctx, shardPartitions(read.globalShards, leasePartition), lapsed, { max });
-  return expired
-    .sort((a, b) => (a.leaseExpiresAt as number) - (b.leaseExpiresAt as number))
-    .slice(0, max);
+  return expired.sort((a, b) => (a.leaseExpiresAt as number) - (b.leaseExpiresAt as number)).slice(0, max);
 }
 
 async function reclaimOne(ctx: StoreContext, item: Item, now: number, layout: ShardCounts): Promise<'reclaimed' | 'dead' | 'lost'> {

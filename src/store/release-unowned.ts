@@ -28,7 +28,7 @@ export type ReleaseUnownedOutcome =
 
 /** Force-releases a job by id; throws JobNotFoundError when there is no such job. */
 export async function releaseUnownedIfLive(ctx: StoreContext, id: string): Promise<ReleaseUnownedOutcome> {
-  for (let item = await readItem(ctx, id); ; ) {
+  for (let item = await readItem(ctx, id); ;) {
     if (!item) throw new JobNotFoundError(id);
     const state = item.state as JobState;
     const seen = item.leaseGeneration as number;

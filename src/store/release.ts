@@ -18,9 +18,7 @@ import { leaseSecretHash } from './lease-secret.js';
 import { shardLayout } from './shard-layout.js';
 
 /** Outcome of release. */
-export type ReleaseOutcome =
-  | { readonly outcome: 'released'; readonly id: string; readonly generation: number; readonly repeated: boolean }
-  | StaleOutcome;
+export type ReleaseOutcome = { readonly outcome: 'released'; readonly id: string; readonly generation: number; readonly repeated: boolean } | StaleOutcome;
 
 /** Hands the leased job back to pending, due now, if the lease still holds it. */
 export async function releaseIfLeaseHeld(ctx: StoreContext, lease: Lease, reason?: string): Promise<ReleaseOutcome> {

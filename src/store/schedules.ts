@@ -9,13 +9,7 @@ import { Cron } from 'croner';
 import { ValidationError } from '../errors.js';
 import type { Json } from '../job.js';
 import { scheduleJobId } from '../keys.js';
-import {
-  checkInt,
-  checkJson,
-  checkKnownKeys,
-  checkObject,
-  parseJson,
-} from '../validate.js';
+import { checkInt, checkJson, checkKnownKeys, checkObject, parseJson } from '../validate.js';
 import type { Item } from './codec.js';
 import { checkJobRunFields, type JobRunFields } from './enqueue.js';
 
@@ -73,14 +67,19 @@ const KNOWN = ['name', 'cron', 'timezone', 'queue', 'payload', 'priority', 'maxA
 /** A schedule name (see {@link ScheduleInput.name}). */
 export function checkScheduleName(field: string, value: unknown): string {
   if (typeof value !== 'string' || !NAME_RE.test(value)) {
-    throw new ValidationError(field, value, `a schedule name is 1-${SCHEDULE_NAME_MAX} characters of A-Z a-z 0-9 _ . @ = + - starting with a letter, digit or _`);
+    throw new ValidationError(
+      field,
+      value,
+      `a schedule name is 1-${SCHEDULE_NAME_MAX} characters of A-Z a-z 0-9 _ . @ = + - starting with a letter, digit or _`,
+    );
   }
   return value;
 }
 
 /** An IANA time zone name the runtime knows. */
 function checkTimezone(field: string, value: unknown): string {
-  if (typeof value !== 'string' || value.length === 0 || value.length > 64) throw new ValidationError(field, value, 'must be an IANA time zone name such as Europe/Berlin');
+  if (typeof value !== 'string' || value.length === 0 || value.length > 64)
+    throw new ValidationError(field, value, 'must be an IANA time zone name such as Europe/Berlin');
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: value });
   } catch (err) {

@@ -59,7 +59,11 @@ export async function checkShardLayout(ctx: StoreContext): Promise<ShardLayoutCh
   }
   const readsMore = layout.read.queueShards > layout.queueShards || layout.read.globalShards > layout.globalShards;
   if (!readsMore || ctx.clock() - layout.changedAt < LAYOUT_GRACE_MS) return { outcome: readsMore ? 'draining' : 'steady', layout, occupied };
-  const written = await changeShardLayoutIfVersion(ctx, layout, { write: layout, read: { queueShards: layout.queueShards, globalShards: layout.globalShards }, highWater });
+  const written = await changeShardLayoutIfVersion(ctx, layout, {
+    write: layout,
+    read: { queueShards: layout.queueShards, globalShards: layout.globalShards },
+    highWater,
+  });
   return written ? { outcome: 'retired', layout: written, occupied } : { outcome: 'lost-race', layout, occupied };
 }
 

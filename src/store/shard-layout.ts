@@ -63,12 +63,15 @@ export const DEFAULT_SHARD_LAYOUT: ShardLayout = {
 
 /** Validates shard counts given at an entry point; throws a ValidationError naming the field. */
 export function checkShardCounts(field: string, value: unknown): ShardCounts {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new ValidationError(field, value, 'must be an object { queueShards, globalShards }');
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new ValidationError(field, value, 'must be an object { queueShards, globalShards }');
   const o = value as Record<string, unknown>;
-  for (const k of Object.keys(o)) if (k !== 'queueShards' && k !== 'globalShards') throw new ValidationError(`${field}.${k}`, o[k], 'is not a known field (queueShards, globalShards)');
+  for (const k of Object.keys(o))
+    if (k !== 'queueShards' && k !== 'globalShards') throw new ValidationError(`${field}.${k}`, o[k], 'is not a known field (queueShards, globalShards)');
   const count = (k: 'queueShards' | 'globalShards') => {
     const n = o[k];
-    if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 1 || n > MAX_SHARDS) throw new ValidationError(`${field}.${k}`, n, `must be an integer from 1 to ${MAX_SHARDS}`);
+    if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 1 || n > MAX_SHARDS)
+      throw new ValidationError(`${field}.${k}`, n, `must be an integer from 1 to ${MAX_SHARDS}`);
     return n;
   };
   return { queueShards: count('queueShards'), globalShards: count('globalShards') };
@@ -126,21 +129,29 @@ export async function changeShardLayoutIfVersion(
   });
   try {
     await ctx.doc.send(
-      new UpdateCommand({ TableName: ctx.tableName, Key: { id: SHARD_LAYOUT_ID }, ...guarded(update, seen.version === 0 ? absent() : layoutAtVersion(seen.version)) }),
+      new UpdateCommand({
+        TableName: ctx.tableName,
+        Key: { id: SHARD_LAYOUT_ID },
+        ...guarded(update, seen.version === 0 ? absent() : layoutAtVersion(seen.version)),
+      }),
     );
   } catch (err) {
     if (err instanceof ConditionalCheckFailedException) return null;
     throw translate(ctx, err);
   }
   ctx.layout.remember(layout, now);
-  ctx.logger.warn('shards.changed', { from: { queueShards: seen.queueShards, globalShards: seen.globalShards }, to: next.write, read, version: layout.version });
+  ctx.logger.warn('shards.changed', {
+    from: { queueShards: seen.queueShards, globalShards: seen.globalShards },
+    to: next.write,
+    read,
+    version: layout.version,
+  });
   return layout;
 }
 
 /** Outcome of {@link configureShards}. */
 export type ConfigureShardsOutcome =
-  | { readonly outcome: 'unchanged'; readonly layout: ShardLayout }
-  | { readonly outcome: 'changed'; readonly layout: ShardLayout; readonly from: ShardCounts };
+  { readonly outcome: 'unchanged'; readonly layout: ShardLayout } | { readonly outcome: 'changed'; readonly layout: ShardLayout; readonly from: ShardCounts };
 
 /** Makes `counts` the table's write layout (recording it even when it is the default); a no-op when it already is. */
 export async function configureShards(ctx: StoreContext, counts: ShardCounts): Promise<ConfigureShardsOutcome> {

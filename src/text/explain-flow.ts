@@ -24,7 +24,9 @@ export function explainFlowWait(job: Job, now: number, flow: FlowStatus | undefi
         `It waits for its ordered group ${job.group}: job ${group.ahead} is just ahead of it (it is number ${group.position + 1} of ${group.size}; ${group.head} runs or waits first). Jobs of a group run one at a time, in enqueue order.`,
       );
     } else if (group.position === 0) {
-      out.push(`It is the head of its ordered group ${job.group} (${group.size} job${group.size === 1 ? '' : 's'} in the group): the next of the group waits for it to finish${job.state === 'pending' && job.attempts > 0 ? ', including its retries' : ''}.`);
+      out.push(
+        `It is the head of its ordered group ${job.group} (${group.size} job${group.size === 1 ? '' : 's'} in the group): the next of the group waits for it to finish${job.state === 'pending' && job.attempts > 0 ? ', including its retries' : ''}.`,
+      );
     } else if (job.state === 'dead') {
       out.push(`It was in ordered group ${job.group}; its group went on without it.`);
     }
@@ -32,16 +34,25 @@ export function explainFlowWait(job: Job, now: number, flow: FlowStatus | undefi
   if (job.state !== 'pending' || !flow?.limits || job.runAt > now) return out;
   const l = flow.limits;
   if (l.maxRunning !== undefined && flow.running !== undefined && flow.running >= l.maxRunning) {
-    const lapse = flow.nextSlotLapseAt === undefined ? '' : `; if none finishes, a slot frees at ${formatInstant(flow.nextSlotLapseAt)} (in ${formatDuration(flow.nextSlotLapseAt - now)}) when the oldest lease lapses (its expiry plus the clock tolerance)`;
-    out.push(`It waits for a concurrency slot: queue ${job.queue} is limited to ${l.maxRunning} running and ${flow.running} are running now. A slot frees as soon as one of them finishes${lapse}.`);
+    const lapse =
+      flow.nextSlotLapseAt === undefined
+        ? ''
+        : `; if none finishes, a slot frees at ${formatInstant(flow.nextSlotLapseAt)} (in ${formatDuration(flow.nextSlotLapseAt - now)}) when the oldest lease lapses (its expiry plus the clock tolerance)`;
+    out.push(
+      `It waits for a concurrency slot: queue ${job.queue} is limited to ${l.maxRunning} running and ${flow.running} are running now. A slot frees as soon as one of them finishes${lapse}.`,
+    );
   } else if (l.maxRunning !== undefined && flow.running !== undefined) {
     out.push(`Queue ${job.queue} is limited to ${l.maxRunning} running; ${flow.running} are running now, so a slot is free for it.`);
   }
   if (l.ratePerSecond !== undefined && flow.tokens !== undefined) {
     if (flow.tokens < 1 && flow.nextTokenAt !== undefined) {
-      out.push(`It waits for a rate token: queue ${job.queue} starts at most ${l.ratePerSecond} jobs a second (burst ${l.burst}); the next token is due at ${formatInstant(flow.nextTokenAt)} (in ${formatDuration(Math.max(0, flow.nextTokenAt - now))}), and limited workers sleep until then.`);
+      out.push(
+        `It waits for a rate token: queue ${job.queue} starts at most ${l.ratePerSecond} jobs a second (burst ${l.burst}); the next token is due at ${formatInstant(flow.nextTokenAt)} (in ${formatDuration(Math.max(0, flow.nextTokenAt - now))}), and limited workers sleep until then.`,
+      );
     } else {
-      out.push(`Queue ${job.queue} starts at most ${l.ratePerSecond} jobs a second (burst ${l.burst}); ${Math.floor(flow.tokens)} token${Math.floor(flow.tokens) === 1 ? ' is' : 's are'} there now.`);
+      out.push(
+        `Queue ${job.queue} starts at most ${l.ratePerSecond} jobs a second (burst ${l.burst}); ${Math.floor(flow.tokens)} token${Math.floor(flow.tokens) === 1 ? ' is' : 's are'} there now.`,
+      );
     }
   }
   return out;

@@ -36,14 +36,20 @@ export function explainSchedule(s: Schedule, facts: ScheduleFacts, now: number):
       summary:
         `No worker is taking its jobs: the job of its tick at ${formatInstant(facts.latestTick!)} has waited ${formatDuration(waiting)} ` +
         `and nothing is running on queue "${s.queue}".`,
-      details: [...details, `Check that a worker with a handler for queue "${s.queue}" is running (fenceq work --queues ${s.queue}, or the Lambda worker's FENCEQ_QUEUES).`],
+      details: [
+        ...details,
+        `Check that a worker with a handler for queue "${s.queue}" is running (fenceq work --queues ${s.queue}, or the Lambda worker's FENCEQ_QUEUES).`,
+      ],
     };
   }
   if (waiting !== undefined) {
     return {
       reason: 'workers-busy',
       summary: `Its jobs wait: the job of its tick at ${formatInstant(facts.latestTick!)} has waited ${formatDuration(waiting)} while ${facts.queue.running} job(s) run on queue "${s.queue}".`,
-      details: [...details, `The workers of queue "${s.queue}" are saturated or stuck: add workers or slots, or look at the running jobs (fenceq list --queue ${s.queue} --state running).`],
+      details: [
+        ...details,
+        `The workers of queue "${s.queue}" are saturated or stuck: add workers or slots, or look at the running jobs (fenceq list --queue ${s.queue} --state running).`,
+      ],
     };
   }
   if (s.paused) {
@@ -79,7 +85,11 @@ function latestText(s: Schedule, facts: ScheduleFacts, now: number): string[] {
   const id = `job ${j.id}`;
   switch (j.state) {
     case 'pending':
-      return [j.runAt > now ? `Latest tick: ${at}; ${id} is not due until ${formatInstant(j.runAt)}.` : `Latest tick: ${at}; ${id} is due since ${relative(j.runAt, now)} and not yet taken by a worker.`];
+      return [
+        j.runAt > now
+          ? `Latest tick: ${at}; ${id} is not due until ${formatInstant(j.runAt)}.`
+          : `Latest tick: ${at}; ${id} is due since ${relative(j.runAt, now)} and not yet taken by a worker.`,
+      ];
     case 'running':
       return [`Latest tick: ${at}; ${id} is running under ${j.leaseOwner ?? 'an unknown owner'} (attempt ${j.attempts} of ${j.maxAttempts}).`];
     case 'done':

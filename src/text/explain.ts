@@ -8,16 +8,7 @@ import { parseScheduleJobId } from '../keys.js';
 import { formatDuration, formatInstant, oneLine } from './format.js';
 
 /** A stable code for the situation, for scripts (`inspect --json`). */
-type WaitReason =
-  | 'scheduled'
-  | 'retry-scheduled'
-  | 'waiting-for-worker'
-  | 'running'
-  | 'lease-expired'
-  | 'reclaim-overdue'
-  | 'dead'
-  | 'done'
-  | 'cancelled';
+type WaitReason = 'scheduled' | 'retry-scheduled' | 'waiting-for-worker' | 'running' | 'lease-expired' | 'reclaim-overdue' | 'dead' | 'done' | 'cancelled';
 
 /** What `inspect` says about a job. */
 export interface Explanation {
@@ -45,7 +36,8 @@ export function explainJob(job: Job, now: number, opts: ExplainOptions): Explana
   const extra: string[] = [];
   const tick = parseScheduleJobId(job.id);
   if (tick) extra.push(`Fired by schedule "${tick.name}" for its tick at ${formatInstant(tick.tick)} (fenceq schedules inspect ${tick.name}).`);
-  if (job.progress !== undefined && job.progressAt !== undefined) extra.push(`Last progress reported ${ago(job.progressAt, now)}: ${oneLine(JSON.stringify(job.progress))}.`);
+  if (job.progress !== undefined && job.progressAt !== undefined)
+    extra.push(`Last progress reported ${ago(job.progressAt, now)}: ${oneLine(JSON.stringify(job.progress))}.`);
   return extra.length ? { ...e, details: [...e.details, ...extra] } : e;
 }
 
@@ -95,7 +87,10 @@ function explainPending(job: Job, now: number): Explanation {
         summary:
           `Retrying after an error: attempt ${job.attempts} of ${job.maxAttempts} failed; ` +
           `attempt ${job.attempts + 1} is not due until ${formatInstant(job.runAt)} (in ${formatDuration(job.runAt - now)}).`,
-        details: [`Error: ${oneLine(job.lastError ?? '(none recorded)')}`, `The wait is the retry backoff; ${job.maxAttempts - job.attempts} attempt(s) remain.`],
+        details: [
+          `Error: ${oneLine(job.lastError ?? '(none recorded)')}`,
+          `The wait is the retry backoff; ${job.maxAttempts - job.attempts} attempt(s) remain.`,
+        ],
         nextChangeAt: job.runAt,
       };
     }

@@ -15,7 +15,10 @@ export function formatDuration(ms: number): string {
 
 /** An epoch-ms instant as UTC `YYYY-MM-DD HH:MM:SSZ` (seconds are enough for an operator). */
 export function formatInstant(ms: number): string {
-  return new Date(ms).toISOString().replace('T', ' ').replace(/\.\d{3}Z$/, 'Z');
+  return new Date(ms)
+    .toISOString()
+    .replace('T', ' ')
+    .replace(/\.\d{3}Z$/, 'Z');
 }
 
 /** Parses a duration such as `500ms`, `30s`, `5m`, `2h`, `1d` or a bare number of ms. */

@@ -188,17 +188,25 @@ ${actions(job, now, opts)}`;
 
 /** The actions a job's state allows, as confirm-guarded forms; a note instead when actions are off. */
 function actions(job: Job, now: number, opts: JobViewOptions): SafeHtml {
-  if (!opts.allowActions) return html`<p class="meta" id="actions-off">Actions are off: start <code>fenceq ui --allow-actions</code> to force-release, cancel, requeue or run jobs now.</p>`;
+  if (!opts.allowActions)
+    return html`<p class="meta" id="actions-off">Actions are off: start <code>fenceq ui --allow-actions</code> to force-release, cancel, requeue or run jobs now.</p>`;
   const form = (action: string, label: string, confirm: string) => html`<form method="post" action="/job/action" data-confirm="${confirm}">
 <input type="hidden" name="token" value="${opts.token}"><input type="hidden" name="id" value="${job.id}"><input type="hidden" name="action" value="${action}">
 <button type="submit" data-action="${action}">${label}</button></form>`;
   const forms: SafeHtml[] = [];
   if (job.state === 'running') {
-    forms.push(form('release', 'Force-release', `Force-release ${job.id}? It goes back to pending at once, and ${job.leaseOwner ?? 'its worker'} has its result refused.`));
+    forms.push(
+      form(
+        'release',
+        'Force-release',
+        `Force-release ${job.id}? It goes back to pending at once, and ${job.leaseOwner ?? 'its worker'} has its result refused.`,
+      ),
+    );
   }
   if (job.state === 'pending' && job.runAt > now) forms.push(form('run-now', 'Run now', `Run ${job.id} now instead of at ${formatInstant(job.runAt)}?`));
   if (job.state === 'dead') forms.push(form('requeue', 'Requeue', `Requeue ${job.id}? It becomes pending and due now, with its attempts reset.`));
-  if (job.state === 'pending' || job.state === 'running') forms.push(form('cancel', 'Cancel', `Cancel ${job.id}? It will not run${job.state === 'running' ? ', and its worker has its result refused' : ''}.`));
+  if (job.state === 'pending' || job.state === 'running')
+    forms.push(form('cancel', 'Cancel', `Cancel ${job.id}? It will not run${job.state === 'running' ? ', and its worker has its result refused' : ''}.`));
   if (forms.length === 0) return html`<p class="meta" id="actions-none">No action applies to a ${job.state} job.</p>`;
   return html`<section id="actions"><h2>Actions</h2>${forms}</section>`;
 }

@@ -32,12 +32,9 @@ export function checkHost(host: string | undefined, port: number): Refusal | und
 }
 
 /** The cross-site checks of a state-changing request: undefined when it comes from this dashboard's own page. */
-export function checkSameOrigin(
-  headers: { origin?: string; secFetchSite?: string },
-  port: number,
-): Refusal | undefined {
+export function checkSameOrigin(headers: { origin?: string; secFetchSite?: string }, port: number): Refusal | undefined {
   if (headers.secFetchSite !== undefined && headers.secFetchSite !== 'same-origin') {
-    return { status: 403, field: 'Sec-Fetch-Site', value: headers.secFetchSite, reason: 'actions are accepted only from the dashboard\'s own pages' };
+    return { status: 403, field: 'Sec-Fetch-Site', value: headers.secFetchSite, reason: "actions are accepted only from the dashboard's own pages" };
   }
   if (headers.origin !== undefined) {
     const ok = [...allowedHosts(port)].some((h) => headers.origin === `http://${h}`);

@@ -120,7 +120,13 @@ function dashboardApp(o: AppOptions): Hono {
   const clock = o.clock ?? Date.now;
   const allowActions = o.allowActions === true;
   const frame = (title: string, page: string) => ({
-    title, page, tableName: o.queue.tableName, target: o.target, token: o.token, refreshMs: o.refreshMs, allowActions,
+    title,
+    page,
+    tableName: o.queue.tableName,
+    target: o.target,
+    token: o.token,
+    refreshMs: o.refreshMs,
+    allowActions,
   });
   const view = { reclaimPeriodMs: o.reclaimPeriodMs, allowActions, token: o.token };
   const uplot = readUplot();
@@ -130,7 +136,10 @@ function dashboardApp(o: AppOptions): Hono {
     // eslint-disable-next-line @typescript-eslint/no-unsafe-argument -- hono types a '*' middleware's input as any
     if (refused) return refuse(c, refused);
     await next();
-    c.header('Content-Security-Policy', "default-src 'self'; img-src 'self' data:; style-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'");
+    c.header(
+      'Content-Security-Policy',
+      "default-src 'self'; img-src 'self' data:; style-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
+    );
     c.header('X-Content-Type-Options', 'nosniff');
     c.header('X-Frame-Options', 'DENY');
     c.header('Referrer-Policy', 'same-origin'); // no-referrer would make Chromium send `Origin: null` on the page's own POSTs
@@ -167,7 +176,8 @@ function dashboardApp(o: AppOptions): Hono {
       throw new ValidationError('state', state, `the listing shows ${LISTABLE_STATES.join(', ')}; done and cancelled jobs are opened by id`);
     }
     const prefix = c.req.query('prefix') ?? '';
-    if (prefix !== '' && !ID_PREFIX_RE.test(prefix)) throw new ValidationError('prefix', prefix, 'an id prefix is up to 200 of A-Z a-z 0-9 _ . : @ = + / - and starts with a letter, digit or _');
+    if (prefix !== '' && !ID_PREFIX_RE.test(prefix))
+      throw new ValidationError('prefix', prefix, 'an id prefix is up to 200 of A-Z a-z 0-9 _ . : @ = + / - and starts with a letter, digit or _');
     const given = c.req.query('cursor');
     const cursor = given === undefined || given === '' ? undefined : given;
     let jobs: JobSummary[] = [];
@@ -265,13 +275,23 @@ async function perform(queue: JobQueue, action: (typeof ACTIONS)[number], id: st
       const out = await queue.releaseUnowned(id);
       if (out.outcome === 'terminal') return { ok: false, text: `Not released: the job is ${out.state}; only a pending or running job can be released.` };
       return out.outcome === 'released'
-        ? { ok: true, text: `Force-released from ${out.previousOwner ?? 'an unknown owner'}: pending and due now (generation ${out.generation}); the old holder's acks will be refused.` }
+        ? {
+            ok: true,
+            text: `Force-released from ${out.previousOwner ?? 'an unknown owner'}: pending and due now (generation ${out.generation}); the old holder's acks will be refused.`,
+          }
         : { ok: true, text: `The job was pending; its generation is now ${out.generation}, so any lease handed out earlier is void.` };
     }
     case 'cancel': {
       const out = await queue.cancel(id);
-      if (out.outcome === 'terminal') return { ok: out.state === 'cancelled', text: out.state === 'cancelled' ? 'The job was already cancelled; nothing changed.' : `Not cancelled: the job is ${out.state}.` };
-      return { ok: true, text: `Cancelled (was ${out.previousState}${out.previousState === 'running' ? '; the worker holding it will have its acks refused' : ''}).` };
+      if (out.outcome === 'terminal')
+        return {
+          ok: out.state === 'cancelled',
+          text: out.state === 'cancelled' ? 'The job was already cancelled; nothing changed.' : `Not cancelled: the job is ${out.state}.`,
+        };
+      return {
+        ok: true,
+        text: `Cancelled (was ${out.previousState}${out.previousState === 'running' ? '; the worker holding it will have its acks refused' : ''}).`,
+      };
     }
     case 'requeue': {
       const out = await queue.requeueDead(id);
@@ -279,7 +299,8 @@ async function perform(queue: JobQueue, action: (typeof ACTIONS)[number], id: st
     }
     case 'run-now': {
       const out = await queue.runNow(id);
-      if (out.outcome === 'due-now') return { ok: true, text: `Due now (it was due at ${formatInstant(out.previousRunAt)}); the next worker polling its queue takes it.` };
+      if (out.outcome === 'due-now')
+        return { ok: true, text: `Due now (it was due at ${formatInstant(out.previousRunAt)}); the next worker polling its queue takes it.` };
       if (out.outcome === 'already-due') return { ok: true, text: `Already due since ${formatInstant(out.runAt)}; nothing changed.` };
       return { ok: false, text: `Not run: the job is ${out.state}; only a scheduled pending job can be run now.` };
     }

@@ -12,7 +12,14 @@ export class LeaseLostError extends FenceqError {
   readonly currentGeneration: number | null;
   /** The job's state now, or null when the job is gone or unknown. */
   readonly currentState: JobState | null;
-  constructor(jobId: string, generation: number, currentGeneration: number | null, currentState: JobState | null, detail?: string, options?: { cause?: unknown }) {
+  constructor(
+    jobId: string,
+    generation: number,
+    currentGeneration: number | null,
+    currentState: JobState | null,
+    detail?: string,
+    options?: { cause?: unknown },
+  ) {
     super(
       `lease of job ${JSON.stringify(jobId)} generation ${generation} is lost` +
         (detail ? `: ${detail}` : currentState === null ? ': the job is gone' : ` (job is ${currentState} at generation ${currentGeneration})`),
@@ -50,7 +57,9 @@ export class HandlerCrashError extends FenceqError {
   /** The job whose handler crashed. */
   readonly jobId: string;
   constructor(jobId: string, cause: unknown) {
-    super(`handler of job ${JSON.stringify(jobId)} crashed in a callback: ${cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause)}`, { cause });
+    super(`handler of job ${JSON.stringify(jobId)} crashed in a callback: ${cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause)}`, {
+      cause,
+    });
     this.jobId = jobId;
   }
 }
@@ -63,10 +72,9 @@ export class PayloadInvalidError extends FenceqError {
   /** Its queue. */
   readonly queue: string;
   constructor(jobId: string, queue: string, cause: unknown) {
-    super(
-      `payload of job ${JSON.stringify(jobId)} in queue ${JSON.stringify(queue)} is invalid: ${cause instanceof Error ? cause.message : String(cause)}`,
-      { cause },
-    );
+    super(`payload of job ${JSON.stringify(jobId)} in queue ${JSON.stringify(queue)} is invalid: ${cause instanceof Error ? cause.message : String(cause)}`, {
+      cause,
+    });
     this.jobId = jobId;
     this.queue = queue;
   }

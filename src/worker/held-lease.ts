@@ -158,11 +158,13 @@ export class HeldLease {
     const o = this.host.options;
     const progress = this.pendingProgress;
     this.pendingProgress = undefined;
-    const out = await (progress === undefined ? o.store.renew(this.lease, o.leaseTtlMs) : o.store.renew(this.lease, o.leaseTtlMs, progress.value)).catch((err: unknown) => {
-      // Not written: the next renewal carries it, unless newer progress came meanwhile.
-      this.pendingProgress ??= progress;
-      throw err;
-    });
+    const out = await (progress === undefined ? o.store.renew(this.lease, o.leaseTtlMs) : o.store.renew(this.lease, o.leaseTtlMs, progress.value)).catch(
+      (err: unknown) => {
+        // Not written: the next renewal carries it, unless newer progress came meanwhile.
+        this.pendingProgress ??= progress;
+        throw err;
+      },
+    );
     this.lastWriteAt = o.clock();
     if (out.outcome === 'renewed') {
       if (this.held) this.lease = out.lease;

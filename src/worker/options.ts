@@ -38,13 +38,27 @@ export interface ResolvedWorkerOptions {
 }
 
 const KNOWN = [
-  'store', 'handlers', 'owner', 'concurrency', 'leaseTtlMs', 'pollIntervalMs', 'maxPollIntervalMs',
-  'handlerTimeoutMs', 'isolateCrashes', 'clock', 'timers', 'logger', 'random',
+  'store',
+  'handlers',
+  'owner',
+  'concurrency',
+  'leaseTtlMs',
+  'pollIntervalMs',
+  'maxPollIntervalMs',
+  'handlerTimeoutMs',
+  'isolateCrashes',
+  'clock',
+  'timers',
+  'logger',
+  'random',
 ] as const;
 
 /** A default owner id: host, pid and a random suffix, cut to what a lease owner may be. */
 function defaultOwner(random: () => number = Math.random): string {
-  const host = hostname().replace(/[^A-Za-z0-9_.:-]/g, '_').slice(0, 80) || 'host';
+  const host =
+    hostname()
+      .replace(/[^A-Za-z0-9_.:-]/g, '_')
+      .slice(0, 80) || 'host';
   return `${host}-${process.pid}-${Math.floor(random() * 0xffffffff).toString(36)}`;
 }
 
@@ -84,12 +98,12 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
   }
   const random = options.random ?? Math.random;
   const leaseTtlMs = options.leaseTtlMs === undefined ? WORKER_DEFAULTS.leaseTtlMs : checkTtl('options.leaseTtlMs', options.leaseTtlMs);
-  const pollIntervalMs = options.pollIntervalMs === undefined
-    ? WORKER_DEFAULTS.pollIntervalMs
-    : checkInt('options.pollIntervalMs', options.pollIntervalMs, 1, 3_600_000);
-  const maxPollIntervalMs = options.maxPollIntervalMs === undefined
-    ? Math.max(WORKER_DEFAULTS.maxPollIntervalMs, pollIntervalMs)
-    : checkInt('options.maxPollIntervalMs', options.maxPollIntervalMs, pollIntervalMs, 3_600_000);
+  const pollIntervalMs =
+    options.pollIntervalMs === undefined ? WORKER_DEFAULTS.pollIntervalMs : checkInt('options.pollIntervalMs', options.pollIntervalMs, 1, 3_600_000);
+  const maxPollIntervalMs =
+    options.maxPollIntervalMs === undefined
+      ? Math.max(WORKER_DEFAULTS.maxPollIntervalMs, pollIntervalMs)
+      : checkInt('options.maxPollIntervalMs', options.maxPollIntervalMs, pollIntervalMs, 3_600_000);
   return {
     store,
     handlers,

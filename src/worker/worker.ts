@@ -20,7 +20,6 @@ import type { HandlerContext, HandlerDefinition, JobContextJob, StopReport, Work
 type Counter = keyof WorkerCounters;
 type Outcome = { ok: true; result: unknown } | { ok: false; error: unknown; retryable: boolean; reason: string };
 
-
 /**
  * How long to sleep when a limit held a queue back. Rate: exactly until the next token is due
  * (polling sooner finds the bucket empty; later wastes the token's time). Concurrency: the idle
@@ -56,8 +55,23 @@ export class Worker {
   private state: 'new' | 'running' | 'stopping' | 'stopped' = 'new';
   private readonly held = new Map<string, HeldLease>();
   private readonly counts: Record<Counter, number> = {
-    polls: 0, leaseErrors: 0, claimed: 0, takenOver: 0, completed: 0, failed: 0, handlerErrors: 0, timeouts: 0, crashes: 0,
-    invalidPayloads: 0, released: 0, leaseLost: 0, staleAcks: 0, renewals: 0, renewErrors: 0, ackErrors: 0, discardedResults: 0,
+    polls: 0,
+    leaseErrors: 0,
+    claimed: 0,
+    takenOver: 0,
+    completed: 0,
+    failed: 0,
+    handlerErrors: 0,
+    timeouts: 0,
+    crashes: 0,
+    invalidPayloads: 0,
+    released: 0,
+    leaseLost: 0,
+    staleAcks: 0,
+    renewals: 0,
+    renewErrors: 0,
+    ackErrors: 0,
+    discardedResults: 0,
   };
   private loopDone: Promise<void> = Promise.resolve();
   private stopping: Promise<StopReport> | undefined;
@@ -91,8 +105,13 @@ export class Worker {
     if (this.options.isolateCrashes) this.uninstallGuard = installCrashGuard();
     const o = this.options;
     o.logger.info('worker.started', {
-      owner: this.owner, queues: [...o.handlers.keys()], concurrency: o.concurrency, leaseTtlMs: o.leaseTtlMs,
-      pollIntervalMs: o.pollIntervalMs, maxPollIntervalMs: o.maxPollIntervalMs, handlerTimeoutMs: o.handlerTimeoutMs,
+      owner: this.owner,
+      queues: [...o.handlers.keys()],
+      concurrency: o.concurrency,
+      leaseTtlMs: o.leaseTtlMs,
+      pollIntervalMs: o.pollIntervalMs,
+      maxPollIntervalMs: o.maxPollIntervalMs,
+      handlerTimeoutMs: o.handlerTimeoutMs,
     });
     this.events.emit('worker.started', { at: o.clock(), owner: this.owner });
     this.loopDone = this.loop();
@@ -249,7 +268,12 @@ export class Worker {
     const o = this.options;
     const lease = h.lease;
     const job: JobContextJob = {
-      id: lease.id, queue: lease.queue, payload: lease.payload, attempt: lease.attempt, maxAttempts: lease.maxAttempts, generation: lease.generation,
+      id: lease.id,
+      queue: lease.queue,
+      payload: lease.payload,
+      attempt: lease.attempt,
+      maxAttempts: lease.maxAttempts,
+      generation: lease.generation,
     };
     const ctx: HandlerContext = {
       get lease() {
@@ -276,10 +300,13 @@ export class Worker {
     });
     failure.catch(() => undefined);
     const timeoutMs = def.timeoutMs ?? o.handlerTimeoutMs;
-    const timer = timeoutMs === undefined ? undefined : o.timers.setTimeout(() => {
-      this.counts.timeouts++;
-      fail(new HandlerTimeoutError(lease.id, timeoutMs), 'timeout');
-    }, timeoutMs);
+    const timer =
+      timeoutMs === undefined
+        ? undefined
+        : o.timers.setTimeout(() => {
+            this.counts.timeouts++;
+            fail(new HandlerTimeoutError(lease.id, timeoutMs), 'timeout');
+          }, timeoutMs);
     const scope = {
       crashed: (error: unknown) => {
         if (h.phase === 'running') {
@@ -307,7 +334,10 @@ export class Worker {
         outcome = { ok: false, error: err.error, retryable: true, reason: err.reason };
         // The job is already failed; whatever the handler does later is thrown away.
         const late = (ok: boolean) => this.discard(h, ok);
-        handling.then(() => late(true), () => late(false));
+        handling.then(
+          () => late(true),
+          () => late(false),
+        );
       } else {
         outcome = { ok: false, error: err, retryable: true, reason: 'error' };
         if (h.phase === 'running') this.counts.handlerErrors++;
@@ -383,9 +413,20 @@ export class Worker {
   private staleAck(op: 'ackDone' | 'ackFailed' | 'release', h: HeldLease, out: { currentGeneration: number | null; currentState: string | null }): void {
     this.counts.staleAcks++;
     this.options.logger.warn('worker.stale_ack', {
-      op, id: h.lease.id, queue: h.lease.queue, generation: h.lease.generation, currentGeneration: out.currentGeneration, currentState: out.currentState,
+      op,
+      id: h.lease.id,
+      queue: h.lease.queue,
+      generation: h.lease.generation,
+      currentGeneration: out.currentGeneration,
+      currentState: out.currentState,
     });
-    this.events.emit('job.stale_ack', { at: this.options.clock(), lease: h.lease, op, currentGeneration: out.currentGeneration, currentState: out.currentState });
+    this.events.emit('job.stale_ack', {
+      at: this.options.clock(),
+      lease: h.lease,
+      op,
+      currentGeneration: out.currentGeneration,
+      currentState: out.currentState,
+    });
   }
 
   /** Retries a settling call on transport errors, as ACK_RETRY says (why: see there); bad input (ValidationError) is not retried. */
@@ -406,8 +447,12 @@ export class Worker {
     h.phase = 'lost';
     this.counts.leaseLost++;
     this.options.logger.warn('worker.lease_lost', {
-      id: h.lease.id, queue: h.lease.queue, generation: h.lease.generation, currentGeneration: error.currentGeneration,
-      currentState: error.currentState, error,
+      id: h.lease.id,
+      queue: h.lease.queue,
+      generation: h.lease.generation,
+      currentGeneration: error.currentGeneration,
+      currentState: error.currentState,
+      error,
     });
     this.events.emit('job.lease_lost', { at: this.options.clock(), lease: h.lease, error });
     h.controller.abort(error);

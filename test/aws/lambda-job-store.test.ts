@@ -51,8 +51,12 @@ describe('LambdaJobStore over the Lambda Invoke API', () => {
     const admin = <T>(event: AdminEvent) => invokeFenceq<T>(client, 'fenceq-admin', event);
     for (const id of ['fl-1', 'fl-2']) await producer.enqueue({ queue: 'lflow', payload: null, id });
     expect(await rejectedWith(admin({ op: 'limitsSet', queue: 'nosuch', limits: { maxRunning: 1 } }), UnknownQueueError)).toMatchObject({ field: 'queue' });
-    expect(await rejectedWith(admin({ op: 'limitsSet', queue: 'lflow', limits: { maxRunning: 0 } }), ValidationError)).toMatchObject({ field: 'limits.maxRunning' });
-    expect(await rejectedWith(admin({ op: 'limitsSet', queue: 'lflow', limits: { maxRunning: 1, clockToleranceMs: 'soon' } as never }), ValidationError)).toMatchObject({ field: 'limits.clockToleranceMs' });
+    expect(await rejectedWith(admin({ op: 'limitsSet', queue: 'lflow', limits: { maxRunning: 0 } }), ValidationError)).toMatchObject({
+      field: 'limits.maxRunning',
+    });
+    expect(
+      await rejectedWith(admin({ op: 'limitsSet', queue: 'lflow', limits: { maxRunning: 1, clockToleranceMs: 'soon' } as never }), ValidationError),
+    ).toMatchObject({ field: 'limits.clockToleranceMs' });
     expect(await admin({ op: 'limitsSet', queue: 'lflow', limits: { maxRunning: 1 } })).toEqual({ maxRunning: 1 });
     expect(await admin({ op: 'limitsGet', queue: 'lflow' })).toEqual({ maxRunning: 1 });
     const [first] = await store.lease({ owner: 'remote-flow', queues: ['lflow'], ttlMs: 5000, max: 2 });
@@ -122,13 +126,15 @@ describe('LambdaJobStore over the Lambda Invoke API', () => {
     await expect(call({ op: 'requeueDead', id: 'lj-1' })).rejects.toSatisfy((e: unknown) => e instanceof InvalidStateError && e.state === 'done');
   });
 
-  it('reports a function that failed, timed out or is not fenceq\'s as RemoteInvocationError', async () => {
+  it("reports a function that failed, timed out or is not fenceq's as RemoteInvocationError", async () => {
     const broken = new LambdaJobStore({ functionName: 'broken', endpoint: server.endpoint });
     await expect(broken.lease({ owner: 'r', queues: ['lj'], ttlMs: 5000 })).rejects.toSatisfy(
       (e: unknown) => e instanceof RemoteInvocationError && e.remoteType === 'TypeError' && e.message.includes('cannot read properties'),
     );
     const slow = new LambdaJobStore({ functionName: 'slow', endpoint: server.endpoint });
-    expect(await rejectedWith(slow.lease({ owner: 'r', queues: ['lj'], ttlMs: 5000 }), RemoteInvocationError)).toMatchObject({ remoteType: 'Sandbox.Timedout' });
+    expect(await rejectedWith(slow.lease({ owner: 'r', queues: ['lj'], ttlMs: 5000 }), RemoteInvocationError)).toMatchObject({
+      remoteType: 'Sandbox.Timedout',
+    });
     const other = new LambdaJobStore({ functionName: 'not-fenceq', endpoint: server.endpoint });
     await expect(other.lease({ owner: 'r', queues: ['lj'], ttlMs: 5000 })).rejects.toBeInstanceOf(RemoteInvocationError);
     const missing = new LambdaJobStore({ functionName: 'no-such-function', client: lambdaClient({ endpoint: server.endpoint }) });

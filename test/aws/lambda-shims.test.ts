@@ -33,7 +33,7 @@ afterEach(() => {
   vi.unstubAllEnvs();
 });
 
-describe('the Lambda bundles\' Powertools Logger stand-in', () => {
+describe("the Lambda bundles' Powertools Logger stand-in", () => {
   // The same values (errors with their stacks, one context) go to both loggers.
   const context = fakeContext(1_000, 'fenceq-api');
   const stale = new TypeError('bad', { cause: new Error('root') });
@@ -50,19 +50,21 @@ describe('the Lambda bundles\' Powertools Logger stand-in', () => {
     ['defaults', {}, {}],
     ['a constructor level', { logLevel: 'WARN' }, {}],
     ['POWERTOOLS_LOG_LEVEL', {}, { POWERTOOLS_LOG_LEVEL: 'ERROR' }],
-    ['Lambda\'s log level over the constructor\'s', { logLevel: 'INFO' }, { AWS_LAMBDA_LOG_LEVEL: 'WARN' }],
+    ["Lambda's log level over the constructor's", { logLevel: 'INFO' }, { AWS_LAMBDA_LOG_LEVEL: 'WARN' }],
     ['an X-Ray trace id', {}, { _X_AMZN_TRACE_ID: 'Root=1-abc-def;Parent=123;Sampled=1' }],
     ['SILENT', { logLevel: 'SILENT' }, {}],
   ])('writes what Powertools writes: %s', async (_what, options, env) => {
     for (const [k, v] of Object.entries(env)) vi.stubEnv(k, v);
     const { Logger } = await shim<{ Logger: new (o: object) => LoggerLike }>('powertools-logger.mjs');
     const ours = capture(calls(() => new Logger({ serviceName: 'fenceq', ...options })));
-    const theirs = capture(calls(() => new PowertoolsLogger({ serviceName: 'fenceq', ...options } as ConstructorParameters<typeof PowertoolsLogger>[0]) as unknown as LoggerLike));
+    const theirs = capture(
+      calls(() => new PowertoolsLogger({ serviceName: 'fenceq', ...options } as ConstructorParameters<typeof PowertoolsLogger>[0]) as unknown as LoggerLike),
+    );
     expect(ours).toEqual(theirs);
   });
 });
 
-describe('the Lambda bundles\' Powertools Metrics stand-in', () => {
+describe("the Lambda bundles' Powertools Metrics stand-in", () => {
   const calls = (make: () => MetricsLike) => () => {
     const m = make();
     m.addDimension('queue', 'q1');
@@ -84,7 +86,7 @@ describe('the Lambda bundles\' Powertools Metrics stand-in', () => {
   });
 });
 
-describe('the Lambda bundles\' endpoint-discovery stand-in', () => {
+describe("the Lambda bundles' endpoint-discovery stand-in", () => {
   type Resolve = (input: Record<string, unknown>, o: { endpointDiscoveryCommandCtor: unknown }) => Record<string, unknown>;
   const provider = async (): Promise<boolean | undefined> => undefined;
   class DescribeEndpoints {}

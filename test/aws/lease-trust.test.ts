@@ -47,7 +47,9 @@ beforeAll(async () => {
     into.push(JSON.stringify(reply));
     return reply;
   };
-  server = await startLambdaInvokeServer({ functions: { 'fenceq-enqueue': recording(enq, apiReplies), 'fenceq-api': recording(api, apiReplies), 'fenceq-admin': recording(admin, adminReplies) } });
+  server = await startLambdaInvokeServer({
+    functions: { 'fenceq-enqueue': recording(enq, apiReplies), 'fenceq-api': recording(api, apiReplies), 'fenceq-admin': recording(admin, adminReplies) },
+  });
   store = new LambdaJobStore({ functionName: 'fenceq-api', endpoint: server.endpoint });
   producer = new LambdaProducer({ functionName: 'fenceq-enqueue', endpoint: server.endpoint });
   lambda = lambdaClient({ endpoint: server.endpoint });
@@ -151,7 +153,10 @@ describe('admin operations and retention', () => {
 describe('the reclaim run with many queues', () => {
   it('measures a bounded slice of queues per run, in rotation, while totals of running and dead cover every queue', async () => {
     const table = await freshTable();
-    const aws = awsQueue({ tableName: table.tableName, wakeQueueUrl: undefined, deadQueueUrl: undefined, dynamodbEndpoint: endpoint(), sqsEndpoint: undefined }, { logger: silentLogger });
+    const aws = awsQueue(
+      { tableName: table.tableName, wakeQueueUrl: undefined, deadQueueUrl: undefined, dynamodbEndpoint: endpoint(), sqsEndpoint: undefined },
+      { logger: silentLogger },
+    );
     const queues = Array.from({ length: 10 }, (_, i) => `hq${String(i).padStart(2, '0')}`);
     await aws.queue.enqueueMany(queues.map((queue) => ({ queue, payload: null })));
     // Running jobs in the last queues, which the first slices do not measure: the totals still count them.

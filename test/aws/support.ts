@@ -1,12 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import {
-  CreateQueueCommand,
-  DeleteMessageBatchCommand,
-  DeleteQueueCommand,
-  ReceiveMessageCommand,
-  type Message,
-  type SQSClient,
-} from '@aws-sdk/client-sqs';
+import { CreateQueueCommand, DeleteMessageBatchCommand, DeleteQueueCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, inject, vi } from 'vitest';
 import { sqsClient } from '../../src/aws/clients.js';
 import { endpoint } from '../support/harness.js';
@@ -72,9 +65,7 @@ export async function drain(url: string, waitSeconds = 0, sqs = testSqs()): Prom
     const msgs = out.Messages ?? [];
     if (msgs.length === 0) return got;
     got.push(...msgs);
-    await sqs.send(
-      new DeleteMessageBatchCommand({ QueueUrl: url, Entries: msgs.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })) }),
-    );
+    await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: url, Entries: msgs.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })) }));
   }
 }
 

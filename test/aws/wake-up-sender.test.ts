@@ -16,7 +16,7 @@ describe('WakeUpSender', () => {
     expect(got.map((b) => b.queue).sort()).toEqual([...names].sort());
   });
 
-  it('within a window sends one more message, delayed to the window\'s end, and nothing after that until it arrives', async () => {
+  it("within a window sends one more message, delayed to the window's end, and nothing after that until it arrives", async () => {
     const url = await freshSqsQueue('wake');
     const clock = testClock();
     const sender = new WakeUpSender({ sqs: testSqs(), queueUrl: url, clock, windowMs: 1000, logger: memoryLogger() });

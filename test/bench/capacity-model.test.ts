@@ -1,15 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  capacity,
-  costAt,
-  DEFAULT_MIX,
-  lifeImages,
-  partitionKind,
-  perJobWrites,
-  renewalsFor,
-  shardsFor,
-  stepWrites,
-} from '../../tools/capacity-model.js';
+import { capacity, costAt, DEFAULT_MIX, lifeImages, partitionKind, perJobWrites, renewalsFor, shardsFor, stepWrites } from '../../tools/capacity-model.js';
 import type { Lease } from '../../src/job.js';
 import { freshQueue } from '../support/harness.js';
 
@@ -81,7 +71,7 @@ describe('capacity model: arithmetic', () => {
   });
 });
 
-describe('capacity model: the per-step writes are the store\'s', () => {
+describe("capacity model: the per-step writes are the store's", () => {
   it('each step of the model writes the same partitions and units as the real store does', async () => {
     const { queue, raw, clock } = await freshQueue();
     const model = lifeImages({ payloadBytes: 120, priority: 0, delayed: false });
@@ -140,8 +130,12 @@ describe('capacity model: the per-step writes are the store\'s', () => {
     const { queue, raw, clock } = await freshQueue();
     await queue.enqueue({ queue: 'jobs', id: 'p', payload: null, priority: 5 });
     await queue.enqueue({ queue: 'jobs', id: 'd', payload: null, runAt: clock.now + 60_000 });
-    expect(stepWrites(undefined, await raw.get('p')).index).toEqual(stepWrites(undefined, lifeImages({ payloadBytes: 4, priority: 5, delayed: false }).enqueued).index);
-    expect(stepWrites(undefined, await raw.get('d')).index).toEqual(stepWrites(undefined, lifeImages({ payloadBytes: 4, priority: 0, delayed: true }).enqueued).index);
+    expect(stepWrites(undefined, await raw.get('p')).index).toEqual(
+      stepWrites(undefined, lifeImages({ payloadBytes: 4, priority: 5, delayed: false }).enqueued).index,
+    );
+    expect(stepWrites(undefined, await raw.get('d')).index).toEqual(
+      stepWrites(undefined, lifeImages({ payloadBytes: 4, priority: 0, delayed: true }).enqueued).index,
+    );
     expect(stepWrites(undefined, await raw.get('p')).index).toEqual({ prio: 1 });
     expect(stepWrites(undefined, await raw.get('d')).index).toEqual({ sched: 1 });
   });

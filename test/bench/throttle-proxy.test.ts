@@ -27,7 +27,7 @@ describe('throttle proxy', () => {
     expect(updateIndexEffect(wire({ set: { progress: '{}', updatedAt: 5 } }))).toBeUndefined();
   });
 
-  it('answers a write past a partition key\'s rate as DynamoDB does, and lets it through once the bucket refills', async () => {
+  it("answers a write past a partition key's rate as DynamoDB does, and lets it through once the bucket refills", async () => {
     const { tableName } = await freshTable();
     const proxy = await startThrottleProxy(endpoint(), { writeUnitsPerSec: 2, burstSec: 1 });
     proxies.push(proxy);

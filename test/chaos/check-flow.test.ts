@@ -3,7 +3,12 @@ import { checkFlow, type FlowRun } from '../../chaos/check-flow.js';
 
 const TTL = 1_000;
 const run = (id: string, start: number, end: number | undefined, extra: Partial<FlowRun> = {}): FlowRun => ({
-  id, generation: 1, start, firstExpiresAt: start + TTL, ...(end === undefined ? {} : { end, lastExpiresAt: start + TTL }), ...extra,
+  id,
+  generation: 1,
+  start,
+  firstExpiresAt: start + TTL,
+  ...(end === undefined ? {} : { end, lastExpiresAt: start + TTL }),
+  ...extra,
 });
 
 describe('the chaos flow check (on records written by hand)', () => {
@@ -21,7 +26,7 @@ describe('the chaos flow check (on records written by hand)', () => {
     expect(checkFlow([run('k', 0, undefined), run('n', 999, 1_200)], { maxRunning: 1, leaseTtlMs: TTL }).counts.overConcurrency).toBe(1);
   });
 
-  it('turns each run\'s known expiry into real time with its worker\'s clock skew', () => {
+  it("turns each run's known expiry into real time with its worker's clock skew", () => {
     // A killed run (no end) of a worker 400 ms ahead: its expiry 1,000 by its clock is 600 real.
     const ahead = run('k', 0, undefined, { clockSkewMs: 400 });
     expect(checkFlow([ahead, run('n', 700, 900)], { maxRunning: 1, leaseTtlMs: TTL }).counts.overConcurrency).toBe(0);

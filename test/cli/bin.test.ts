@@ -118,7 +118,9 @@ describe('bin/fenceq.js', () => {
     writeFileSync(join(dir, 'handlers.txt'), '');
     const none = await spawnCli(['work', '--handlers', join(dir, 'none.mjs')], { FENCEQ_TABLE_NAME: 'fenceq-x' });
     expect(none.code).toBe(EXIT.usage);
-    expect(none.stderr).toBe(`fenceq: --handlers ${join(dir, 'none.mjs')} exports no handlers: export \`handlers\` (or a default export), an object of queue name -> handler\n`);
+    expect(none.stderr).toBe(
+      `fenceq: --handlers ${join(dir, 'none.mjs')} exports no handlers: export \`handlers\` (or a default export), an object of queue name -> handler\n`,
+    );
     const wrong = await spawnCli(['work', '--handlers', join(dir, 'wrong.mjs')], { FENCEQ_TABLE_NAME: 'fenceq-x' });
     expect(wrong.code).toBe(EXIT.usage);
     expect(wrong.stderr).toBe(`fenceq: --handlers ${join(dir, 'wrong.mjs')}: the handler of queue "email" is neither a function nor { handle }\n`);
@@ -136,7 +138,8 @@ describe('bin/fenceq.js', () => {
     writeFileSync(join(cjs, 'types.ts'), 'export type Email = { to: string };\n');
     const esmSyntax = (name: string, ts: boolean) =>
       `${ts ? "import type { Email } from './types';\n" : ''}export const handlers = { ${JSON.stringify(`q-${name}`)}: (job${ts ? ': { payload: unknown }' : ''}) => ({ from: ${JSON.stringify(name)}, payload: job.payload${ts ? ' as Email' : ''} }) };\n`;
-    const cjsSyntax = (name: string) => `exports.handlers = { ${JSON.stringify(`q-${name}`)}: (job) => ({ from: ${JSON.stringify(name)}, payload: job.payload }) };\n`;
+    const cjsSyntax = (name: string) =>
+      `exports.handlers = { ${JSON.stringify(`q-${name}`)}: (job) => ({ from: ${JSON.stringify(name)}, payload: job.payload }) };\n`;
     const files = {
       'cjs-ts': [join(cjs, 'handlers.ts'), esmSyntax('cjs-ts', true)],
       'cjs-mts': [join(cjs, 'handlers.mts'), esmSyntax('cjs-mts', false)],
@@ -148,7 +151,11 @@ describe('bin/fenceq.js', () => {
     } as const;
     const workers = Object.entries(files).map(([, [file, text]]) => {
       writeFileSync(file, text);
-      return spawn(process.execPath, [BIN, 'work', '--handlers', file, '--poll', '100ms'], { cwd: join(file, '..'), env: t.env, stdio: ['ignore', 'ignore', 'pipe'] });
+      return spawn(process.execPath, [BIN, 'work', '--handlers', file, '--poll', '100ms'], {
+        cwd: join(file, '..'),
+        env: t.env,
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
     });
     const stderr = workers.map((w) => {
       let text = '';
@@ -171,7 +178,8 @@ describe('bin/fenceq.js', () => {
   }, 60_000);
 
   // A handler that holds its lease until the worker aborts it (at stop, after the grace).
-  const HOLD = "export const handlers = { hold: (job, ctx) => new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason))) };\n";
+  const HOLD =
+    "export const handlers = { hold: (job, ctx) => new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason))) };\n";
   const launchers = {
     direct: (args: string[]) => [process.execPath, BIN, ...args],
     npx: (args: string[]) => ['npx', '--no-install', 'fenceq', ...args],

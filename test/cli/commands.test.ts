@@ -287,7 +287,10 @@ describe('configuration and errors', () => {
   it('reads the table and region from a cdk --outputs-file', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'fenceq-out-'));
     const file = join(dir, 'outputs.json');
-    writeFileSync(file, JSON.stringify({ FenceqStack: { JobsTableName: tableName, JobsTableArn: `arn:aws:dynamodb:${region}:123456789012:table/${tableName}` } }));
+    writeFileSync(
+      file,
+      JSON.stringify({ FenceqStack: { JobsTableName: tableName, JobsTableArn: `arn:aws:dynamodb:${region}:123456789012:table/${tableName}` } }),
+    );
     await queue.enqueue({ queue: 'outq', id: 'out-1', payload: null });
     const run = await cli(['--outputs', file, '--json', 'get', 'out-1'], { env: { FENCEQ_DYNAMODB_ENDPOINT: endpoint() } });
     expect(run.code).toBe(0);

@@ -24,7 +24,9 @@ describe('environment names', () => {
   it('the CLI refuses the old DYNAMODB_ENDPOINT (exit 2, one line, nothing sent) instead of going to AWS without it', async () => {
     const run = await cli(['get', 'job-1'], { env: { FENCEQ_TABLE_NAME: 'fenceq-anything', DYNAMODB_ENDPOINT: 'http://127.0.0.1:1' } });
     expect(run.code).toBe(EXIT.usage);
-    expect(run.stderr).toBe('fenceq: environment variable DYNAMODB_ENDPOINT is set but fenceq reads FENCEQ_DYNAMODB_ENDPOINT: rename it (or unset DYNAMODB_ENDPOINT)\n');
+    expect(run.stderr).toBe(
+      'fenceq: environment variable DYNAMODB_ENDPOINT is set but fenceq reads FENCEQ_DYNAMODB_ENDPOINT: rename it (or unset DYNAMODB_ENDPOINT)\n',
+    );
   });
 
   it('the CLI refuses the old FENCEQ_TABLE, one line naming the new name', async () => {
@@ -35,9 +37,13 @@ describe('environment names', () => {
 
   it('an old name is not refused when a flag or the new name says where to go', async () => {
     const t = await freshTable('fenceq-env');
-    const byFlag = await cli(['--json', '--endpoint', endpoint(), '--table', t.tableName, 'stats'], { env: { DYNAMODB_ENDPOINT: 'http://127.0.0.1:1', FENCEQ_TABLE: 'x' } });
+    const byFlag = await cli(['--json', '--endpoint', endpoint(), '--table', t.tableName, 'stats'], {
+      env: { DYNAMODB_ENDPOINT: 'http://127.0.0.1:1', FENCEQ_TABLE: 'x' },
+    });
     expect(byFlag.code).toBe(EXIT.ok);
-    const byNewName = await cli(['--json', 'stats'], { env: { [ENV.tableName]: t.tableName, [ENV.dynamodbEndpoint]: endpoint(), DYNAMODB_ENDPOINT: 'http://127.0.0.1:1' } });
+    const byNewName = await cli(['--json', 'stats'], {
+      env: { [ENV.tableName]: t.tableName, [ENV.dynamodbEndpoint]: endpoint(), DYNAMODB_ENDPOINT: 'http://127.0.0.1:1' },
+    });
     expect(byNewName.code).toBe(EXIT.ok);
   });
 

@@ -70,7 +70,9 @@ describe('explainSchedule', () => {
     const now = TICK + 5 * MIN;
     const e = explainSchedule(schedule({ lastTick: TICK + 6 * MIN, nextTick: TICK + 7 * MIN }), facts(tickJob(), { due: 5, oldestDueAgeMs: 5 * MIN }), now);
     expect(e.reason).toBe('no-worker');
-    expect(e.summary).toBe('No worker is taking its jobs: the job of its tick at 2030-01-01 00:00:00Z has waited 5m 00s and nothing is running on queue "reports".');
+    expect(e.summary).toBe(
+      'No worker is taking its jobs: the job of its tick at 2030-01-01 00:00:00Z has waited 5m 00s and nothing is running on queue "reports".',
+    );
     expect(text(e)).toContain('Queue "reports": 5 due (the oldest waiting 5m 00s), 3 pending in all, 0 running.');
     expect(text(e)).toContain('Check that a worker with a handler for queue "reports" is running');
   });
@@ -108,7 +110,7 @@ describe('explainSchedule', () => {
   });
 });
 
-describe('explainJob of a tick\'s job', () => {
+describe("explainJob of a tick's job", () => {
   it('names the schedule and tick that fired it, and a withdrawn job says why it will not run', () => {
     const waiting = explainJob(tickJob(), TICK + 2 * MIN, { reclaimPeriodMs: MIN });
     expect(waiting.reason).toBe('waiting-for-worker');

@@ -146,7 +146,11 @@ describe('explainJob: finished', () => {
 
 describe('explainJob: progress', () => {
   it('a running job with progress says what it reported and how long ago', () => {
-    const e = explainJob(job({ state: 'running', attempts: 1, leaseOwner: 'w1', leaseExpiresAt: NOW + 20 * S, progress: { done: 40, of: 100 }, progressAt: NOW - 12 * S }), NOW, opts);
+    const e = explainJob(
+      job({ state: 'running', attempts: 1, leaseOwner: 'w1', leaseExpiresAt: NOW + 20 * S, progress: { done: 40, of: 100 }, progressAt: NOW - 12 * S }),
+      NOW,
+      opts,
+    );
     expect(e.reason).toBe('running');
     expect(e.details.at(-1)).toContain('{"done":40,"of":100}');
     expect(e.details.at(-1)).toMatch(/12(\.0)? ?s/);

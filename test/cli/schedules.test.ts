@@ -16,13 +16,18 @@ beforeAll(async () => {
 
 describe('fenceq schedules', () => {
   it('put, list, pause, resume, remove, with --json', async () => {
-    const put = await cli(['schedules', 'put', 'nightly', '0 2 * * *', '--queue', 'reports', '--timezone', 'Europe/Berlin', '--payload', '{"k":1}', '--catch-up', '3'], { env });
+    const put = await cli(
+      ['schedules', 'put', 'nightly', '0 2 * * *', '--queue', 'reports', '--timezone', 'Europe/Berlin', '--payload', '{"k":1}', '--catch-up', '3'],
+      { env },
+    );
     expect(put.code).toBe(EXIT.ok);
     expect(put.stdout).toMatch(/created schedule nightly on queue reports; next tick/);
     expect(await queue.schedules.get('nightly')).toMatchObject({ cron: '0 2 * * *', timezone: 'Europe/Berlin', payload: { k: 1 }, catchUp: { max: 3 } });
     const list = json<{ name: string; paused: boolean; backlog: { due: number } }[]>(await cli(['--json', 'schedules', 'list'], { env }));
     expect(list).toMatchObject([{ name: 'nightly', paused: false, backlog: { due: 0 } }]);
-    expect((await cli(['schedules', 'pause', 'nightly'], { env })).stdout).toBe('paused schedule nightly; withdrew 0 job(s) it had fired ahead that had not started\n');
+    expect((await cli(['schedules', 'pause', 'nightly'], { env })).stdout).toBe(
+      'paused schedule nightly; withdrew 0 job(s) it had fired ahead that had not started\n',
+    );
     expect((await cli(['schedules', 'list'], { env })).stdout).toMatch(/nightly.*paused/);
     expect((await cli(['schedules', 'resume', 'nightly'], { env })).code).toBe(EXIT.ok);
     expect((await cli(['schedules', 'remove', 'nightly'], { env })).stdout).toBe('removed schedule nightly\n');
@@ -51,7 +56,9 @@ describe('fenceq schedules', () => {
     expect(out.code).toBe(EXIT.ok);
     expect(out.stdout).toMatch(/^No worker is taking its jobs: the job of its tick at .* has waited 2m \d\ds and nothing is running on queue "nobody"\.$/m);
     expect(out.stdout).toMatch(/Queue "nobody": 3 due/);
-    const j = json<{ explanation: { reason: string }; facts: { latestJob: { state: string } } }>(await cli(['--json', 'schedules', 'inspect', 'orphan'], { env: e }));
+    const j = json<{ explanation: { reason: string }; facts: { latestJob: { state: string } } }>(
+      await cli(['--json', 'schedules', 'inspect', 'orphan'], { env: e }),
+    );
     expect(j).toMatchObject({ explanation: { reason: 'no-worker' }, facts: { latestJob: { state: 'pending' } } });
     // The tick's job says which schedule fired it.
     const latest = (await past.schedules.get('orphan'))!.lastTick!;

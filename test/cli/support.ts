@@ -13,10 +13,7 @@ export interface CliRun {
 }
 
 /** Runs `fenceq args...` in this process with the given env, stdin and clock. */
-export async function cli(
-  args: readonly string[],
-  opts: { env?: NodeJS.ProcessEnv; stdin?: string; clock?: () => number } = {},
-): Promise<CliRun> {
+export async function cli(args: readonly string[], opts: { env?: NodeJS.ProcessEnv; stdin?: string; clock?: () => number } = {}): Promise<CliRun> {
   let stdout = '';
   let stderr = '';
   const io: CliIo = {

@@ -28,7 +28,11 @@ export interface Stage {
 
 /** The Dockerfile's stages, in order (line continuations joined, comments dropped, build ARGs before FROM substituted). */
 export function readDockerfile(text = readFileSync(DOCKERFILE, 'utf8')): Stage[] {
-  const lines = text.replace(/\\\n/g, ' ').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+  const lines = text
+    .replace(/\\\n/g, ' ')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('#'));
   const globalArgs: Record<string, string> = {};
   const stages: Stage[] = [];
   let cur: { -readonly [K in keyof Stage]: Stage[K] } | undefined;
@@ -65,7 +69,9 @@ export function stageImage(handlers: string): { app: string; remove: () => void 
   const base = join(ROOT, '.image-stage');
   mkdirSync(base, { recursive: true });
   const app = mkdtempSync(join(base, 'app-'));
-  const packed = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8' })) as [{ files: { path: string }[] }];
+  const packed = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8' })) as [
+    { files: { path: string }[] },
+  ];
   const pkg = join(app, 'node_modules', 'fenceq');
   for (const f of packed[0].files) {
     mkdirSync(dirname(join(pkg, f.path)), { recursive: true });

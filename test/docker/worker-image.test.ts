@@ -119,7 +119,10 @@ describe('the image as a process', () => {
       // Fenced: the new lease began only after the old one ran out (the new expiry is a whole lifetime past it).
       expect(now.leaseExpiresAt! - 2_000).toBeGreaterThanOrEqual(j.leaseExpiresAt!);
     }
-    const taken = b.lines.filter((l) => l.line.event === 'worker.orphan_taken_over').map((l) => l.line.id).sort();
+    const taken = b.lines
+      .filter((l) => l.line.event === 'worker.orphan_taken_over')
+      .map((l) => l.line.id)
+      .sort();
     expect(taken).toEqual(['k1', 'k2']);
     b.child.kill('SIGTERM');
     expect(await b.exited).toBe(0);
@@ -171,7 +174,8 @@ describe('the image as a process', () => {
     const file = join(mkdtempSync(join(tmpdir(), 'fenceq-health-')), 'alive');
     const w = start('h', { FENCEQ_HEALTH_FILE: file });
     await w.next((l) => l.event === 'worker.started', 'started');
-    const health = (env: Record<string, string>) => runImage({ ...final, entrypoint: final.healthcheck!.slice(0, 2), cmd: final.healthcheck!.slice(2) }, app, env);
+    const health = (env: Record<string, string>) =>
+      runImage({ ...final, entrypoint: final.healthcheck!.slice(0, 2), cmd: final.healthcheck!.slice(2) }, app, env);
     const ok = health({ FENCEQ_HEALTH_FILE: file });
     expect(await ok.exited).toBe(0);
     w.child.kill('SIGTERM');

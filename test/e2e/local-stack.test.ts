@@ -126,7 +126,9 @@ describe('fenceq start --no-demo', () => {
     expect(await w.exited).toBe(0);
     // The raw client works too: the reply is the API's { ok, value } envelope.
     const lambda = lambdaClient({ endpoint: ready.lambdaEndpoint });
-    const out = await lambda.send(new InvokeCommand({ FunctionName: ready.functions.admin, Payload: Buffer.from(JSON.stringify({ op: 'get', id: 'e2e-lambda' })) }));
+    const out = await lambda.send(
+      new InvokeCommand({ FunctionName: ready.functions.admin, Payload: Buffer.from(JSON.stringify({ op: 'get', id: 'e2e-lambda' })) }),
+    );
     expect(JSON.parse(Buffer.from(out.Payload!).toString())).toMatchObject({ ok: true, value: { id: 'e2e-lambda', state: 'done' } });
     lambda.destroy();
   }, 60_000);
@@ -135,10 +137,14 @@ describe('fenceq start --no-demo', () => {
     await queue.enqueue({ queue: 'nobody-works-this', id: 'e2e-abandoned', payload: null });
     const [lease] = await queue.lease({ owner: 'e2e-ghost', queues: ['nobody-works-this'], ttlMs: 1_000 });
     expect(lease).toBeDefined();
-    const job = await until('the reclaim timer to return it', async () => {
-      const j = await queue.get('e2e-abandoned');
-      return j?.state === 'pending' ? j : undefined;
-    }, 20_000);
+    const job = await until(
+      'the reclaim timer to return it',
+      async () => {
+        const j = await queue.get('e2e-abandoned');
+        return j?.state === 'pending' ? j : undefined;
+      },
+      20_000,
+    );
     expect(job.lastError).toContain('e2e-ghost');
     expect(job.leaseGeneration).toBe(lease!.generation + 1);
   }, 40_000);
@@ -171,7 +177,15 @@ describe('fenceq start (demo)', () => {
     expect(planned.filter((s) => s === 'done')).toHaveLength(10);
     // The four stop kinds, each on a job of its own, all happened and ended done.
     const steps = states.filter(([id]) => id.startsWith('step-'));
-    expect(steps.map(([id]) => id).sort()).toEqual(['step-crash', 'step-freeze', 'step-freeze-warmup', 'step-graceful', 'step-spot-long', 'step-spot-short-1', 'step-spot-short-2']);
+    expect(steps.map(([id]) => id).sort()).toEqual([
+      'step-crash',
+      'step-freeze',
+      'step-freeze-warmup',
+      'step-graceful',
+      'step-spot-long',
+      'step-spot-short-1',
+      'step-spot-short-2',
+    ]);
     expect(steps.every(([, s]) => s === 'done')).toBe(true);
     const stops = finished.stops;
     expect(stops.failures).toEqual([]);

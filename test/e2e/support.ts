@@ -95,7 +95,9 @@ export function startStack(args: readonly string[]): StackProcess {
       let t: NodeJS.Timeout | undefined;
       return Promise.race([
         proc.waitForLine((line) => parse(line)?.event === event).then((line) => parse(line)!),
-        new Promise<never>((_, reject) => (t = setTimeout(() => reject(new Error(`no ${event} within ${timeoutMs} ms; stderr: ${err.slice(-2000)}`)), timeoutMs))),
+        new Promise<never>(
+          (_, reject) => (t = setTimeout(() => reject(new Error(`no ${event} within ${timeoutMs} ms; stderr: ${err.slice(-2000)}`)), timeoutMs)),
+        ),
       ])
         .catch((e: unknown) => {
           throw e instanceof ChildExitedError ? new Error(`stack exited (${e.exit.code}) before ${event}; stderr: ${err.slice(-2000)}`) : e;

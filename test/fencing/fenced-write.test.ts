@@ -34,7 +34,10 @@ describe('fencedWrite', () => {
     const tableName = await effectsTable(client);
     const w = fencedWriter({ client, tableName });
     const key = { pk: 'report-1' };
-    expect(await w.write(key, { jobId: 'j1', generation: 10 }, { body: 'gen 10' })).toMatchObject({ outcome: 'written', item: { body: 'gen 10', fenceGeneration: 10, fenceJobId: 'j1' } });
+    expect(await w.write(key, { jobId: 'j1', generation: 10 }, { body: 'gen 10' })).toMatchObject({
+      outcome: 'written',
+      item: { body: 'gen 10', fenceGeneration: 10, fenceJobId: 'j1' },
+    });
     // The same run may write again (a retry, a second step).
     expect((await w.write(key, { jobId: 'j1', generation: 10 }, { step: 2 })).outcome).toBe('written');
     expect((await w.write(key, { jobId: 'j1', generation: 12 }, { body: 'gen 12' })).outcome).toBe('written');
@@ -49,20 +52,30 @@ describe('fencedWrite', () => {
     const tableName = await effectsTable(t.client);
     await t.queue.enqueue({ queue: 'q', id: 'reused', payload: 1 });
     const [first] = await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: 5_000 });
-    expect((await fencedWrite({ client: t.client, tableName, key: { pk: 'out' }, token: { jobId: 'reused', generation: first!.generation }, set: { v: 1 } })).outcome).toBe('written');
+    expect(
+      (await fencedWrite({ client: t.client, tableName, key: { pk: 'out' }, token: { jobId: 'reused', generation: first!.generation }, set: { v: 1 } }))
+        .outcome,
+    ).toBe('written');
     await t.raw.delete('reused');
     t.clock.advance(1);
     await t.queue.enqueue({ queue: 'q', id: 'reused', payload: 2 });
     const [second] = await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: 5_000 });
     expect(second!.generation).toBeGreaterThan(first!.generation);
-    expect((await fencedWrite({ client: t.client, tableName, key: { pk: 'out' }, token: { jobId: 'reused', generation: second!.generation }, set: { v: 2 } })).outcome).toBe('written');
+    expect(
+      (await fencedWrite({ client: t.client, tableName, key: { pk: 'out' }, token: { jobId: 'reused', generation: second!.generation }, set: { v: 2 } }))
+        .outcome,
+    ).toBe('written');
   });
 
   it('an extra condition of the caller is ANDed with the fence and reported apart from it', async () => {
     const { client } = await freshQueue();
     const tableName = await effectsTable(client);
     const out = await fencedWrite({
-      client, tableName, key: { pk: 'k' }, token: { jobId: 'j', generation: 5 }, set: { v: 1 },
+      client,
+      tableName,
+      key: { pk: 'k' },
+      token: { jobId: 'j', generation: 5 },
+      set: { v: 1 },
       condition: { expression: 'attribute_exists(#must)', names: { '#must': 'must' } },
     });
     expect(out).toMatchObject({ outcome: 'condition-failed', item: undefined });
@@ -71,12 +84,18 @@ describe('fencedWrite', () => {
   it('refuses bad input with a ValidationError naming the field, writing nothing', async () => {
     const { client } = await freshQueue();
     const tableName = await effectsTable(client);
-    expect(await rejectedWith(fencedWrite({ client, tableName, key: { pk: 'k' }, token: { jobId: 'j', generation: 0 }, set: {} }), ValidationError)).toMatchObject({ field: 'fencedWrite.token.generation' });
-    await expect(fencedWrite({ client, tableName, key: { pk: 'k' }, token: { jobId: 'j', generation: 3 }, set: { fenceGeneration: 99 } })).rejects.toBeInstanceOf(ValidationError);
-    await expect(fencedWrite({ client, tableName, key: { pk: 'k' }, token: { jobId: 'j', generation: 3 }, set: { pk: 'other' } })).rejects.toBeInstanceOf(ValidationError);
+    expect(
+      await rejectedWith(fencedWrite({ client, tableName, key: { pk: 'k' }, token: { jobId: 'j', generation: 0 }, set: {} }), ValidationError),
+    ).toMatchObject({ field: 'fencedWrite.token.generation' });
+    await expect(
+      fencedWrite({ client, tableName, key: { pk: 'k' }, token: { jobId: 'j', generation: 3 }, set: { fenceGeneration: 99 } }),
+    ).rejects.toBeInstanceOf(ValidationError);
+    await expect(fencedWrite({ client, tableName, key: { pk: 'k' }, token: { jobId: 'j', generation: 3 }, set: { pk: 'other' } })).rejects.toBeInstanceOf(
+      ValidationError,
+    );
   });
 
-  it('a paused worker whose lease was taken over cannot overwrite its successor\'s output when it wakes', async () => {
+  it("a paused worker whose lease was taken over cannot overwrite its successor's output when it wakes", async () => {
     const t = await workerTable();
     const tableName = await effectsTable(t.client);
     const e = await t.queue.enqueue({ queue: 'report', payload: { month: '2026-11' } });
@@ -120,7 +139,13 @@ describe('fencedWrite', () => {
     const out = (await aOutcome.promise) as { outcome: string; recordedGeneration: number; generation: number };
     expect(out.outcome).toBe('fenced-out');
     expect(out.recordedGeneration).toBeGreaterThan(out.generation);
-    const effect = await fencedWrite({ client: t.client, tableName, key: { pk: 'report#2026-11' }, token: { jobId: e.id, generation: out.generation }, set: { probe: 1 } });
+    const effect = await fencedWrite({
+      client: t.client,
+      tableName,
+      key: { pk: 'report#2026-11' },
+      token: { jobId: e.id, generation: out.generation },
+      set: { probe: 1 },
+    });
     expect(effect).toMatchObject({ outcome: 'fenced-out', item: { body: 'from B', fenceGeneration: out.recordedGeneration } });
     expect(aStore.count('ackDone')).toBe(0);
   });

@@ -62,14 +62,15 @@ describe('functions/api: direct invokes', () => {
     const [b] = value<Lease[]>(await api({ op: 'lease', lease: { owner: 'worker-b', queues: ['mail'], ttlMs: 10_000 } }));
     expect(b!.generation).toBeGreaterThan(a!.generation);
 
-    const stale = value<{ outcome: string; currentGeneration: number; currentState: string }>(
-      await api({ op: 'ackDone', lease: a, result: 'from A' }),
-    );
+    const stale = value<{ outcome: string; currentGeneration: number; currentState: string }>(await api({ op: 'ackDone', lease: a, result: 'from A' }));
     expect(stale).toEqual({ outcome: 'stale', id: 'api-stale', generation: a!.generation, currentGeneration: b!.generation, currentState: 'running' });
     const staleFail = value<{ outcome: string }>(await api({ op: 'ackFailed', lease: a, error: 'A gave up' }));
     expect(staleFail.outcome).toBe('stale');
 
-    expect(value<{ state: string; leaseOwner: string }>(await admin({ op: 'get', id: 'api-stale' }))).toMatchObject({ state: 'running', leaseOwner: 'worker-b' });
+    expect(value<{ state: string; leaseOwner: string }>(await admin({ op: 'get', id: 'api-stale' }))).toMatchObject({
+      state: 'running',
+      leaseOwner: 'worker-b',
+    });
     expect(value<{ outcome: string }>(await api({ op: 'ackDone', lease: b, result: 'from B' })).outcome).toBe('done');
     expect(value<{ result: unknown }>(await admin({ op: 'get', id: 'api-stale' })).result).toBe('from B');
     await drain(wakeUrl);
@@ -111,7 +112,18 @@ describe('functions/api: direct invokes', () => {
 });
 
 describe('functions/api: bad events are refused with a typed error and nothing written', () => {
-  const validLease = { id: 'x-1', generation: 5, secret: 'ab'.repeat(16), incarnation: '0123456789abcdef', owner: 'w', queue: 'bad', expiresAt: 1, attempt: 1, maxAttempts: 3, payload: null };
+  const validLease = {
+    id: 'x-1',
+    generation: 5,
+    secret: 'ab'.repeat(16),
+    incarnation: '0123456789abcdef',
+    owner: 'w',
+    queue: 'bad',
+    expiresAt: 1,
+    attempt: 1,
+    maxAttempts: 3,
+    payload: null,
+  };
   const { secret: _secret, ...noSecret } = validLease;
   const deep = (n: number): unknown => {
     let v: unknown = 1;
@@ -132,7 +144,18 @@ describe('functions/api: bad events are refused with a typed error and nothing w
     ['bad queue name', { op: 'enqueue', job: { queue: 'no spaces', payload: 1 } }, 'job.queue', 'no spaces'],
     ['missing payload', { op: 'enqueue', job: { queue: 'bad' } }, 'job.payload', undefined],
     ['wrong priority type', { op: 'enqueue', job: { queue: 'bad', payload: 1, priority: 'high' } }, 'job.priority', 'high'],
-    ['one bad job in a batch', { op: 'enqueueMany', jobs: [{ queue: 'bad', payload: 1, id: 'ok-1' }, { queue: 'bad', payload: 1, maxAttempts: 0 }] }, 'jobs[1].maxAttempts', 0],
+    [
+      'one bad job in a batch',
+      {
+        op: 'enqueueMany',
+        jobs: [
+          { queue: 'bad', payload: 1, id: 'ok-1' },
+          { queue: 'bad', payload: 1, maxAttempts: 0 },
+        ],
+      },
+      'jobs[1].maxAttempts',
+      0,
+    ],
     ['jobs not an array', { op: 'enqueueMany', jobs: { queue: 'bad' } }, 'jobs', { queue: 'bad' }],
     ['lease ttl too short', { op: 'lease', lease: { owner: 'w', queues: ['bad'], ttlMs: 5 } }, 'lease.ttlMs', 5],
     ['lease max too large', { op: 'lease', lease: { owner: 'w', queues: ['bad'], ttlMs: 5000, max: 1000 } }, 'lease.max', 1000],
@@ -141,7 +164,18 @@ describe('functions/api: bad events are refused with a typed error and nothing w
     ['retryable not a boolean', { op: 'ackFailed', lease: validLease, error: 'x', options: { retryable: 'no' } }, 'options.retryable', 'no'],
     ['lease without its secret', { op: 'ackDone', lease: noSecret }, 'lease.secret', undefined],
     ['100,000-deep payload', { op: 'enqueue', job: { queue: 'bad', payload: deep(100_000), id: 'deep-1' } }, 'job.payload', tooDeep],
-    ['100,000-deep payload in a batch', { op: 'enqueueMany', jobs: [{ queue: 'bad', payload: 1, id: 'ok-2' }, { queue: 'bad', payload: deep(100_000) }] }, 'jobs[1].payload', tooDeep],
+    [
+      '100,000-deep payload in a batch',
+      {
+        op: 'enqueueMany',
+        jobs: [
+          { queue: 'bad', payload: 1, id: 'ok-2' },
+          { queue: 'bad', payload: deep(100_000) },
+        ],
+      },
+      'jobs[1].payload',
+      tooDeep,
+    ],
     ['100,000-deep error', { op: 'ackFailed', lease: validLease, error: deep(100_000) }, 'error', tooDeep],
     ['65-deep payload', { op: 'enqueue', job: { queue: 'bad', payload: deep(65), id: 'deep-2' } }, 'job.payload', '(a value nested more than 64 levels deep)'],
   ];
@@ -178,9 +212,10 @@ describe('functions/api: bad events are refused with a typed error and nothing w
   });
 });
 
-describe('functions/api: failures that are not the caller\'s', () => {
+describe("functions/api: failures that are not the caller's", () => {
   it('throws (a function error Lambda counts) when the table cannot be reached, instead of replying ok: false', async () => {
-    const down = (await coldStart(() => import('../../functions/api.js'), handlerEnv('fenceq-unreachable', { FENCEQ_DYNAMODB_ENDPOINT: 'http://127.0.0.1:9' }))).handler;
+    const down = (await coldStart(() => import('../../functions/api.js'), handlerEnv('fenceq-unreachable', { FENCEQ_DYNAMODB_ENDPOINT: 'http://127.0.0.1:9' })))
+      .handler;
     // The SDK's connection error itself (after its retries), not one of fenceq's typed errors that become replies.
     const err = await down({ op: 'lease', lease: { owner: 'w', queues: ['mail'], ttlMs: 5000 } }).then(
       () => undefined,
@@ -209,14 +244,20 @@ describe('functions/admin', () => {
   it('refuses unknown operations and bad ids, and reports a missing job by class', async () => {
     expect(await admin({ op: 'lease', lease: {} })).toMatchObject({ ok: false, error: { name: 'ValidationError', field: 'op', value: 'lease' } });
     expect(await admin({ op: 'cancel', id: '~queues' })).toMatchObject({ ok: false, error: { name: 'ValidationError', field: 'id', value: '~queues' } });
-    expect(await admin({ op: 'list', list: { queue: 'mail', state: 'done' } })).toMatchObject({ ok: false, error: { name: 'ValidationError', field: 'state' } });
+    expect(await admin({ op: 'list', list: { queue: 'mail', state: 'done' } })).toMatchObject({
+      ok: false,
+      error: { name: 'ValidationError', field: 'state' },
+    });
     expect(await admin({ op: 'stats', queues: 'mail' })).toMatchObject({ ok: false, error: { name: 'ValidationError', field: 'queues' } });
     expect(await admin({ op: 'requeueDead', id: 'nobody' })).toMatchObject({ ok: false, error: { name: 'JobNotFoundError', jobId: 'nobody' } });
   });
 
   it('cancels, requeues only dead jobs, lists and inspects', async () => {
     value(await enq({ op: 'enqueue', job: { queue: 'ops', payload: 1, id: 'adm-1' } }));
-    expect(await admin({ op: 'requeueDead', id: 'adm-1' })).toMatchObject({ ok: false, error: { name: 'InvalidStateError', jobId: 'adm-1', state: 'pending' } });
+    expect(await admin({ op: 'requeueDead', id: 'adm-1' })).toMatchObject({
+      ok: false,
+      error: { name: 'InvalidStateError', jobId: 'adm-1', state: 'pending' },
+    });
     const page = value<{ jobs: { id: string }[] }>(await admin({ op: 'list', list: { queue: 'ops', state: 'pending' } }));
     expect(page.jobs.map((j) => j.id)).toEqual(['adm-1']);
     expect(value<{ outcome: string }>(await admin({ op: 'cancel', id: 'adm-1' })).outcome).toBe('cancelled');

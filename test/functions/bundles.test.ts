@@ -77,7 +77,9 @@ describe('the pre-bundled functions on the emulators', () => {
     const err = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
     const freshEnq = await bundle('enqueue', { ...env, FENCEQ_LOG: undefined, POWERTOOLS_LOG_LEVEL: 'INFO' });
     const fresh = await bundle('api', { ...env, FENCEQ_LOG: undefined, POWERTOOLS_LOG_LEVEL: 'INFO' });
-    expect(value(await freshEnq({ op: 'enqueue', job: { queue: 'mail', payload: { to: 'a@b' }, id: 'b-1' } }, fakeContext(10_000, 'fenceq-enqueue')))).toMatchObject({ outcome: 'created' });
+    expect(
+      value(await freshEnq({ op: 'enqueue', job: { queue: 'mail', payload: { to: 'a@b' }, id: 'b-1' } }, fakeContext(10_000, 'fenceq-enqueue'))),
+    ).toMatchObject({ outcome: 'created' });
     expect(value(await freshEnq({ op: 'enqueue', job: { queue: 'mail', payload: { to: 'a@b' }, id: 'b-1' } }))).toMatchObject({ outcome: 'exists' });
     expect(bodies(await drain(wakeUrl, 1))).toContainEqual({ queue: 'mail' });
     const [lease] = value<Lease[]>(await fresh({ op: 'lease', lease: { owner: 'w1', queues: ['mail'], ttlMs: 10_000 } }, fakeContext(10_000, 'fenceq-api')));
@@ -107,7 +109,9 @@ describe('the pre-bundled functions on the emulators', () => {
     expect(value(await admin({ op: 'get', id: 'b-adm' }))).toMatchObject({ id: 'b-adm', state: 'pending' });
     expect(value<{ jobs: unknown[] }>(await admin({ op: 'list', list: { queue: 'adm', state: 'pending' } })).jobs).toHaveLength(1);
     expect(value(await admin({ op: 'stats', queues: ['adm'] }))).toBeDefined();
-    expect(value(await admin({ op: 'schedulePut', schedule: { name: 'nightly', cron: '0 3 * * *', timezone: 'Europe/Paris', queue: 'adm', payload: {} } }))).toMatchObject({ outcome: 'created' });
+    expect(
+      value(await admin({ op: 'schedulePut', schedule: { name: 'nightly', cron: '0 3 * * *', timezone: 'Europe/Paris', queue: 'adm', payload: {} } })),
+    ).toMatchObject({ outcome: 'created' });
     const bad = (await admin({ op: 'schedulePut', schedule: { name: 'bad', cron: 'not a cron', queue: 'adm', payload: {} } })) as InvokeReply;
     expect(bad).toMatchObject({ ok: false, error: { name: 'ValidationError', field: 'schedule.cron' } });
     expect(value<{ name: string }[]>(await admin({ op: 'scheduleList' })).map((s) => s.name)).toContain('nightly');
@@ -121,7 +125,10 @@ describe('the pre-bundled functions on the emulators', () => {
     value(await admin({ op: 'schedulePut', schedule: { name: 'every-second', cron: '* * * * * *', queue: 'rec', payload: { tick: true } } }));
     const out = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
     const reclaim = await bundle('reclaim', { ...env, POWERTOOLS_METRICS_DISABLED: undefined });
-    const run = (await reclaim(scheduledEvent(), fakeContext(30_000, 'fenceq-reclaim'))) as { reclaim: { reclaimed: number }; schedules: { created: number } | null };
+    const run = (await reclaim(scheduledEvent(), fakeContext(30_000, 'fenceq-reclaim'))) as {
+      reclaim: { reclaimed: number };
+      schedules: { created: number } | null;
+    };
     const emf = out.mock.calls.map(([l]) => String(l)).filter((l) => l.startsWith('{"_aws"'));
     out.mockRestore();
     expect(run.reclaim.reclaimed).toBeGreaterThanOrEqual(1);
@@ -133,7 +140,15 @@ describe('the pre-bundled functions on the emulators', () => {
 
   it('reclaim: every step of a run in its bundle (shard counts recorded, a schedule fired, an expired lease reclaimed and one made dead with its notice, an undelivered notice re-sent, queues measured), none failing', async () => {
     await drain(deadUrl, 0);
-    value(await enq({ op: 'enqueueMany', jobs: [{ queue: 'rall', payload: 1, id: 'b-rall-again' }, { queue: 'rall', payload: 1, id: 'b-rall-last', maxAttempts: 1 }] }));
+    value(
+      await enq({
+        op: 'enqueueMany',
+        jobs: [
+          { queue: 'rall', payload: 1, id: 'b-rall-again' },
+          { queue: 'rall', payload: 1, id: 'b-rall-last', maxAttempts: 1 },
+        ],
+      }),
+    );
     const held = value<Lease[]>(await api({ op: 'lease', lease: { owner: 'gone', queues: ['rall'], ttlMs: 10_000, max: 2 } }));
     expect(held.map((l) => l.id).sort()).toEqual(['b-rall-again', 'b-rall-last']);
     for (const l of held) await raw.set(l.id, { leaseExpiresAt: Date.now() - 5_000 });
@@ -146,7 +161,13 @@ describe('the pre-bundled functions on the emulators', () => {
     value(await admin({ op: 'schedulePut', schedule: { name: 'rall-s', cron: '* * * * * *', queue: 'rall', payload: null } }));
     await raw.delete('~shards');
 
-    const reclaim = await bundle('reclaim', { ...env, FENCEQ_LOG: undefined, POWERTOOLS_LOG_LEVEL: 'INFO', FENCEQ_QUEUE_SHARDS: '4', FENCEQ_GLOBAL_SHARDS: '4' });
+    const reclaim = await bundle('reclaim', {
+      ...env,
+      FENCEQ_LOG: undefined,
+      POWERTOOLS_LOG_LEVEL: 'INFO',
+      FENCEQ_QUEUE_SHARDS: '4',
+      FENCEQ_GLOBAL_SHARDS: '4',
+    });
     const { result: run, lines } = await captured(async () => (await reclaim(scheduledEvent(), fakeContext(30_000, 'fenceq-reclaim'))) as ReclaimRunResult);
     value(await admin({ op: 'scheduleRemove', name: 'rall-s' }));
     expect(lines.filter((l) => l.includes('_failed') || l.includes('AbsentFromBundleError'))).toEqual([]);
@@ -210,7 +231,11 @@ describe('the pre-bundled functions on the emulators', () => {
 
   it('flow control through the bundles: limits set and read (admin), grouped jobs enqueued (enqueue), leased under limits, renewed, acked, released and failed with their slot and group (api), a grouped job cancelled (admin)', async () => {
     value(await enq({ op: 'enqueue', job: { queue: 'flow', payload: 0, id: 'b-flow-0' } }));
-    expect(value(await admin({ op: 'limitsSet', queue: 'flow', limits: { maxRunning: 1, ratePerSecond: 100, burst: 10 } }))).toEqual({ maxRunning: 1, ratePerSecond: 100, burst: 10 });
+    expect(value(await admin({ op: 'limitsSet', queue: 'flow', limits: { maxRunning: 1, ratePerSecond: 100, burst: 10 } }))).toEqual({
+      maxRunning: 1,
+      ratePerSecond: 100,
+      burst: 10,
+    });
     expect(value(await admin({ op: 'limitsGet', queue: 'flow' }))).toEqual({ maxRunning: 1, ratePerSecond: 100, burst: 10 });
     value(await enq({ op: 'enqueue', job: { queue: 'flow', payload: 0, id: 'b-flow-1' } }));
     const lease1 = async (): Promise<Lease[]> => value<Lease[]>(await api({ op: 'lease', lease: { owner: 'wf', queues: ['flow'], ttlMs: 10_000, max: 5 } }));
@@ -293,7 +318,7 @@ describe('the pre-bundled functions on the emulators', () => {
     expect(bodies(await drain(deadUrl, 1))).toEqual([expect.objectContaining({ id: 'b-fail-1', queue: 'fail' })]);
   });
 
-  it('the SDK inside a bundle passes the invocation trace on as the full SDK does: the Lambda runtime\'s trace context when it has one, else _X_AMZN_TRACE_ID', async () => {
+  it("the SDK inside a bundle passes the invocation trace on as the full SDK does: the Lambda runtime's trace context when it has one, else _X_AMZN_TRACE_ID", async () => {
     const seen: IncomingHttpHeaders[] = [];
     const server = createServer((req, res) => {
       seen.push(req.headers);
@@ -311,9 +336,20 @@ describe('the pre-bundled functions on the emulators', () => {
       expect(seen.at(-1)).toMatchObject({ 'x-amzn-trace-id': 'Root=1-aaaa-env' });
       expect(seen.at(-1)?.traceparent).toBeUndefined();
       // The runtime's store, published before the handler module loads (as the Lambda runtime does).
-      g.awslambda = { InvokeStore: { getXRayTraceId: () => 'Root=1-bbbb-store', getTraceparent: () => '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', getTracestate: () => 'fq=1', getBaggage: () => undefined } };
+      g.awslambda = {
+        InvokeStore: {
+          getXRayTraceId: () => 'Root=1-bbbb-store',
+          getTraceparent: () => '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+          getTracestate: () => 'fq=1',
+          getBaggage: () => undefined,
+        },
+      };
       expect(value(await (await bundle('admin', at))({ op: 'get', id: 'b-trace' }))).toBeNull();
-      expect(seen.at(-1)).toMatchObject({ 'x-amzn-trace-id': 'Root=1-bbbb-store', traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', tracestate: 'fq=1' });
+      expect(seen.at(-1)).toMatchObject({
+        'x-amzn-trace-id': 'Root=1-bbbb-store',
+        traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+        tracestate: 'fq=1',
+      });
     } finally {
       if (saved === undefined) delete g.awslambda;
       else g.awslambda = saved;

@@ -57,7 +57,7 @@ async function captureEmf<T>(run: () => Promise<T>): Promise<{ result: T; emf: R
 }
 
 describe('dead-job notifications', () => {
-  it('delivers a dead job\'s notification exactly once when the first send fails', async () => {
+  it("delivers a dead job's notification exactly once when the first send fails", async () => {
     // The notifications queue does not exist yet: the API function's send fails for real.
     const deadName = queueName('dead');
     const deadUrl = await queueUrlFor(deadName);
@@ -108,7 +108,12 @@ describe('functions/reclaim', () => {
   it('reclaims an orphaned lease, wakes its queue and emits the health figures as EMF', async () => {
     const deadUrl = await freshSqsQueue('dead');
     iam.rebind({ dead: deadUrl });
-    const env = handlerEnv(tableName, { FENCEQ_WAKE_QUEUE_URL: wakeUrl, FENCEQ_DEAD_QUEUE_URL: deadUrl, POWERTOOLS_METRICS_NAMESPACE: 'fenceq-test', POWERTOOLS_METRICS_DISABLED: 'false' });
+    const env = handlerEnv(tableName, {
+      FENCEQ_WAKE_QUEUE_URL: wakeUrl,
+      FENCEQ_DEAD_QUEUE_URL: deadUrl,
+      POWERTOOLS_METRICS_NAMESPACE: 'fenceq-test',
+      POWERTOOLS_METRICS_DISABLED: 'false',
+    });
     const enq: Api = (await coldStart(() => import('../../functions/enqueue.js'), { ...env, ...iam.env('enqueue') })).handler;
     const api: Api = (await coldStart(() => import('../../functions/api.js'), { ...env, ...iam.env('api') })).handler;
     value(await enq({ op: 'enqueue', job: { queue: 'orphans', payload: 1, id: 'orphan-1' } }));
@@ -152,7 +157,10 @@ describe('functions/reclaim', () => {
       [{ ...scheduledEvent(), 'detail-type': 'Object Created' }, 'detail-type'],
       [null, 'event'],
     ] as const) {
-      const err = await reclaim(event).then(() => undefined, (e: unknown) => e);
+      const err = await reclaim(event).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       // (A cold start loads its own copy of the modules: compare by name, not by class.)
       expect(err).toMatchObject({ name: 'ValidationError', field });
     }

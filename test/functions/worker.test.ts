@@ -68,9 +68,19 @@ beforeAll(async () => {
 
 describe('planInvocation', () => {
   it('keeps every lease inside the invocation and stops claiming a job budget before the reserve', () => {
-    expect(planInvocation(60_000, { reserveMs: 3000, jobBudgetMs: 10_000 })).toEqual({ leaseTtlMs: 30_000, claimUntilMs: 47_000, releaseAtMs: 57_000, jobBudgetMs: 10_000 });
+    expect(planInvocation(60_000, { reserveMs: 3000, jobBudgetMs: 10_000 })).toEqual({
+      leaseTtlMs: 30_000,
+      claimUntilMs: 47_000,
+      releaseAtMs: 57_000,
+      jobBudgetMs: 10_000,
+    });
     // A short invocation: the lease lifetime shrinks to what is left after the reserve.
-    expect(planInvocation(8000, { reserveMs: 3000, jobBudgetMs: 2000 })).toEqual({ leaseTtlMs: 5000, claimUntilMs: 3000, releaseAtMs: 5000, jobBudgetMs: 2000 });
+    expect(planInvocation(8000, { reserveMs: 3000, jobBudgetMs: 2000 })).toEqual({
+      leaseTtlMs: 5000,
+      claimUntilMs: 3000,
+      releaseAtMs: 5000,
+      jobBudgetMs: 2000,
+    });
     // No budget given: 10 s, or half of the usable time when that is less.
     expect(planInvocation(9000, { reserveMs: 3000 })).toMatchObject({ jobBudgetMs: 3000, claimUntilMs: 3000 });
   });
@@ -161,7 +171,16 @@ describe('lambdaWorker when the table is unreachable', () => {
       { logger: silentLogger },
     );
     // Even with a wake-up sender to hand on to: a wake-up would only start another invocation that fails the same way.
-    const run = lambdaWorker({ store: down.queue, handlers: { echo: () => null }, reserveMs: 1000, jobBudgetMs: 1000, pollIntervalMs: 50, logger: silentLogger, flush: down.flush, wake: () => undefined });
+    const run = lambdaWorker({
+      store: down.queue,
+      handlers: { echo: () => null },
+      reserveMs: 1000,
+      jobBudgetMs: 1000,
+      pollIntervalMs: 50,
+      logger: silentLogger,
+      flush: down.flush,
+      wake: () => undefined,
+    });
     const event = sqsEvent([JSON.stringify({ queue: 'echo' })]);
     const reply = (await run(event, fakeContext(3500))) as SQSBatchResponse;
     expect(reply.batchItemFailures).toEqual([{ itemIdentifier: (event.Records as { messageId: string }[])[0]!.messageId }]);
@@ -177,7 +196,9 @@ describe('lambdaWorker configuration', () => {
   });
 
   it('refuses at cold start a served queue without a handler', () => {
-    expect(thrownWith(() => lambdaWorker({ store: aws.queue, handlers: { a: () => null }, queues: ['a', 'b'], logger: silentLogger }), ValidationError)).toMatchObject({ field: 'queues[1]', value: 'b' });
+    expect(
+      thrownWith(() => lambdaWorker({ store: aws.queue, handlers: { a: () => null }, queues: ['a', 'b'], logger: silentLogger }), ValidationError),
+    ).toMatchObject({ field: 'queues[1]', value: 'b' });
   });
 });
 
@@ -189,7 +210,8 @@ describe('functions/worker', () => {
 
   it('runs the jobs the wake-up messages announce and stops once idle', async () => {
     await drain(wakeUrl, 0);
-    const enq = (await coldStart(() => import('../../functions/enqueue.js'), handlerEnv(tableName, { FENCEQ_WAKE_QUEUE_URL: wakeUrl, ...iam.env('enqueue') }))).handler;
+    const enq = (await coldStart(() => import('../../functions/enqueue.js'), handlerEnv(tableName, { FENCEQ_WAKE_QUEUE_URL: wakeUrl, ...iam.env('enqueue') })))
+      .handler;
     await enq({ op: 'enqueueMany', jobs: Array.from({ length: 6 }, (_, i) => ({ queue: 'echo', payload: { n: i }, id: `echo-${i}` })) });
     const messages = await drain(wakeUrl, 1);
     expect(bodies(messages)).toEqual([{ queue: 'echo' }]);

@@ -135,7 +135,9 @@ describe('the admin function, under the admin role', () => {
   });
 
   it('puts, gets, lists, pauses, resumes and removes a schedule', async () => {
-    expect(await s.admin(A, { op: 'schedulePut', schedule: { name: 'iam-sched', cron: '*/5 * * * *', queue: 'iam-sched-q' } })).toMatchObject({ outcome: 'created' });
+    expect(await s.admin(A, { op: 'schedulePut', schedule: { name: 'iam-sched', cron: '*/5 * * * *', queue: 'iam-sched-q' } })).toMatchObject({
+      outcome: 'created',
+    });
     expect(await s.admin(A, { op: 'scheduleGet', name: 'iam-sched' })).toMatchObject({ name: 'iam-sched' });
     expect(await s.admin(A, { op: 'scheduleList' })).toContainEqual(expect.objectContaining({ name: 'iam-sched' }));
     expect(await s.admin(A, { op: 'schedulePause', name: 'iam-sched' })).toMatchObject({ outcome: 'paused' });
@@ -169,13 +171,19 @@ describe('the reclaim function, under the reclaim role', () => {
 describe('the Lambda worker, under the worker role', () => {
   it('runs the jobs its wake-ups announce, acks them, and a failing job dies with its notice', async () => {
     await drain(s.wakeUrl);
-    await s.producer(P).enqueueMany([
-      ...[1, 2, 3].map((n) => ({ queue: 'echo', payload: { n }, id: `iam-echo-${n}` })),
-      { queue: 'fail', payload: { n: 0 }, id: 'iam-fail-w', maxAttempts: 1 },
-    ]);
+    await s
+      .producer(P)
+      .enqueueMany([
+        ...[1, 2, 3].map((n) => ({ queue: 'echo', payload: { n }, id: `iam-echo-${n}` })),
+        { queue: 'fail', payload: { n: 0 }, id: 'iam-fail-w', maxAttempts: 1 },
+      ]);
     const out = await testSqs().send(new ReceiveMessageCommand({ QueueUrl: s.wakeUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
     const wakes = out.Messages ?? [];
-    expect(bodies(wakes).map((b) => b.queue).sort()).toEqual(['echo', 'fail']);
+    expect(
+      bodies(wakes)
+        .map((b) => b.queue)
+        .sort(),
+    ).toEqual(['echo', 'fail']);
     const reply = await s.worker(sqsEvent(wakes), fakeContext(30_000));
     expect(reply).toEqual({ batchItemFailures: [] });
     for (const n of [1, 2, 3]) expect(await s.raw.get(`iam-echo-${n}`)).toMatchObject({ state: 'done' });
@@ -188,7 +196,14 @@ describe('coverage', () => {
     const used = (principal: string) => new Set(s.decisions.filter((d) => d.principal === principal && d.allowed).map((d) => d.action));
     expect([...used('enqueue')].sort()).toEqual(['dynamodb:BatchWriteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'sqs:SendMessage']);
     expect([...used('api')].sort()).toEqual(['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem', 'sqs:SendMessage']);
-    expect([...used('admin')].sort()).toEqual(['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem', 'sqs:SendMessage']);
+    expect([...used('admin')].sort()).toEqual([
+      'dynamodb:DeleteItem',
+      'dynamodb:GetItem',
+      'dynamodb:PutItem',
+      'dynamodb:Query',
+      'dynamodb:UpdateItem',
+      'sqs:SendMessage',
+    ]);
     expect([...used('reclaim')].sort()).toEqual(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem', 'sqs:SendMessage']);
     // The Lambda worker shares the worker profile with the API; it GetItems each queue's flow
     // limits as it leases (cached for 2 s).

@@ -41,7 +41,14 @@ describe('producers', () => {
     const q = `g-${p}`;
     expect(await producer.enqueue({ queue: q, payload: 1, id: `${q}-1` })).toMatchObject({ outcome: 'created' });
     expect(await producer.enqueue({ queue: q, payload: 1 })).toMatchObject({ outcome: 'created' });
-    expect((await producer.enqueueMany([{ queue: q, payload: 2, id: `${q}-2` }, { queue: q, payload: 3, id: `${q}-3` }])).size).toBe(2);
+    expect(
+      (
+        await producer.enqueueMany([
+          { queue: q, payload: 2, id: `${q}-2` },
+          { queue: q, payload: 3, id: `${q}-3` },
+        ])
+      ).size,
+    ).toBe(2);
     expect((await producer.enqueueMany(Array.from({ length: 26 }, (_, n) => ({ queue: q, payload: n })))).size).toBe(26);
     expect(await producer.get(`${q}-1`)).toMatchObject({ state: 'pending' });
     await expect(producer.waitFor(`${q}-1`, { timeoutMs: 200 })).rejects.toBeInstanceOf(WaitTimeoutError);
@@ -125,16 +132,26 @@ describe('operators', () => {
       if (!direct) return s.admin(p, event);
       const e = event as any;
       switch (event.op) {
-        case 'releaseUnowned': return direct.releaseUnowned(e.id);
-        case 'cancel': return direct.cancel(e.id);
-        case 'requeueDead': return direct.requeueDead(e.id);
-        case 'runNow': return direct.runNow(e.id);
-        case 'list': return direct.list(e.list);
-        case 'stats': return direct.stats(e.queues);
-        case 'purgeDead': return direct.purgeDead(e.purge);
-        case 'schedulePut': return direct.schedules.put(e.schedule);
-        case 'scheduleRemove': return direct.schedules.remove(e.name);
-        default: throw new Error(event.op);
+        case 'releaseUnowned':
+          return direct.releaseUnowned(e.id);
+        case 'cancel':
+          return direct.cancel(e.id);
+        case 'requeueDead':
+          return direct.requeueDead(e.id);
+        case 'runNow':
+          return direct.runNow(e.id);
+        case 'list':
+          return direct.list(e.list);
+        case 'stats':
+          return direct.stats(e.queues);
+        case 'purgeDead':
+          return direct.purgeDead(e.purge);
+        case 'schedulePut':
+          return direct.schedules.put(e.schedule);
+        case 'scheduleRemove':
+          return direct.schedules.remove(e.name);
+        default:
+          throw new Error(event.op);
       }
     };
     const held = await leased(q, `${q}-held`);

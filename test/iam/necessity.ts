@@ -57,7 +57,10 @@ export function withoutAction(source: string, r: Removal): string {
   const array = new RegExp(`(\\b${r.field}: \\[)([^\\]]*)(\\])`);
   const m = array.exec(body);
   if (!m) throw new Error(`${r.profile}.${r.field} not found`);
-  const items = m[2]!.split(',').map((s) => s.trim()).filter(Boolean);
+  const items = m[2]!
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const kept = items.filter((s) => s !== `'${r.action}'`);
   if (kept.length !== items.length - 1) throw new Error(`${r.profile}.${r.field} has no single '${r.action}'`);
   return source.slice(0, start) + body.replace(array, `$1${kept.join(', ')}$3`) + source.slice(end);
@@ -67,7 +70,11 @@ function runTests(): string[] {
   const out = join(mkdtempSync(join(tmpdir(), 'fenceq-necessity-')), 'report.json');
   try {
     // The shared test lock per run, so other work on the machine interleaves.
-    execFileSync('flock', ['/tmp/fenceq-tests.lock', 'npx', 'vitest', 'run', ...TESTS, '--reporter=json', `--outputFile=${out}`], { cwd: root, stdio: 'ignore', env: { ...process.env, FENCEQ_LOG: 'silent' } });
+    execFileSync('flock', ['/tmp/fenceq-tests.lock', 'npx', 'vitest', 'run', ...TESTS, '--reporter=json', `--outputFile=${out}`], {
+      cwd: root,
+      stdio: 'ignore',
+      env: { ...process.env, FENCEQ_LOG: 'silent' },
+    });
   } catch {
     // Red tests exit non-zero: the report says which.
   }
@@ -88,7 +95,9 @@ async function main(): Promise<void> {
       writeFileSync(accessFile, withoutAction(original, r));
       const red = runTests();
       results.push({ ...r, red });
-      process.stdout.write(`${red.length > 0 ? 'red  ' : 'GREEN'} ${r.profile}.${r.field} ${r.action}: ${red.length} test(s)${red[0] ? `, e.g. ${red[0]}` : ''}\n`);
+      process.stdout.write(
+        `${red.length > 0 ? 'red  ' : 'GREEN'} ${r.profile}.${r.field} ${r.action}: ${red.length} test(s)${red[0] ? `, e.g. ${red[0]}` : ''}\n`,
+      );
     }
   } finally {
     writeFileSync(accessFile, original);

@@ -64,7 +64,10 @@ export async function iamStack(): Promise<IamStack> {
       onDecision: (d) => decisions.push(d),
       lambdaEndpoint: () => server?.endpoint,
       extra: (q, scope) => {
-        const r = Object.fromEntries(GRANTED.map((name) => [name, role(scope, name[0]!.toUpperCase() + name.slice(1))])) as Record<(typeof GRANTED)[number], Role>;
+        const r = Object.fromEntries(GRANTED.map((name) => [name, role(scope, name[0]!.toUpperCase() + name.slice(1))])) as Record<
+          (typeof GRANTED)[number],
+          Role
+        >;
         q.grantEnqueue(r.producerLambda, { transport: 'lambda' });
         q.grantEnqueue(r.producerDirect, { transport: 'direct' });
         q.grantWork(r.workerLambda, { transport: 'lambda' });
@@ -105,8 +108,10 @@ export async function iamStack(): Promise<IamStack> {
     admin: (principal, event) => invokeFenceq(lambda(principal), FN.admin, event),
     direct: (principal) => {
       const url = iam.env(principal).FENCEQ_DYNAMODB_ENDPOINT;
-      return awsQueue({ tableName: table.tableName, wakeQueueUrl: wakeUrl, deadQueueUrl: deadUrl, dynamodbEndpoint: url, sqsEndpoint: url }, { logger: silentLogger });
+      return awsQueue(
+        { tableName: table.tableName, wakeQueueUrl: wakeUrl, deadQueueUrl: deadUrl, dynamodbEndpoint: url, sqsEndpoint: url },
+        { logger: silentLogger },
+      );
     },
   };
 }
-

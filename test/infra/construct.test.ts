@@ -127,7 +127,8 @@ describe('props reach the template', () => {
       expect(alarm(custom, `JobsAlarms${name}Errors`).Threshold).toBe(5);
       expect(alarm(custom, `JobsAlarms${name}Throttles`).Threshold).toBe(2);
     }
-    for (const a of Object.values(custom.findResources('AWS::CloudWatch::Alarm') as Record<string, CfnResource>)) expect(a.Properties.AlarmActions).toBeUndefined();
+    for (const a of Object.values(custom.findResources('AWS::CloudWatch::Alarm') as Record<string, CfnResource>))
+      expect(a.Properties.AlarmActions).toBeUndefined();
   });
 });
 
@@ -150,29 +151,36 @@ describe('data safety props', () => {
       ...['Enqueue', 'Api', 'Admin', 'Reclaim', 'Worker'].map((n) => fn(custom, `JobsFunctions${n}`)[1].Properties.Role['Fn::GetAtt'][0] as string),
       only(custom, 'AWS::IAM::Role', 'DirectWorkerRole')[0],
     ];
-    for (const role of roles) expect(grantsOfRole(custom, role), role).toEqual(expect.arrayContaining([`Allow kms:Decrypt -> ${key}.Arn`, `Allow kms:GenerateDataKey -> ${key}.Arn`]));
+    for (const role of roles)
+      expect(grantsOfRole(custom, role), role).toEqual(expect.arrayContaining([`Allow kms:Decrypt -> ${key}.Arn`, `Allow kms:GenerateDataKey -> ${key}.Arn`]));
     // A Lambda-transport grant holds no table credentials, so no key either.
     expect(grantsOfRole(custom, only(custom, 'AWS::IAM::Role', 'FargateTaskRole')[0]).some((g) => g.includes('kms:'))).toBe(false);
   });
 
-  it('reclaimConcurrency: the reclaim function\'s reserved concurrency', () => {
+  it("reclaimConcurrency: the reclaim function's reserved concurrency", () => {
     expect(fn(custom, 'JobsFunctionsReclaim')[1].Properties.ReservedConcurrentExecutions).toBe(5);
     expect(fn(custom, 'OtherFunctionsReclaim')[1].Properties.ReservedConcurrentExecutions).toBe(2);
   });
 });
 
 describe('grant methods', () => {
-
   it('grantInvokeApi: lambda:InvokeFunction on the API function, nothing else', () => {
-    expect(grantsOfRole(custom, only(custom, 'AWS::IAM::Role', 'FargateTaskRole')[0])).toEqual([`Allow lambda:InvokeFunction -> ${fn(custom, 'JobsFunctionsApi')[0]}.Arn`]);
+    expect(grantsOfRole(custom, only(custom, 'AWS::IAM::Role', 'FargateTaskRole')[0])).toEqual([
+      `Allow lambda:InvokeFunction -> ${fn(custom, 'JobsFunctionsApi')[0]}.Arn`,
+    ]);
   });
 
   it('grantInvokeAdmin: lambda:InvokeFunction on the admin function, nothing else', () => {
-    expect(grantsOfRole(custom, only(custom, 'AWS::IAM::Role', 'OpsRole')[0])).toEqual([`Allow lambda:InvokeFunction -> ${fn(custom, 'JobsFunctionsAdmin')[0]}.Arn`]);
+    expect(grantsOfRole(custom, only(custom, 'AWS::IAM::Role', 'OpsRole')[0])).toEqual([
+      `Allow lambda:InvokeFunction -> ${fn(custom, 'JobsFunctionsAdmin')[0]}.Arn`,
+    ]);
   });
 
   const roleGrants = (id: string) => grantsOfRole(custom, only(custom, 'AWS::IAM::Role', id)[0]).sort();
-  const fnGrants = (prefix: string) => grantsOfRole(custom, fn(custom, prefix)[1].Properties.Role['Fn::GetAtt'][0]).filter((g) => !g.includes('logs:')).sort();
+  const fnGrants = (prefix: string) =>
+    grantsOfRole(custom, fn(custom, prefix)[1].Properties.Role['Fn::GetAtt'][0])
+      .filter((g) => !g.includes('logs:'))
+      .sort();
   const invoke = (prefix: string) => [`Allow lambda:InvokeFunction -> ${fn(custom, prefix)[0]}.Arn`];
 
   it('grantDirectAccess: full trust, every table action any role has (no Scan), Query on the index, both queues', () => {

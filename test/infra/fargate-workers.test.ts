@@ -36,12 +36,41 @@ beforeAll(() => {
   outdir = app.outdir;
   const stack = new Stack(app, 'Workers');
   jobs = new FencedJobQueue(stack, 'Jobs', { serviceName: 'billing' });
-  direct = new FargateWorkers(stack, 'Direct', { queue: jobs, image: IMAGE, queues: ['email'], cpu: 512, memory: 1024, graceMs: 45_000, logRetention: RetentionDays.ONE_WEEK });
-  new FargateWorkers(stack, 'Spot', {
-    queue: jobs, image: IMAGE, queues: ['render', 'thumbs'], spot: true, minTasks: 0, maxTasks: 20, onDemandBase: 1, jobsPerTask: 5, scaleInAfter: Duration.minutes(10),
+  direct = new FargateWorkers(stack, 'Direct', {
+    queue: jobs,
+    image: IMAGE,
+    queues: ['email'],
+    cpu: 512,
+    memory: 1024,
+    graceMs: 45_000,
+    logRetention: RetentionDays.ONE_WEEK,
   });
-  viaLambda = new FargateWorkers(stack, 'ViaLambda', { queue: jobs, image: IMAGE, queues: ['email'], transport: 'lambda', vpc: direct.cluster.vpc, assignPublicIp: true });
-  built = new FargateWorkers(stack, 'Built', { queue: jobs, handlers: join(ROOT, 'examples/worker/handlers.ts'), projectDir: ROOT, queues: ['email', 'echo'], cluster: direct.cluster });
+  new FargateWorkers(stack, 'Spot', {
+    queue: jobs,
+    image: IMAGE,
+    queues: ['render', 'thumbs'],
+    spot: true,
+    minTasks: 0,
+    maxTasks: 20,
+    onDemandBase: 1,
+    jobsPerTask: 5,
+    scaleInAfter: Duration.minutes(10),
+  });
+  viaLambda = new FargateWorkers(stack, 'ViaLambda', {
+    queue: jobs,
+    image: IMAGE,
+    queues: ['email'],
+    transport: 'lambda',
+    vpc: direct.cluster.vpc,
+    assignPublicIp: true,
+  });
+  built = new FargateWorkers(stack, 'Built', {
+    queue: jobs,
+    handlers: join(ROOT, 'examples/worker/handlers.ts'),
+    projectDir: ROOT,
+    queues: ['email', 'echo'],
+    cluster: direct.cluster,
+  });
   const out = synthOnce(app, [stack]);
   if (out.error) throw out.error;
   [t] = out.templates as [Template];
@@ -54,7 +83,12 @@ const roleId = (w: FargateWorkers) => logicalId(w.taskDefinition.taskRole);
 
 describe('task definition', () => {
   it('Fargate, the given CPU and memory, awsvpc; one essential container logging to its own log group', () => {
-    expect(res('AWS::ECS::TaskDefinition', 'DirectTask')).toMatchObject({ Cpu: '512', Memory: '1024', NetworkMode: 'awsvpc', RequiresCompatibilities: ['FARGATE'] });
+    expect(res('AWS::ECS::TaskDefinition', 'DirectTask')).toMatchObject({
+      Cpu: '512',
+      Memory: '1024',
+      NetworkMode: 'awsvpc',
+      RequiresCompatibilities: ['FARGATE'],
+    });
     expect(container('Direct')).toMatchObject({ Essential: true, LogConfiguration: { LogDriver: 'awslogs' } });
     expect(container('Direct').LogConfiguration.Options['awslogs-group']).toEqual({ Ref: logicalId(direct.logGroup) });
   });
@@ -70,20 +104,33 @@ describe('task definition', () => {
 
   it('init as PID 1 (SIGTERM reaches the worker), and a health check run by the built CLI against the heartbeat file', () => {
     expect(container('Direct').LinuxParameters).toMatchObject({ InitProcessEnabled: true });
-    expect(container('Direct').HealthCheck.Command).toEqual(['CMD', 'node', '/app/node_modules/fenceq/bin/fenceq.js', 'health', '--file', '/tmp/fenceq-worker.alive', '--max-age', '60s']);
+    expect(container('Direct').HealthCheck.Command).toEqual([
+      'CMD',
+      'node',
+      '/app/node_modules/fenceq/bin/fenceq.js',
+      'health',
+      '--file',
+      '/tmp/fenceq-worker.alive',
+      '--max-age',
+      '60s',
+    ]);
     expect(envOf('Direct').FENCEQ_HEALTH_FILE).toBe('/tmp/fenceq-worker.alive');
   });
 
   it('environment: the transport and its target, the queues, a 500 ms idle poll ceiling, the concurrency', () => {
     expect(envOf('Direct')).toMatchObject({
-      FENCEQ_TRANSPORT: 'dynamodb', FENCEQ_TABLE_NAME: { Ref: logicalId(jobs.table) }, FENCEQ_QUEUES: 'email', FENCEQ_MAX_POLL: '500ms', FENCEQ_CONCURRENCY: '4',
+      FENCEQ_TRANSPORT: 'dynamodb',
+      FENCEQ_TABLE_NAME: { Ref: logicalId(jobs.table) },
+      FENCEQ_QUEUES: 'email',
+      FENCEQ_MAX_POLL: '500ms',
+      FENCEQ_CONCURRENCY: '4',
     });
     expect(envOf('Spot').FENCEQ_QUEUES).toBe('render,thumbs');
     expect(envOf('ViaLambda')).toMatchObject({ FENCEQ_TRANSPORT: 'lambda', FENCEQ_API_FUNCTION: { Ref: logicalId(jobs.apiFunction) } });
     expect(envOf('ViaLambda').FENCEQ_TABLE_NAME).toBeUndefined();
   });
 
-  it('handlers: the image is built from the project with fenceq\'s Dockerfile; the context leaves node_modules out', () => {
+  it("handlers: the image is built from the project with fenceq's Dockerfile; the context leaves node_modules out", () => {
     const image = container('Built').Image;
     expect(JSON.stringify(image)).toContain('cdk-hnb659fds-container-assets');
     const assetDir = readdirSync(outdir).find((d) => d.startsWith('asset.') && existsSync(join(outdir, d, 'docker', 'worker', 'Dockerfile')));
@@ -120,7 +167,11 @@ describe('service and capacity', () => {
 
   it('desired count starts at minTasks; the scalable target spans minTasks..maxTasks', () => {
     expect(res('AWS::ECS::Service', 'SpotService').DesiredCount).toBe(0);
-    expect(res('AWS::ApplicationAutoScaling::ScalableTarget', 'SpotScalableTarget')).toMatchObject({ MinCapacity: 0, MaxCapacity: 20, ScalableDimension: 'ecs:service:DesiredCount' });
+    expect(res('AWS::ApplicationAutoScaling::ScalableTarget', 'SpotScalableTarget')).toMatchObject({
+      MinCapacity: 0,
+      MaxCapacity: 20,
+      ScalableDimension: 'ecs:service:DesiredCount',
+    });
     expect(res('AWS::ApplicationAutoScaling::ScalableTarget', 'DirectScalableTarget')).toMatchObject({ MinCapacity: 1, MaxCapacity: 4 });
   });
 });
@@ -129,16 +180,27 @@ describe('backlog scaling', () => {
   const alarmOf = (id: string) => res('AWS::CloudWatch::Alarm', id);
   const policyOf = (id: string) => res('AWS::ApplicationAutoScaling::ScalingPolicy', id);
 
-  it('scale out: due jobs (plus a step when the oldest waited 60 s) of the tasks\' queues, one reclaim period, one datapoint', () => {
+  it("scale out: due jobs (plus a step when the oldest waited 60 s) of the tasks' queues, one reclaim period, one datapoint", () => {
     const a = alarmOf('SpotScalingScaleOutAlarm');
-    expect(a).toMatchObject({ Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold', EvaluationPeriods: 1, DatapointsToAlarm: 1, TreatMissingData: 'notBreaching' });
+    expect(a).toMatchObject({
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      EvaluationPeriods: 1,
+      DatapointsToAlarm: 1,
+      TreatMissingData: 'notBreaching',
+    });
     const expr = a.Metrics.find((m: any) => m.Expression).Expression;
     expect(expr).toBe('FILL(due0, 0) + FILL(due1, 0) + IF(MAX([FILL(age0, 0), FILL(age1, 0)]) >= 60, 5, 0)');
     const stats = a.Metrics.filter((m: any) => m.MetricStat).map((m: any) => m.MetricStat);
     expect(stats.map((s: any) => `${s.Metric.MetricName}/${s.Metric.Dimensions.find((d: any) => d.Name === 'queue').Value}/${s.Period}`).sort()).toEqual([
-      'DueJobs/render/60', 'DueJobs/thumbs/60', 'OldestDueJobAgeSeconds/render/60', 'OldestDueJobAgeSeconds/thumbs/60',
+      'DueJobs/render/60',
+      'DueJobs/thumbs/60',
+      'OldestDueJobAgeSeconds/render/60',
+      'OldestDueJobAgeSeconds/thumbs/60',
     ]);
-    expect(stats.every((s: any) => s.Metric.Namespace === 'fenceq' && s.Metric.Dimensions.some((d: any) => d.Name === 'service' && d.Value === 'billing'))).toBe(true);
+    expect(
+      stats.every((s: any) => s.Metric.Namespace === 'fenceq' && s.Metric.Dimensions.some((d: any) => d.Name === 'service' && d.Value === 'billing')),
+    ).toBe(true);
   });
 
   it('scale-out steps: +1, +2 from jobsPerTask, +4 from 4x; cooldown one reclaim period', () => {
@@ -150,15 +212,24 @@ describe('backlog scaling', () => {
       { MetricIntervalLowerBound: 4, MetricIntervalUpperBound: 19, ScalingAdjustment: 2 },
       { MetricIntervalLowerBound: 19, ScalingAdjustment: 4 },
     ]);
-    expect(alarmOf('SpotScalingScaleOutAlarm').AlarmActions).toEqual([{ Ref: only(t, 'AWS::ApplicationAutoScaling::ScalingPolicy', 'SpotScalingScaleOut')[0] }]);
+    expect(alarmOf('SpotScalingScaleOutAlarm').AlarmActions).toEqual([
+      { Ref: only(t, 'AWS::ApplicationAutoScaling::ScalingPolicy', 'SpotScalingScaleOut')[0] },
+    ]);
   });
 
   it('scale in: to exactly minTasks (0 here: scale to zero) once due + running stayed 0 for every period of scaleInAfter', () => {
     const a = alarmOf('SpotScalingScaleInAlarm');
-    expect(a).toMatchObject({ Threshold: 0.5, ComparisonOperator: 'LessThanThreshold', EvaluationPeriods: 10, DatapointsToAlarm: 10, TreatMissingData: 'notBreaching' });
+    expect(a).toMatchObject({
+      Threshold: 0.5,
+      ComparisonOperator: 'LessThanThreshold',
+      EvaluationPeriods: 10,
+      DatapointsToAlarm: 10,
+      TreatMissingData: 'notBreaching',
+    });
     expect(a.Metrics.find((m: any) => m.Expression).Expression).toBe('FILL(due0, 0) + FILL(due1, 0) + FILL(running0, 0) + FILL(running1, 0)');
     expect(policyOf('SpotScalingScaleIn').StepScalingPolicyConfiguration).toMatchObject({
-      AdjustmentType: 'ExactCapacity', StepAdjustments: [{ MetricIntervalUpperBound: 0, ScalingAdjustment: 0 }],
+      AdjustmentType: 'ExactCapacity',
+      StepAdjustments: [{ MetricIntervalUpperBound: 0, ScalingAdjustment: 0 }],
     });
     expect(alarmOf('DirectScalingScaleInAlarm').EvaluationPeriods).toBe(15);
     expect(policyOf('DirectScalingScaleIn').StepScalingPolicyConfiguration.StepAdjustments).toEqual([{ MetricIntervalUpperBound: 0, ScalingAdjustment: 1 }]);
@@ -168,13 +239,15 @@ describe('backlog scaling', () => {
 describe('task role: exactly the worker grant', () => {
   const tableArn = () => `${logicalId(jobs.table)}.Arn`;
   it('direct: Get/UpdateItem on the table, Query on the work index, SendMessage to the wake and dead queues; nothing else', () => {
-    expect(grantsOfRole(t, roleId(direct)).sort()).toEqual([
-      `Allow dynamodb:GetItem -> ${tableArn()}`,
-      `Allow dynamodb:Query -> ${tableArn()}/index/work`,
-      `Allow dynamodb:UpdateItem -> ${tableArn()}`,
-      `Allow sqs:SendMessage -> ${logicalId(jobs.queues.dead)}.Arn`,
-      `Allow sqs:SendMessage -> ${logicalId(jobs.queues.wake)}.Arn`,
-    ].sort());
+    expect(grantsOfRole(t, roleId(direct)).sort()).toEqual(
+      [
+        `Allow dynamodb:GetItem -> ${tableArn()}`,
+        `Allow dynamodb:Query -> ${tableArn()}/index/work`,
+        `Allow dynamodb:UpdateItem -> ${tableArn()}`,
+        `Allow sqs:SendMessage -> ${logicalId(jobs.queues.dead)}.Arn`,
+        `Allow sqs:SendMessage -> ${logicalId(jobs.queues.wake)}.Arn`,
+      ].sort(),
+    );
   });
 
   it('lambda: lambda:InvokeFunction on the API function alone', () => {
@@ -208,7 +281,7 @@ describe('refused props', () => {
     return undefined;
   };
 
-  it('a grace that cannot fit under Fargate\'s 120 s stop timeout: ValidationError naming props.graceMs', () => {
+  it("a grace that cannot fit under Fargate's 120 s stop timeout: ValidationError naming props.graceMs", () => {
     const err = attempt({ graceMs: 110_001 });
     expect(err).toBeInstanceOf(ValidationError);
     expect((err as ValidationError).field).toBe('props.graceMs');
@@ -228,7 +301,9 @@ describe('refused props', () => {
   });
 
   it('a handlers file outside the project, or a project without fenceq installed in it', () => {
-    expect((attempt({ image: undefined, handlers: join(ROOT, 'examples/worker/handlers.ts'), projectDir: join(ROOT, 'examples/worker') }) as ValidationError).field).toBe('props.projectDir');
+    expect(
+      (attempt({ image: undefined, handlers: join(ROOT, 'examples/worker/handlers.ts'), projectDir: join(ROOT, 'examples/worker') }) as ValidationError).field,
+    ).toBe('props.projectDir');
     expect((attempt({ image: undefined, handlers: '/nonexistent/handlers.ts' }) as ValidationError).field).toBe('props.handlers');
   });
 });

@@ -49,10 +49,11 @@ const fn = (name: string) => only(template, 'AWS::Lambda::Function', `QueueFunct
 /** Every function, by construct id. */
 const ALL = ['Enqueue', 'Api', 'Admin', 'Reclaim', 'Worker'];
 const roleOf = (name: string) => (fn(name)[1].Properties.Role['Fn::GetAtt'] as string[])[0]!;
-const allStatements = () => [
-  ...Object.values(template.findResources('AWS::IAM::Policy') as Record<string, CfnResource>),
-  ...Object.values(template.findResources('AWS::IAM::ManagedPolicy') as Record<string, CfnResource>),
-].flatMap((p) => p.Properties.PolicyDocument.Statement as any[]);
+const allStatements = () =>
+  [
+    ...Object.values(template.findResources('AWS::IAM::Policy') as Record<string, CfnResource>),
+    ...Object.values(template.findResources('AWS::IAM::ManagedPolicy') as Record<string, CfnResource>),
+  ].flatMap((p) => p.Properties.PolicyDocument.Statement as any[]);
 
 describe('the table, from the schema src/ uses', () => {
   it('has the key schema, attribute definitions and work index (with its projection) of createTableInput', () => {
@@ -110,7 +111,16 @@ describe('the functions', () => {
         let out; try { out = await m.handler({ op: 'nope' }, ctx); } catch (e) { out = { thrown: e.name }; }
         process.stdout.write('RESULT' + JSON.stringify(out));
       })`;
-      const env = { PATH: process.env.PATH, ...vars, FENCEQ_TABLE_NAME: 'fenceq-test-table', AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'x', AWS_SECRET_ACCESS_KEY: 'y', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', POWERTOOLS_LOG_LEVEL: 'SILENT' };
+      const env = {
+        PATH: process.env.PATH,
+        ...vars,
+        FENCEQ_TABLE_NAME: 'fenceq-test-table',
+        AWS_REGION: 'us-east-1',
+        AWS_ACCESS_KEY_ID: 'x',
+        AWS_SECRET_ACCESS_KEY: 'y',
+        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+        POWERTOOLS_LOG_LEVEL: 'SILENT',
+      };
       return new Promise<any>((resolve, reject) =>
         execFile(process.execPath, ['--input-type=module', '-e', script], { env, cwd: '/', timeout: 30_000 }, (err, stdout) =>
           err ? reject(err) : resolve(JSON.parse(stdout.slice(stdout.indexOf('RESULT') + 6))),
@@ -146,7 +156,10 @@ describe('the functions', () => {
     expect(env('Admin')[ENV.deadQueueUrl]).toBeUndefined();
     expect(env('Enqueue')[ENV.deadQueueUrl]).toBeUndefined();
     expect(env('Worker')[ENV.queues]).toBe(DEFAULTS.workerQueues.join(','));
-    expect(env('Reclaim')).toMatchObject({ POWERTOOLS_METRICS_NAMESPACE: 'fenceq', POWERTOOLS_SERVICE_NAME: expect.stringMatching(/^Fenceq-Queue-[0-9A-F]{8}$/) });
+    expect(env('Reclaim')).toMatchObject({
+      POWERTOOLS_METRICS_NAMESPACE: 'fenceq',
+      POWERTOOLS_SERVICE_NAME: expect.stringMatching(/^Fenceq-Queue-[0-9A-F]{8}$/),
+    });
   });
 
   it('log as JSON to their own log groups, which have a retention', () => {
@@ -175,7 +188,9 @@ describe('least privilege', () => {
 
   it('the API (workers) may Get/UpdateItem the table, Query the index, and send to both queues: no PutItem, no DeleteItem', () => {
     const got = grantsOfRole(template, roleOf('Api'));
-    expect(got.filter((g) => !g.includes('logs:')).sort()).toEqual([...dynamo('GetItem', 'UpdateItem'), `Allow dynamodb:Query -> ${index()}`, send('wake'), send('dead')].sort());
+    expect(got.filter((g) => !g.includes('logs:')).sort()).toEqual(
+      [...dynamo('GetItem', 'UpdateItem'), `Allow dynamodb:Query -> ${index()}`, send('wake'), send('dead')].sort(),
+    );
     expect(got.filter((g) => g.includes('logs:')).map((g) => g.replace(/[0-9A-F]{8}\.Arn$/, ''))).toEqual(logs('Api'));
   });
 
@@ -191,7 +206,9 @@ describe('least privilege', () => {
 
   it('the worker also consumes the wake-up queue (its event source), and nothing more', () => {
     const got = grantsOfRole(template, roleOf('Worker')).filter((g) => !g.includes('logs:'));
-    const consume = ['ChangeMessageVisibility', 'DeleteMessage', 'GetQueueAttributes', 'GetQueueUrl', 'ReceiveMessage'].map((a) => `Allow sqs:${a} -> ${ids().wake}.Arn`);
+    const consume = ['ChangeMessageVisibility', 'DeleteMessage', 'GetQueueAttributes', 'GetQueueUrl', 'ReceiveMessage'].map(
+      (a) => `Allow sqs:${a} -> ${ids().wake}.Arn`,
+    );
     expect(got.sort()).toEqual([...dynamo('GetItem', 'UpdateItem'), `Allow dynamodb:Query -> ${index()}`, send('wake'), send('dead'), ...consume].sort());
   });
 
@@ -248,7 +265,12 @@ describe('data safety', () => {
       PolicyDocument: {
         Statement: Match.arrayWith([
           Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
-          Match.objectLike({ Effect: 'Allow', Action: 'sqs:SendMessage', Principal: { Service: 'events.amazonaws.com' }, Condition: { ArnEquals: { 'aws:SourceArn': { 'Fn::GetAtt': [ruleId, 'Arn'] } } } }),
+          Match.objectLike({
+            Effect: 'Allow',
+            Action: 'sqs:SendMessage',
+            Principal: { Service: 'events.amazonaws.com' },
+            Condition: { ArnEquals: { 'aws:SourceArn': { 'Fn::GetAtt': [ruleId, 'Arn'] } } },
+          }),
         ]),
       },
     });
@@ -261,7 +283,7 @@ describe('data safety', () => {
 });
 
 describe('SQS', () => {
-  it('has five queues (four and the schedule\'s dead letters), every one SQS-managed encrypted and refusing requests without TLS', () => {
+  it("has five queues (four and the schedule's dead letters), every one SQS-managed encrypted and refusing requests without TLS", () => {
     template.resourceCountIs('AWS::SQS::Queue', 5);
     for (const [id, q] of Object.entries(template.findResources('AWS::SQS::Queue') as Record<string, CfnResource>)) {
       expect(q.Properties.SqsManagedSseEnabled).toBe(true);
@@ -286,8 +308,14 @@ describe('SQS', () => {
   it('redrives the wake-up queue and the notifications queue each to its own queue', () => {
     const { wake, wakeRedrive, dead, deadRedrive } = ids();
     const queues = template.findResources('AWS::SQS::Queue');
-    expect(queues[wake]!.Properties.RedrivePolicy).toEqual({ deadLetterTargetArn: { 'Fn::GetAtt': [wakeRedrive, 'Arn'] }, maxReceiveCount: DEFAULTS.maxReceiveCount });
-    expect(queues[dead]!.Properties.RedrivePolicy).toEqual({ deadLetterTargetArn: { 'Fn::GetAtt': [deadRedrive, 'Arn'] }, maxReceiveCount: DEFAULTS.maxReceiveCount });
+    expect(queues[wake]!.Properties.RedrivePolicy).toEqual({
+      deadLetterTargetArn: { 'Fn::GetAtt': [wakeRedrive, 'Arn'] },
+      maxReceiveCount: DEFAULTS.maxReceiveCount,
+    });
+    expect(queues[dead]!.Properties.RedrivePolicy).toEqual({
+      deadLetterTargetArn: { 'Fn::GetAtt': [deadRedrive, 'Arn'] },
+      maxReceiveCount: DEFAULTS.maxReceiveCount,
+    });
   });
 
   it('wakes the worker from the wake-up queue with partial batch responses', () => {
@@ -346,10 +374,18 @@ describe('alarms and dashboard', () => {
   it('alarm on errors and throttles of every function, and on the wake-up redrive queue', () => {
     for (const name of ALL) {
       for (const metric of ['Errors', 'Throttles']) {
-        expect(alarm(`${name}${metric}`)).toMatchObject({ Namespace: 'AWS/Lambda', MetricName: metric, Dimensions: [{ Name: 'FunctionName', Value: { Ref: fn(name)[0] } }], Threshold: 1 });
+        expect(alarm(`${name}${metric}`)).toMatchObject({
+          Namespace: 'AWS/Lambda',
+          MetricName: metric,
+          Dimensions: [{ Name: 'FunctionName', Value: { Ref: fn(name)[0] } }],
+          Threshold: 1,
+        });
       }
     }
-    expect(alarm('WakeRedrive')).toMatchObject({ MetricName: 'ApproximateNumberOfMessagesVisible', Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [ids().wakeRedrive, 'QueueName'] } }] });
+    expect(alarm('WakeRedrive')).toMatchObject({
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [ids().wakeRedrive, 'QueueName'] } }],
+    });
     template.resourceCountIs('AWS::CloudWatch::Alarm', 13);
   });
 

@@ -28,7 +28,16 @@ function packedFiles(): string[] {
 
 /** The packages a module imports, following its relative imports (a bundle with every package external). */
 async function packagesImportedBy(entry: string): Promise<{ static: Set<string>; dynamic: Set<string> }> {
-  const result = await build({ entryPoints: [join(ROOT, entry)], bundle: true, platform: 'node', format: 'esm', packages: 'external', write: false, metafile: true, logLevel: 'silent' });
+  const result = await build({
+    entryPoints: [join(ROOT, entry)],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    packages: 'external',
+    write: false,
+    metafile: true,
+    logLevel: 'silent',
+  });
   const found = { static: new Set<string>(), dynamic: new Set<string>() };
   for (const input of Object.values(result.metafile.inputs)) {
     for (const i of input.imports) {
@@ -47,8 +56,9 @@ describe('the package', () => {
     files = packedFiles();
   });
 
-  it('ships only what a consumer needs: the built code, the bundles, the launcher, the worker image\'s Dockerfile and its build script, and the docs', () => {
-    const allowed = /^(bin\/fenceq\.js|docker\/worker\/(Dockerfile|build-handlers\.mjs)|dist\/(src|functions|infra)\/.+\.(js|d\.ts|mjs)|dist\/lambda\/[a-z-]+\/index\.mjs(\.map)?|package\.json|README\.md|LICENSE|CHANGELOG\.md)$/;
+  it("ships only what a consumer needs: the built code, the bundles, the launcher, the worker image's Dockerfile and its build script, and the docs", () => {
+    const allowed =
+      /^(bin\/fenceq\.js|docker\/worker\/(Dockerfile|build-handlers\.mjs)|dist\/(src|functions|infra)\/.+\.(js|d\.ts|mjs)|dist\/lambda\/[a-z-]+\/index\.mjs(\.map)?|package\.json|README\.md|LICENSE|CHANGELOG\.md)$/;
     expect(files.filter((f) => !allowed.test(f))).toEqual([]);
     for (const dir of ['test/', 'bench/', 'chaos/', '.ci/', 'scripts/', 'src/', 'examples/', 'node_modules/']) {
       expect(files.filter((f) => f.startsWith(dir))).toEqual([]);
@@ -129,7 +139,8 @@ describe('the package', () => {
 
   it('fenceq/aws needs no CDK, emulator or loader; fenceq/testing needs only dynalite beyond the SDK, in its child process', async () => {
     const aws = await packagesImportedBy('dist/src/aws/index.js');
-    for (const name of ['aws-cdk-lib', 'constructs', 'dynalite', 'fauxqs', 'tsx', '@types/aws-lambda']) expect([...aws.static, ...aws.dynamic]).not.toContain(name);
+    for (const name of ['aws-cdk-lib', 'constructs', 'dynalite', 'fauxqs', 'tsx', '@types/aws-lambda'])
+      expect([...aws.static, ...aws.dynamic]).not.toContain(name);
     const testing = await packagesImportedBy('dist/src/testing/index.js');
     expect([...testing.static, ...testing.dynamic].filter((n) => !n.startsWith('@aws-sdk/') && n !== 'croner')).toEqual([]);
   });

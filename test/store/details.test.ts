@@ -78,7 +78,9 @@ describe('transition details', () => {
     const r = await queue.reclaimOrphaned();
     expect(r).toMatchObject({ reclaimed: 1, dead: 1 });
     expect(rec.due).toEqual([['q']]); // the dead one's queue has nothing due
-    expect(rec.dead).toEqual([{ id: 'b', queue: 'other', attempts: 1, lastError: expect.stringContaining('lease of w expired'), generation: b1!.generation + 1 }]);
+    expect(rec.dead).toEqual([
+      { id: 'b', queue: 'other', attempts: 1, lastError: expect.stringContaining('lease of w expired'), generation: b1!.generation + 1 },
+    ]);
 
     rec.due.length = 0;
     await queue.requeueDead('b');
@@ -103,7 +105,12 @@ describe('transition details', () => {
     const [l] = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL });
     expect((await queue.ackFailed(l!, 'x')).outcome).toBe('dead');
     await new Promise((r) => setImmediate(r));
-    expect(logger.events('hook.failed').map((r) => r.fields.hook).sort()).toEqual(['onJobDead', 'onJobsDue']);
+    expect(
+      logger
+        .events('hook.failed')
+        .map((r) => r.fields.hook)
+        .sort(),
+    ).toEqual(['onJobDead', 'onJobsDue']);
   });
 
   it('returns exact outcomes for releases, repeats and stale renewals', async () => {
@@ -113,7 +120,13 @@ describe('transition details', () => {
     expect(await queue.release(l!, { reason: 'draining' })).toEqual({ outcome: 'released', id: 'j', generation: l!.generation + 1, repeated: false });
     expect(await queue.release(l!)).toEqual({ outcome: 'released', id: 'j', generation: l!.generation + 1, repeated: true });
     expect((await queue.get('j'))?.lastError).toBe('draining');
-    expect(await queue.renew(l!, TTL)).toEqual({ outcome: 'stale', id: 'j', generation: l!.generation, currentGeneration: l!.generation + 1, currentState: 'pending' });
+    expect(await queue.renew(l!, TTL)).toEqual({
+      outcome: 'stale',
+      id: 'j',
+      generation: l!.generation,
+      currentGeneration: l!.generation + 1,
+      currentState: 'pending',
+    });
 
     const [m] = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL });
     expect(await queue.ackFailed(m!, 'x')).toEqual({ outcome: 'dead', id: 'j', generation: m!.generation, repeated: false });

@@ -89,7 +89,14 @@ describe('transition edges', () => {
     // expiries in reverse order of the ids, over every shard
     for (const [i, id] of ids.entries()) {
       const item = await raw.get(id);
-      await raw.set(id, { state: 'running', leaseOwner: 'ghost', leaseExpiresAt: clock.now + 1_000 * (6 - i), leaseGeneration: (item!.leaseGeneration as number) + 1, attempts: 1, ...leaseKeys(id, 'q') });
+      await raw.set(id, {
+        state: 'running',
+        leaseOwner: 'ghost',
+        leaseExpiresAt: clock.now + 1_000 * (6 - i),
+        leaseGeneration: (item!.leaseGeneration as number) + 1,
+        attempts: 1,
+        ...leaseKeys(id, 'q'),
+      });
     }
     clock.advance(10_000);
     const r = await queue.reclaimOrphaned({ max: 3 });

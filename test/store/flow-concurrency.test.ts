@@ -24,7 +24,10 @@ async function allItems(doc: DynamoDBDocumentClient, tableName: string) {
 }
 
 async function refused(p: Promise<unknown>, field: string, cls: new (...args: never[]) => Error = ValidationError) {
-  const err = await p.then(() => undefined, (e: unknown) => e);
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err, field).toBeInstanceOf(cls);
   expect((err as ValidationError).field).toBe(field);
   return err as ValidationError;
@@ -119,7 +122,7 @@ describe('concurrency limit', () => {
     client.destroy();
   });
 
-  it('frees a crashed worker\'s slot when its lease lapses plus the clock tolerance: within the takeover bound', async () => {
+  it("frees a crashed worker's slot when its lease lapses plus the clock tolerance: within the takeover bound", async () => {
     const t = await freshQueue();
     await enqueueN(t.queue, 'q', 3);
     await t.queue.setLimits('q', { maxRunning: 1 });
@@ -135,7 +138,7 @@ describe('concurrency limit', () => {
     expect(await running(t, 'q')).toBe(1);
   });
 
-  it('a worker whose clock runs ahead of the holder\'s by less than the tolerance cannot take its slot', async () => {
+  it("a worker whose clock runs ahead of the holder's by less than the tolerance cannot take its slot", async () => {
     const t = await freshQueue();
     await enqueueN(t.queue, 'skewed', 2);
     await enqueueN(t.queue, 'trusting', 2);
@@ -159,7 +162,7 @@ describe('concurrency limit', () => {
     expect(await ahead.lease({ owner: 'fast-clock', queues: ['skewed'], ttlMs: TTL })).toHaveLength(1);
   });
 
-  it('the slot claim itself refuses a slot lapsed less than the tolerance ago, whatever the caller\'s view said', async () => {
+  it("the slot claim itself refuses a slot lapsed less than the tolerance ago, whatever the caller's view said", async () => {
     const t = await freshQueue();
     await enqueueN(t.queue, 'q', 1);
     await t.queue.setLimits('q', { maxRunning: 1 });
@@ -210,7 +213,7 @@ describe('concurrency limit', () => {
     expect((await t.queue.renew(taken!, TTL)).outcome).toBe('renewed');
   });
 
-  it('keeps a force-released job\'s slot until its old lease would have lapsed (its holder may still run)', async () => {
+  it("keeps a force-released job's slot until its old lease would have lapsed (its holder may still run)", async () => {
     const t = await freshQueue();
     await enqueueN(t.queue, 'q', 2);
     await t.queue.setLimits('q', { maxRunning: 1 });

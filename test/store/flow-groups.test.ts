@@ -29,7 +29,12 @@ describe('ordered groups', () => {
       expect(err).toBeInstanceOf(ValidationError);
       expect((err as ValidationError).field).toBe('job.group');
     }
-    const many = await t.queue.enqueueMany([{ queue: 'q', payload: 1, group: 'ok' }, { queue: 'q', payload: 2, group: 'no way' }]).catch((e: unknown) => e);
+    const many = await t.queue
+      .enqueueMany([
+        { queue: 'q', payload: 1, group: 'ok' },
+        { queue: 'q', payload: 2, group: 'no way' },
+      ])
+      .catch((e: unknown) => e);
     expect((many as ValidationError).field).toBe('jobs[1].group');
     expect(await allItems(t.doc, t.tableName)).toEqual(before);
   });

@@ -118,7 +118,12 @@ describe('rate limit', () => {
     const all = new Promise<void>((r) => (done = r));
     const worker = new Worker({
       store: t.queue,
-      handlers: { api: async () => { started.push(Date.now()); if (started.length === 4) done(); } },
+      handlers: {
+        api: async () => {
+          started.push(Date.now());
+          if (started.length === 4) done();
+        },
+      },
       pollIntervalMs: 5_000,
       maxPollIntervalMs: 5_000,
       leaseTtlMs: TTL,

@@ -16,7 +16,15 @@ const ctxOf = (queue: JobQueue): Ctx => (queue as unknown as { ctx: Ctx }).ctx;
 /** The index's view of job `id` as the table holds it now. */
 async function candidate(raw: { get(id: string): Promise<Record<string, unknown> | undefined> }, id: string, orphan: boolean): Promise<Candidate> {
   const item = (await raw.get(id))!;
-  return { id, queue: item.queue as string, generation: item.leaseGeneration as number, incarnation: item.incarnation as string, priority: 0, runAt: item.runAt as number, orphan };
+  return {
+    id,
+    queue: item.queue as string,
+    generation: item.leaseGeneration as number,
+    incarnation: item.incarnation as string,
+    priority: 0,
+    runAt: item.runAt as number,
+    orphan,
+  };
 }
 
 describe('named guards', () => {

@@ -78,7 +78,14 @@ describe('bad input writes nothing', () => {
       'jobs[1].priority',
       'high',
     );
-    await expectRejected(queue.enqueueMany([{ queue: 'q', payload: 1, id: 'dup' }, { queue: 'q', payload: 2, id: 'dup' }]), 'jobs[1].id', 'dup');
+    await expectRejected(
+      queue.enqueueMany([
+        { queue: 'q', payload: 1, id: 'dup' },
+        { queue: 'q', payload: 2, id: 'dup' },
+      ]),
+      'jobs[1].id',
+      'dup',
+    );
     expect(await allItems(doc, tableName)).toEqual([]);
   });
 

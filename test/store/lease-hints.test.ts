@@ -56,7 +56,10 @@ describe('lease hints (what one JobQueue remembers between lease calls)', () => 
 
   it('hands the read-ahead out once, only while fresh, never while spreading, and drops it when something may outrank it', () => {
     const hints = new LeaseHints(4, () => 0);
-    const c = [{ id: 'a', queue: 'q' }, { id: 'b', queue: 'q' }];
+    const c = [
+      { id: 'a', queue: 'q' },
+      { id: 'b', queue: 'q' },
+    ];
     hints.keepReadAhead(['q'], c, T0);
     expect(hints.takeReadAhead(['other'], T0)).toBeUndefined();
     expect(hints.takeReadAhead(['q'], T0 + 10)).toEqual({ candidates: c, readAt: T0 });

@@ -136,7 +136,10 @@ describe('lease reads (how few index partitions a call reads)', () => {
     const shard = shardOf('just-in', QUEUE_SHARDS);
     const w = ownClient(tableName, clock, () => shard / QUEUE_SHARDS + 0.01); // its first read is that shard
     // hold the read of that shard; meanwhile time passes and a job is enqueued there, due at once
-    const gate = gateNext(w.client, (cmd, input) => cmd === 'QueryCommand' && (input.ExpressionAttributeValues as Record<string, unknown>)[':pk'] === `ready|q|${shard}`);
+    const gate = gateNext(
+      w.client,
+      (cmd, input) => cmd === 'QueryCommand' && (input.ExpressionAttributeValues as Record<string, unknown>)[':pk'] === `ready|q|${shard}`,
+    );
     const leasing = w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 1 });
     await gate.reached;
     clock.advance(5);
@@ -178,7 +181,11 @@ describe('spreading claims', () => {
   it("puts this JobQueue's own shard first within each run of equal priority, then the next shards", () => {
     const sorted = [c('a', 5), c('b', 5), c('c', 5), c('d', 0), c('e', 0), c('f', 0)];
     const shard: Record<string, number> = { a: 2, b: 0, c: 1, d: 3, e: 1, f: 2 };
-    const out = spreadWithinPriority(sorted, () => 0.999, (x) => (shard[x.id]! - 1 + 4) % 4); // own shard: 1
+    const out = spreadWithinPriority(
+      sorted,
+      () => 0.999,
+      (x) => (shard[x.id]! - 1 + 4) % 4,
+    ); // own shard: 1
     expect(out.map((x) => x.id)).toEqual(['c', 'a', 'b', 'e', 'f', 'd']);
   });
 });

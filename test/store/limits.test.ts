@@ -108,7 +108,13 @@ describe('nesting depth', () => {
     const before = await allItems(doc, tableName);
     for (const n of [MAX_JSON_DEPTH + 1, 100_000]) {
       await refused(queue.enqueue({ queue: 'q', payload: deep(n), id: `deep-${n}` }), 'job.payload');
-      await refused(queue.enqueueMany([{ queue: 'q', payload: 1 }, { queue: 'q', payload: deep(n) }]), 'jobs[1].payload');
+      await refused(
+        queue.enqueueMany([
+          { queue: 'q', payload: 1 },
+          { queue: 'q', payload: deep(n) },
+        ]),
+        'jobs[1].payload',
+      );
       await refused(queue.ackDone(lease!, deep(n)), 'result');
       await refused(queue.ackFailed(lease!, deep(n)), 'error');
     }
@@ -147,7 +153,7 @@ describe('list cursor', () => {
     await refused(queue.list({ queue: 'qb', state: 'running', cursor: first.cursor }), 'list.cursor');
     // The genuine cursor still works.
     const seen = [...first.jobs];
-    for (let cursor = first.cursor; cursor; ) {
+    for (let cursor = first.cursor; cursor;) {
       const page = await queue.list({ queue: 'qa', state: 'running', limit: 2, cursor });
       seen.push(...page.jobs);
       cursor = page.cursor;

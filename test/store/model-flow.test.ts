@@ -91,7 +91,10 @@ function pickLease(w: World, worker: string, k: number): Lease | undefined {
 const hasLease = (worker: string) => (w: Readonly<World>) => (w.leases.get(worker)?.length ?? 0) > 0;
 
 class Enqueue implements Cmd {
-  constructor(readonly id: string, readonly maxAttempts: number) {}
+  constructor(
+    readonly id: string,
+    readonly maxAttempts: number,
+  ) {}
   check = () => true;
   async run(w: World, r: Real) {
     const out = await r.queue.enqueue({ queue: r.name, payload: this.id, id: fullId(r, this.id), maxAttempts: this.maxAttempts });
@@ -103,7 +106,10 @@ class Enqueue implements Cmd {
 }
 
 class LeaseCmd implements Cmd {
-  constructor(readonly worker: string, readonly max: number) {}
+  constructor(
+    readonly worker: string,
+    readonly max: number,
+  ) {}
   check = () => true;
   async run(w: World, r: Real) {
     const now = r.clock.now;
@@ -129,7 +135,10 @@ class LeaseCmd implements Cmd {
 }
 
 class AckDone implements Cmd {
-  constructor(readonly worker: string, readonly k: number) {}
+  constructor(
+    readonly worker: string,
+    readonly k: number,
+  ) {}
   check = (w: Readonly<World>) => hasLease(this.worker)(w);
   async run(w: World, r: Real) {
     const l = pickLease(w, this.worker, this.k)!;
@@ -149,7 +158,10 @@ class AckDone implements Cmd {
 }
 
 class AckFailed implements Cmd {
-  constructor(readonly worker: string, readonly k: number) {}
+  constructor(
+    readonly worker: string,
+    readonly k: number,
+  ) {}
   check = (w: Readonly<World>) => hasLease(this.worker)(w);
   async run(w: World, r: Real) {
     const l = pickLease(w, this.worker, this.k)!;
@@ -172,7 +184,10 @@ class AckFailed implements Cmd {
 }
 
 class Renew implements Cmd {
-  constructor(readonly worker: string, readonly k: number) {}
+  constructor(
+    readonly worker: string,
+    readonly k: number,
+  ) {}
   check = (w: Readonly<World>) => hasLease(this.worker)(w);
   async run(w: World, r: Real) {
     const l = pickLease(w, this.worker, this.k)!;
@@ -182,7 +197,15 @@ class Renew implements Cmd {
     if (!holdsSlot(r, w, l)) {
       // Its slot lapsed and was taken: the job is handed back if this lease still held it.
       if (j) {
-        Object.assign(j, { state: 'pending', gen: j.gen + 1, attempts: j.attempts - 1, runAt: now, settledGen: l.generation, settledBy: 'released', expiresAt: undefined });
+        Object.assign(j, {
+          state: 'pending',
+          gen: j.gen + 1,
+          attempts: j.attempts - 1,
+          runAt: now,
+          settledGen: l.generation,
+          settledBy: 'released',
+          expiresAt: undefined,
+        });
         expect(out).toEqual({ outcome: 'stale', id: l.id, generation: l.generation, currentGeneration: j.gen, currentState: 'pending' });
       } else expect(out).toEqual(stale(r, w, l));
       return;
@@ -200,7 +223,10 @@ class Renew implements Cmd {
 }
 
 class Release implements Cmd {
-  constructor(readonly worker: string, readonly k: number) {}
+  constructor(
+    readonly worker: string,
+    readonly k: number,
+  ) {}
   check = (w: Readonly<World>) => hasLease(this.worker)(w);
   async run(w: World, r: Real) {
     const l = pickLease(w, this.worker, this.k)!;
@@ -208,7 +234,15 @@ class Release implements Cmd {
     const j = holdsJob(r, w, l);
     if (j) {
       expect(out.outcome).toBe('released');
-      Object.assign(j, { state: 'pending', gen: j.gen + 1, attempts: j.attempts - 1, runAt: r.clock.now, settledGen: l.generation, settledBy: 'released', expiresAt: undefined });
+      Object.assign(j, {
+        state: 'pending',
+        gen: j.gen + 1,
+        attempts: j.attempts - 1,
+        runAt: r.clock.now,
+        settledGen: l.generation,
+        settledBy: 'released',
+        expiresAt: undefined,
+      });
     } else {
       const m = w.jobs.get(shortId(r, l.id))!;
       if (m.settledGen === l.generation && m.settledBy === 'released') expect(out).toMatchObject({ outcome: 'released', repeated: true });

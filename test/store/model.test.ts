@@ -64,7 +64,10 @@ function pickLease(w: World, worker: string, k: number): Lease | undefined {
 type Cmd = fc.AsyncCommand<World, Real>;
 
 class Enqueue implements Cmd {
-  constructor(readonly id: string, readonly maxAttempts: number) {}
+  constructor(
+    readonly id: string,
+    readonly maxAttempts: number,
+  ) {}
   check = () => true;
   async run(w: World, r: Real) {
     const out = await r.queue.enqueue({ queue: r.name, payload: this.id, id: fullId(r, this.id), maxAttempts: this.maxAttempts });
@@ -80,7 +83,10 @@ class Enqueue implements Cmd {
 }
 
 class LeaseCmd implements Cmd {
-  constructor(readonly worker: string, readonly max: number) {}
+  constructor(
+    readonly worker: string,
+    readonly max: number,
+  ) {}
   check = () => true;
   async run(w: World, r: Real) {
     const now = r.clock.now;
@@ -105,7 +111,10 @@ function holds(r: Real, w: World, l: Lease): ModelJob | undefined {
 }
 
 class AckDone implements Cmd {
-  constructor(readonly worker: string, readonly k: number) {}
+  constructor(
+    readonly worker: string,
+    readonly k: number,
+  ) {}
   check = (w: Readonly<World>) => (w.leases.get(this.worker)?.length ?? 0) > 0;
   async run(w: World, r: Real) {
     const l = pickLease(w, this.worker, this.k)!;
@@ -124,7 +133,11 @@ class AckDone implements Cmd {
 }
 
 class AckFailed implements Cmd {
-  constructor(readonly worker: string, readonly k: number, readonly retryable: boolean) {}
+  constructor(
+    readonly worker: string,
+    readonly k: number,
+    readonly retryable: boolean,
+  ) {}
   check = (w: Readonly<World>) => (w.leases.get(this.worker)?.length ?? 0) > 0;
   async run(w: World, r: Real) {
     const l = pickLease(w, this.worker, this.k)!;
@@ -152,7 +165,10 @@ class AckFailed implements Cmd {
 }
 
 class Renew implements Cmd {
-  constructor(readonly worker: string, readonly k: number) {}
+  constructor(
+    readonly worker: string,
+    readonly k: number,
+  ) {}
   check = (w: Readonly<World>) => (w.leases.get(this.worker)?.length ?? 0) > 0;
   async run(w: World, r: Real) {
     const l = pickLease(w, this.worker, this.k)!;
@@ -167,7 +183,10 @@ class Renew implements Cmd {
 }
 
 class Release implements Cmd {
-  constructor(readonly worker: string, readonly k: number) {}
+  constructor(
+    readonly worker: string,
+    readonly k: number,
+  ) {}
   check = (w: Readonly<World>) => (w.leases.get(this.worker)?.length ?? 0) > 0;
   async run(w: World, r: Real) {
     const l = pickLease(w, this.worker, this.k)!;
@@ -175,7 +194,16 @@ class Release implements Cmd {
     const j = holds(r, w, l);
     if (j) {
       expect(out).toEqual({ outcome: 'released', id: l.id, generation: l.generation + 1, repeated: false });
-      Object.assign(j, { state: 'pending', gen: j.gen + 1, attempts: j.attempts - 1, runAt: r.clock.now, settledGen: l.generation, settledBy: 'released', expiresAt: undefined, owner: undefined });
+      Object.assign(j, {
+        state: 'pending',
+        gen: j.gen + 1,
+        attempts: j.attempts - 1,
+        runAt: r.clock.now,
+        settledGen: l.generation,
+        settledBy: 'released',
+        expiresAt: undefined,
+        owner: undefined,
+      });
       return;
     }
     const m = w.jobs.get(shortId(r, l.id))!;
@@ -235,10 +263,24 @@ class Reclaim implements Cmd {
     const now = r.clock.now;
     const out = await r.queue.reclaimOrphaned();
     // the table is shared by every run, but other runs' expired leases carry other prefixes
-    const mine = (ids: string[]) => ids.filter((id) => id.startsWith(r.prefix)).map((id) => shortId(r, id)).sort();
+    const mine = (ids: string[]) =>
+      ids
+        .filter((id) => id.startsWith(r.prefix))
+        .map((id) => shortId(r, id))
+        .sort();
     const expired = [...w.jobs.entries()].filter(([, j]) => j.state === 'running' && j.expiresAt! < now);
-    expect(mine(out.ids.dead)).toEqual(expired.filter(([, j]) => j.attempts >= j.maxAttempts).map(([id]) => id).sort());
-    expect(mine(out.ids.reclaimed)).toEqual(expired.filter(([, j]) => j.attempts < j.maxAttempts).map(([id]) => id).sort());
+    expect(mine(out.ids.dead)).toEqual(
+      expired
+        .filter(([, j]) => j.attempts >= j.maxAttempts)
+        .map(([id]) => id)
+        .sort(),
+    );
+    expect(mine(out.ids.reclaimed)).toEqual(
+      expired
+        .filter(([, j]) => j.attempts < j.maxAttempts)
+        .map(([id]) => id)
+        .sort(),
+    );
     for (const [, j] of expired) {
       const dead = j.attempts >= j.maxAttempts;
       Object.assign(j, { state: dead ? 'dead' : 'pending', gen: j.gen + 1, runAt: dead ? j.runAt : now, expiresAt: undefined, owner: undefined });

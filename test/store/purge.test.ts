@@ -59,7 +59,7 @@ describe('purgeDead', () => {
     for (let i = 0; i < 5; i++) await killJob(queue, 'q', `d${i}`);
     clock.advance(2 * DAY);
     const counts: [number, boolean][] = [];
-    for (let more = true; more; ) {
+    for (let more = true; more;) {
       const out = await queue.purgeDead({ olderThanMs: DAY, max: 2 });
       counts.push([out.deleted, out.more]);
       more = out.more;

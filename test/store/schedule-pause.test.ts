@@ -16,12 +16,19 @@ const tickId = (name: string, isoTime: string) => `sched:${name}:${at(isoTime)}`
 /** The ticks whose job is pending (could still run), as ISO strings. */
 async function pendingTicks(queue: JobQueue, q: string): Promise<string[]> {
   const page = await queue.list({ queue: q, state: 'pending', limit: 1000 });
-  return page.jobs.map((j) => j.id).filter((id) => id.startsWith('sched:')).map((id) => iso(Number(id.split(':').at(-1)))).sort();
+  return page.jobs
+    .map((j) => j.id)
+    .filter((id) => id.startsWith('sched:'))
+    .map((id) => iso(Number(id.split(':').at(-1))))
+    .sort();
 }
 
 /** Holds the next UpdateItem on `id` that writes the attribute `attr` (whatever its condition). */
 function gateWrite(client: Parameters<typeof gateNext>[0], id: string, attr: string) {
-  return gateNext(client, (name, input) => name === 'UpdateItemCommand' && JSON.stringify(input.Key).includes(id) && String(input.UpdateExpression).includes(attr));
+  return gateNext(
+    client,
+    (name, input) => name === 'UpdateItemCommand' && JSON.stringify(input.Key).includes(id) && String(input.UpdateExpression).includes(attr),
+  );
 }
 
 describe('pausing a schedule withdraws what it fired ahead', () => {
@@ -54,7 +61,10 @@ describe('pausing a schedule withdraws what it fired ahead', () => {
     await queue.schedules.resume('r');
     // 10:01 passed while paused: a missed tick, dropped by skip (lateGraceMs 0). 10:02 and 10:03
     // replace their withdrawn jobs; 10:04 is new. Two racing schedulers make each job once.
-    const [a, b] = await Promise.all([queue.schedules.fire({ horizonMs: 180_000, lateGraceMs: 0 }), peer().schedules.fire({ horizonMs: 180_000, lateGraceMs: 0 })]);
+    const [a, b] = await Promise.all([
+      queue.schedules.fire({ horizonMs: 180_000, lateGraceMs: 0 }),
+      peer().schedules.fire({ horizonMs: 180_000, lateGraceMs: 0 }),
+    ]);
     expect(a.created + b.created).toBe(3);
     expect(await pendingTicks(queue, 'q')).toEqual(['2026-05-01T10:02:00.000Z', '2026-05-01T10:03:00.000Z', '2026-05-01T10:04:00.000Z']);
     expect(await queue.get(tickId('r', '2026-05-01T10:02:00Z'))).not.toHaveProperty('withdrawn');
@@ -99,7 +109,13 @@ describe('pausing a schedule withdraws what it fired ahead', () => {
     const pausing = queue.schedules.pause('w');
     await gate.reached;
     // The other worker's claim, as it leaves the item: running, next generation, its lease.
-    await raw.set(id, { state: 'running', leaseGeneration: (seen.leaseGeneration as number) + 1, leaseOwner: 'other', leaseExpiresAt: clock.now + 30_000, attempts: 1 });
+    await raw.set(id, {
+      state: 'running',
+      leaseGeneration: (seen.leaseGeneration as number) + 1,
+      leaseOwner: 'other',
+      leaseExpiresAt: clock.now + 30_000,
+      attempts: 1,
+    });
     gate.release();
     expect(await pausing).toMatchObject({ outcome: 'paused', withdrawn: [tickId('w', '2026-05-01T10:01:00Z')] });
     expect(await raw.get(id)).toMatchObject({ state: 'running', leaseOwner: 'other', leaseGeneration: (seen.leaseGeneration as number) + 1 });
@@ -116,7 +132,13 @@ describe('pausing a schedule withdraws what it fired ahead', () => {
     const pausing = queue.schedules.pause('g');
     await gate.reached;
     // Claimed, failed, and waiting out its backoff: pending again, not due, one attempt used.
-    await raw.set(id, { leaseGeneration: (seen.leaseGeneration as number) + 1, attempts: 1, runAt: clock.now + 90_000, lastError: 'boom', settledBy: 'failed' });
+    await raw.set(id, {
+      leaseGeneration: (seen.leaseGeneration as number) + 1,
+      attempts: 1,
+      runAt: clock.now + 90_000,
+      lastError: 'boom',
+      settledBy: 'failed',
+    });
     gate.release();
     expect(await pausing).toMatchObject({ outcome: 'paused', withdrawn: [] });
     expect(await raw.get(id)).toMatchObject({ state: 'pending', attempts: 1 });

@@ -10,7 +10,11 @@ const iso = (ms: number) => new Date(ms).toISOString();
 /** Every job a schedule enqueued, as tick ISO strings, read through `list` of pending jobs. */
 async function tickJobs(queue: JobQueue, q: string): Promise<string[]> {
   const page = await queue.list({ queue: q, state: 'pending', limit: 1000 });
-  return page.jobs.map((j) => j.id).filter((id) => id.startsWith('sched:')).map((id) => iso(Number(id.split(':').at(-1)))).sort();
+  return page.jobs
+    .map((j) => j.id)
+    .filter((id) => id.startsWith('sched:'))
+    .map((id) => iso(Number(id.split(':').at(-1))))
+    .sort();
 }
 
 describe('recurring schedules', () => {
@@ -99,7 +103,11 @@ describe('recurring schedules', () => {
   it('missed ticks follow catchUp: skip, latest, { max }', async () => {
     const { queue, clock } = await freshQueue();
     clock.now = at('2026-05-01T10:00:30Z');
-    for (const [name, catchUp] of [['skip', 'skip'], ['latest', 'latest'], ['max', { max: 3 }]] as const) {
+    for (const [name, catchUp] of [
+      ['skip', 'skip'],
+      ['latest', 'latest'],
+      ['max', { max: 3 }],
+    ] as const) {
       await queue.schedules.put({ name, cron: '* * * * *', queue: name, catchUp });
     }
     // The stack was down for ten minutes.
@@ -108,7 +116,12 @@ describe('recurring schedules', () => {
     expect(out.schedules).toBe(3);
     expect(await tickJobs(queue, 'skip')).toEqual(['2026-05-01T10:11:00.000Z']);
     expect(await tickJobs(queue, 'latest')).toEqual(['2026-05-01T10:10:00.000Z', '2026-05-01T10:11:00.000Z']);
-    expect(await tickJobs(queue, 'max')).toEqual(['2026-05-01T10:08:00.000Z', '2026-05-01T10:09:00.000Z', '2026-05-01T10:10:00.000Z', '2026-05-01T10:11:00.000Z']);
+    expect(await tickJobs(queue, 'max')).toEqual([
+      '2026-05-01T10:08:00.000Z',
+      '2026-05-01T10:09:00.000Z',
+      '2026-05-01T10:10:00.000Z',
+      '2026-05-01T10:11:00.000Z',
+    ]);
     expect(out.missed).toBe(10 + 9 + 7);
   });
 
@@ -118,7 +131,12 @@ describe('recurring schedules', () => {
     await queue.schedules.put({ name: 's', cron: '* * * * * *', queue: 'q', catchUp: { max: 100 } });
     clock.now = at('2026-05-01T10:00:53.300Z');
     await queue.schedules.fire({ horizonMs: 1_000, lateGraceMs: 0 });
-    expect(await tickJobs(queue, 'q')).toEqual(['2026-05-01T10:00:51.000Z', '2026-05-01T10:00:52.000Z', '2026-05-01T10:00:53.000Z', '2026-05-01T10:00:54.000Z']);
+    expect(await tickJobs(queue, 'q')).toEqual([
+      '2026-05-01T10:00:51.000Z',
+      '2026-05-01T10:00:52.000Z',
+      '2026-05-01T10:00:53.000Z',
+      '2026-05-01T10:00:54.000Z',
+    ]);
   });
 
   it('under skip, a tick the scheduler reached a little late (within lateGraceMs) still fires, once', async () => {
@@ -168,22 +186,30 @@ describe('recurring schedules', () => {
 
     it('Europe/Berlin spring-forward: 02:30 does not exist on 29 March, so that day fires at 03:00 CEST', async () => {
       expect(await fireDaily('30 2 * * *', 'Europe/Berlin', '2026-03-27T12:00:00Z', 3)).toEqual([
-        '2026-03-28T01:30:00.000Z', '2026-03-29T01:00:00.000Z', '2026-03-30T00:30:00.000Z',
+        '2026-03-28T01:30:00.000Z',
+        '2026-03-29T01:00:00.000Z',
+        '2026-03-30T00:30:00.000Z',
       ]);
     });
 
     it('Europe/Berlin fall-back: 02:30 happens twice on 25 October and fires once, at the first', async () => {
       expect(await fireDaily('30 2 * * *', 'Europe/Berlin', '2026-10-23T12:00:00Z', 3)).toEqual([
-        '2026-10-24T00:30:00.000Z', '2026-10-25T00:30:00.000Z', '2026-10-26T01:30:00.000Z',
+        '2026-10-24T00:30:00.000Z',
+        '2026-10-25T00:30:00.000Z',
+        '2026-10-26T01:30:00.000Z',
       ]);
     });
 
     it('America/New_York spring-forward (8 March) and fall-back (1 November)', async () => {
       expect(await fireDaily('30 2 * * *', 'America/New_York', '2026-03-06T12:00:00Z', 3)).toEqual([
-        '2026-03-07T07:30:00.000Z', '2026-03-08T07:00:00.000Z', '2026-03-09T06:30:00.000Z',
+        '2026-03-07T07:30:00.000Z',
+        '2026-03-08T07:00:00.000Z',
+        '2026-03-09T06:30:00.000Z',
       ]);
       expect(await fireDaily('30 1 * * *', 'America/New_York', '2026-10-30T12:00:00Z', 3)).toEqual([
-        '2026-10-31T05:30:00.000Z', '2026-11-01T05:30:00.000Z', '2026-11-02T06:30:00.000Z',
+        '2026-10-31T05:30:00.000Z',
+        '2026-11-01T05:30:00.000Z',
+        '2026-11-02T06:30:00.000Z',
       ]);
     });
 
@@ -193,7 +219,10 @@ describe('recurring schedules', () => {
       await queue.schedules.put({ name: 'h', cron: '0 * * * *', timezone: 'Europe/Berlin', queue: 'q' });
       await queue.schedules.fire({ horizonMs: 4 * 3_600_000 });
       expect(await tickJobs(queue, 'q')).toEqual([
-        '2026-10-25T00:00:00.000Z', '2026-10-25T01:00:00.000Z', '2026-10-25T02:00:00.000Z', '2026-10-25T03:00:00.000Z',
+        '2026-10-25T00:00:00.000Z',
+        '2026-10-25T01:00:00.000Z',
+        '2026-10-25T02:00:00.000Z',
+        '2026-10-25T03:00:00.000Z',
       ]);
     });
 
@@ -238,7 +267,12 @@ describe('recurring schedules', () => {
     }
     it('a bad name to get, pause, resume, remove', async () => {
       const { queue } = await freshQueue();
-      for (const call of [() => queue.schedules.get('a b'), () => queue.schedules.pause(''), () => queue.schedules.resume('~x'), () => queue.schedules.remove('a/b')]) {
+      for (const call of [
+        () => queue.schedules.get('a b'),
+        () => queue.schedules.pause(''),
+        () => queue.schedules.resume('~x'),
+        () => queue.schedules.remove('a/b'),
+      ]) {
         expect(await call().catch((e: unknown) => (e as ValidationError).field)).toBe('name');
       }
     });

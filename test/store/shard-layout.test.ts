@@ -27,7 +27,10 @@ async function drain(queue: JobQueue, queues: string[]): Promise<string[]> {
 }
 
 async function refused(p: Promise<unknown>, field: string): Promise<void> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(ValidationError);
   expect((err as ValidationError).field).toBe(field);
 }
@@ -52,7 +55,10 @@ describe('shard layout recorded in the table', () => {
     await queue.configureShards({ queueShards: 4, globalShards: 4 });
     const seen = await queue.shardLayout();
     const ctxOf = (q: JobQueue) => (q as unknown as { ctx: Parameters<typeof changeShardLayoutIfVersion>[0] }).ctx;
-    const [a, b] = [await changeShardLayoutIfVersion(ctxOf(queue), seen, { write: { queueShards: 8, globalShards: 8 } }), await changeShardLayoutIfVersion(ctxOf(peer()), seen, { write: { queueShards: 2, globalShards: 2 } })];
+    const [a, b] = [
+      await changeShardLayoutIfVersion(ctxOf(queue), seen, { write: { queueShards: 8, globalShards: 8 } }),
+      await changeShardLayoutIfVersion(ctxOf(peer()), seen, { write: { queueShards: 2, globalShards: 2 } }),
+    ];
     expect(a?.version).toBe(2);
     expect(b).toBeNull();
     expect(await queue.shardLayout()).toMatchObject({ queueShards: 8, globalShards: 8, version: 2 });
@@ -144,7 +150,21 @@ describe('shard layout recorded in the table', () => {
     // A paused process wakes and writes with the 4-shard layout it computed before the change.
     let id = 'late-0';
     for (let i = 1; shardOf(id, 4) === 0; i++) id = `late-${i}`;
-    await raw.put({ id, queue: 'q', state: 'pending', leaseGeneration: clock.now, incarnation: '0123456789abcdef', attempts: 0, maxAttempts: 5, runAt: clock.now, priority: 0, payload: null, createdAt: clock.now, updatedAt: clock.now, ...readyKeys(id, 'q', 0, clock.now, 4) });
+    await raw.put({
+      id,
+      queue: 'q',
+      state: 'pending',
+      leaseGeneration: clock.now,
+      incarnation: '0123456789abcdef',
+      attempts: 0,
+      maxAttempts: 5,
+      runAt: clock.now,
+      priority: 0,
+      payload: null,
+      createdAt: clock.now,
+      updatedAt: clock.now,
+      ...readyKeys(id, 'q', 0, clock.now, 4),
+    });
     const w = peer();
     expect(await w.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).toEqual([]); // nobody reads shard >= 1 now
     const reopened = await queue.checkShardLayout();
@@ -155,7 +175,7 @@ describe('shard layout recorded in the table', () => {
     expect(await drain(w, ['q'])).toEqual([id]);
   });
 
-  it('the reclaim run records the stack\'s counts (FENCEQ_QUEUE_SHARDS, FENCEQ_GLOBAL_SHARDS) and drains the change', async () => {
+  it("the reclaim run records the stack's counts (FENCEQ_QUEUE_SHARDS, FENCEQ_GLOBAL_SHARDS) and drains the change", async () => {
     const { tableName, queue } = await freshQueue();
     const env = { FENCEQ_TABLE_NAME: tableName, FENCEQ_DYNAMODB_ENDPOINT: endpoint(), FENCEQ_QUEUE_SHARDS: '12', FENCEQ_GLOBAL_SHARDS: '10' };
     const config = readConfig(env);
@@ -165,7 +185,13 @@ describe('shard layout recorded in the table', () => {
     expect(await queue.shardLayout()).toMatchObject({ queueShards: 12, globalShards: 10, version: 1 });
     await reclaimRun(aws, { logger: memoryLogger(), shards: config.shards! });
     expect((await queue.shardLayout()).version).toBe(1); // recorded once
-    for (const [q, g, bad] of [['12', undefined, 'FENCEQ_GLOBAL_SHARDS'], [undefined, '3', 'FENCEQ_QUEUE_SHARDS'], ['0', '3', 'FENCEQ_QUEUE_SHARDS'], ['4', '257', 'FENCEQ_GLOBAL_SHARDS'], ['2.5', '3', 'FENCEQ_QUEUE_SHARDS']] as const) {
+    for (const [q, g, bad] of [
+      ['12', undefined, 'FENCEQ_GLOBAL_SHARDS'],
+      [undefined, '3', 'FENCEQ_QUEUE_SHARDS'],
+      ['0', '3', 'FENCEQ_QUEUE_SHARDS'],
+      ['4', '257', 'FENCEQ_GLOBAL_SHARDS'],
+      ['2.5', '3', 'FENCEQ_QUEUE_SHARDS'],
+    ] as const) {
       const err = (() => {
         try {
           readConfig({ FENCEQ_TABLE_NAME: 't', ...(q ? { FENCEQ_QUEUE_SHARDS: q } : {}), ...(g ? { FENCEQ_GLOBAL_SHARDS: g } : {}) });

@@ -54,8 +54,7 @@ export async function freshQueue(opts: Partial<JobQueueOptions> = {}) {
   const logger = memoryLogger();
   const queue = new JobQueue({ tableName: table.tableName, client: table.client, clock, logger, ...opts });
   /** Another process on the same table: its own JobQueue, same clock. */
-  const peer = (extra: Partial<JobQueueOptions> = {}) =>
-    new JobQueue({ tableName: table.tableName, client: table.client, clock, logger, ...extra });
+  const peer = (extra: Partial<JobQueueOptions> = {}) => new JobQueue({ tableName: table.tableName, client: table.client, clock, logger, ...extra });
   return { ...table, queue, clock, logger, peer, raw: rawAccess(table.doc, table.tableName) };
 }
 
@@ -78,7 +77,13 @@ export function rawAccess(doc: DynamoDBDocumentClient, tableName: string) {
         return `#f${i} = :v${i}`;
       });
       await doc.send(
-        new UpdateCommand({ TableName: tableName, Key: { id }, UpdateExpression: `SET ${parts.join(', ')}`, ExpressionAttributeNames: names, ExpressionAttributeValues: values }),
+        new UpdateCommand({
+          TableName: tableName,
+          Key: { id },
+          UpdateExpression: `SET ${parts.join(', ')}`,
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+        }),
       );
     },
     async delete(id: string): Promise<void> {

@@ -43,7 +43,13 @@ export async function iamHarness(
   const template = await synthIamTemplate(opts.extra);
   let targets = local;
   const bound = bindIamTemplate(template, targets);
-  const proxy = await startIamProxy({ dynamodbEndpoint: raw.FENCEQ_DYNAMODB_ENDPOINT, sqsEndpoint: raw.FENCEQ_SQS_ENDPOINT, ...bound, onDecision: opts.onDecision, lambdaEndpoint: opts.lambdaEndpoint });
+  const proxy = await startIamProxy({
+    dynamodbEndpoint: raw.FENCEQ_DYNAMODB_ENDPOINT,
+    sqsEndpoint: raw.FENCEQ_SQS_ENDPOINT,
+    ...bound,
+    onDecision: opts.onDecision,
+    lambdaEndpoint: opts.lambdaEndpoint,
+  });
   proxies.push(proxy);
   return {
     env: (principal) => {

@@ -36,7 +36,14 @@ describe('actions', () => {
     await seeText(page, '#outcome.ok', 'Requeued: pending and due now, attempts reset');
     expect(await producer.get('invoice-9')).toMatchObject({ state: 'pending', attempts: 0, leaseGeneration: lease!.generation + 1 });
 
-    const worker = new Worker({ store: queue, owner: 'worker-2', pollIntervalMs: 100, maxPollIntervalMs: 500, logger: silentLogger, handlers: { billing: async () => ({ charged: true }) } });
+    const worker = new Worker({
+      store: queue,
+      owner: 'worker-2',
+      pollIntervalMs: 100,
+      maxPollIntervalMs: 500,
+      logger: silentLogger,
+      handlers: { billing: async () => ({ charged: true }) },
+    });
     worker.start();
     try {
       await page.waitForSelector('#explanation[data-reason="done"]', { timeout: 45_000 });

@@ -87,7 +87,13 @@ describe('throughput', () => {
     for (const k of kinds) await queue.enqueue({ queue: k, id: k, payload: null, maxAttempts: k === 'dies' ? 1 : 5 });
     clock.advance(1);
     const lease = async (k: string, owner = 'w1', ttlMs = 5_000) => (await queue.lease({ owner, queues: [k], ttlMs }))[0]!;
-    const held = { done: await lease('done'), fails: await lease('fails'), released: await lease('released'), orphan: await lease('orphan'), dies: await lease('dies') };
+    const held = {
+      done: await lease('done'),
+      fails: await lease('fails'),
+      released: await lease('released'),
+      orphan: await lease('orphan'),
+      dies: await lease('dies'),
+    };
     await sampler.sample();
 
     await queue.ackDone(held.done, null);
@@ -100,7 +106,12 @@ describe('throughput', () => {
     clock.advance(6_000); // the orphan's lease lapses and another worker takes it over
     expect((await peer().lease({ owner: 'w2', queues: ['orphan'], ttlMs: 60_000 }))[0]?.takenOverFrom).toBe('w1');
     const reading = await sampler.sample();
-    const counts = Object.fromEntries(Object.entries(reading.history).map(([q, rows]) => [q, rows.reduce((n, r) => ({ done: n.done + r.done, failed: n.failed + r.failed }), { done: 0, failed: 0 })]));
+    const counts = Object.fromEntries(
+      Object.entries(reading.history).map(([q, rows]) => [
+        q,
+        rows.reduce((n, r) => ({ done: n.done + r.done, failed: n.failed + r.failed }), { done: 0, failed: 0 }),
+      ]),
+    );
     expect(counts).toEqual({
       done: { done: 1, failed: 0 },
       fails: { done: 0, failed: 1 },

@@ -76,8 +76,18 @@ describe('jobs', () => {
 
     const finish = deferred();
     const worker = new Worker({
-      store: queue, owner: 'worker-b', leaseTtlMs: 10_000, pollIntervalMs: 100, maxPollIntervalMs: 500, logger: silentLogger,
-      handlers: { crashy: async () => { await finish.promise; return { took: 'over' }; } },
+      store: queue,
+      owner: 'worker-b',
+      leaseTtlMs: 10_000,
+      pollIntervalMs: 100,
+      maxPollIntervalMs: 500,
+      logger: silentLogger,
+      handlers: {
+        crashy: async () => {
+          await finish.promise;
+          return { took: 'over' };
+        },
+      },
     });
     worker.start();
     try {

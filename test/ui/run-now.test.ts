@@ -30,7 +30,10 @@ describe('runNow', () => {
     await queue.enqueue({ queue: 'q', id: 'dies', payload: 1, maxAttempts: 1 });
     clock.advance(1);
     const leases = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 10_000, max: 3 });
-    await queue.ackFailed(leases.find((l) => l.id === 'dies')!, new Error('x'));
+    await queue.ackFailed(
+      leases.find((l) => l.id === 'dies')!,
+      new Error('x'),
+    );
     await queue.release(leases.find((l) => l.id === 'due')!);
     const requests = countRequests(client);
     expect(await queue.runNow('due')).toMatchObject({ outcome: 'already-due', id: 'due' });

@@ -66,7 +66,11 @@ describe('cross-site requests', () => {
       [post({ token: 'x'.repeat(43) }), 403, 'refused: invalid token (&quot;xxxxxxxxxxxx&quot;): does not match this dashboard session'],
       [post({ token }, { origin: 'http://evil.example' }), 403, 'refused: invalid Origin (&quot;http://evil.example&quot;)'],
       [post({ token }, { 'sec-fetch-site': 'cross-site' }), 403, 'refused: invalid Sec-Fetch-Site (&quot;cross-site&quot;)'],
-      [post({ token }, { host: `rebound.example:${new URL(origin).port}` }), 421, `refused: invalid Host (&quot;rebound.example:${new URL(origin).port}&quot;)`],
+      [
+        post({ token }, { host: `rebound.example:${new URL(origin).port}` }),
+        421,
+        `refused: invalid Host (&quot;rebound.example:${new URL(origin).port}&quot;)`,
+      ],
     ];
     for (const [res, status, text] of cases) {
       const r = await res;

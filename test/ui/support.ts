@@ -46,20 +46,36 @@ export async function dashboardOnFreshTable(opts: { allowActions?: boolean; refr
   const queue = new JobQueue({ tableName: table.tableName, client, logger: silentLogger });
   const requests = countRequests(client);
   const dashboard = await startDashboard({
-    queue, target: 'the test emulator', reclaimPeriodMs: 5_000, allowActions: opts.allowActions, refreshMs: opts.refreshMs ?? 250,
-    maxJobsPerState: opts.maxJobsPerState, maxQueues: opts.maxQueues,
+    queue,
+    target: 'the test emulator',
+    reclaimPeriodMs: 5_000,
+    allowActions: opts.allowActions,
+    refreshMs: opts.refreshMs ?? 250,
+    maxJobsPerState: opts.maxJobsPerState,
+    maxQueues: opts.maxQueues,
   });
   dashboards.push(dashboard);
   /** Another process on the table (a producer or a worker). */
   const producer = new JobQueue({ tableName: table.tableName, client: table.client, logger: silentLogger });
-  return { ...table, queue, producer, dashboard, requests, raw: rawAccess(table.doc, table.tableName), url: (path: string) => new URL(path, dashboard.url).toString() };
+  return {
+    ...table,
+    queue,
+    producer,
+    dashboard,
+    requests,
+    raw: rawAccess(table.doc, table.tableName),
+    url: (path: string) => new URL(path, dashboard.url).toString(),
+  };
 }
 
 /** Resolves once `selector` matches an element whose text contains `text` (the page's live refresh puts it there). */
 export async function seeText(page: Page, selector: string, text: string, timeout = 20_000): Promise<void> {
   await page.waitForFunction(
     // Runs in the browser: `document` is the page's.
-    ([s, t]) => [...(globalThis as unknown as { document: { querySelectorAll(s: string): Iterable<{ textContent: string | null }> } }).document.querySelectorAll(s)].some((e) => (e.textContent ?? '').includes(t)),
+    ([s, t]) =>
+      [...(globalThis as unknown as { document: { querySelectorAll(s: string): Iterable<{ textContent: string | null }> } }).document.querySelectorAll(s)].some(
+        (e) => (e.textContent ?? '').includes(t),
+      ),
     [selector, text] as const,
     { timeout },
   );

@@ -28,7 +28,12 @@ describe('a failing handler fails only its own job', () => {
     expect(await t.queue.get(rej.id)).toMatchObject({ state: 'dead', lastError: 'Error: boom: rejected' });
     for (const [id] of good) expect((await t.queue.get(id))?.state).toBe('done');
     expect(worker.counters).toMatchObject({ handlerErrors: 2, failed: 2, completed: 3 });
-    expect(t.logger.events('worker.handler_failed').map((r) => r.fields.id).sort()).toEqual([bad.id, rej.id].sort());
+    expect(
+      t.logger
+        .events('worker.handler_failed')
+        .map((r) => r.fields.id)
+        .sort(),
+    ).toEqual([bad.id, rej.id].sort());
   });
 
   it('results stay paired with their own jobs when some handlers in a batch fail, whatever order they finish in', async () => {
@@ -123,7 +128,14 @@ describe('a failing handler fails only its own job', () => {
     const t = await workerTable();
     await t.queue.enqueueMany(Array.from({ length: 6 }, (_, n) => ({ queue: 'q', payload: n })));
     const gate = deferred();
-    const { worker: a, store } = t.worker({ concurrency: 2, handlers: { q: async () => { await gate.promise; } } });
+    const { worker: a, store } = t.worker({
+      concurrency: 2,
+      handlers: {
+        q: async () => {
+          await gate.promise;
+        },
+      },
+    });
     const twoHeld = nth(a, 'job.started', 2);
     a.start();
     await twoHeld;
@@ -180,7 +192,7 @@ describe('a failing handler fails only its own job', () => {
 });
 
 describe('unreadable work is let go at once', () => {
-  it('a payload that fails the queue\'s validate hook is failed at once, not retried, with a clear error; the handler never runs', async () => {
+  it("a payload that fails the queue's validate hook is failed at once, not retried, with a clear error; the handler never runs", async () => {
     const time = manualTime(); // moved by nobody: the failure must not wait for any timer
     const t = await workerTable({ time });
     const e = await t.queue.enqueue({ queue: 'q', payload: { to: 42 }, maxAttempts: 5 });
@@ -192,7 +204,9 @@ describe('unreadable work is let go at once', () => {
           validate: (p: Json) => {
             if (typeof (p as { to?: unknown }).to !== 'string') throw new Error('payload.to must be an email address');
           },
-          handle: () => { ran++; },
+          handle: () => {
+            ran++;
+          },
         },
       },
     });
@@ -217,7 +231,7 @@ describe('unreadable work is let go at once', () => {
     const failed = next(worker, 'job.failed');
     worker.start();
     expect(await failed).toMatchObject({ reason: 'invalid_result', outcome: 'dead' });
-    expect((await t.queue.get(e.id))).toMatchObject({ state: 'dead', lastError: expect.stringMatching(/^ResultInvalidError: /) });
+    expect(await t.queue.get(e.id)).toMatchObject({ state: 'dead', lastError: expect.stringMatching(/^ResultInvalidError: /) });
     expect(t.logger.events('worker.result_invalid')[0]?.fields.error).toBeInstanceOf(ResultInvalidError);
   });
 });

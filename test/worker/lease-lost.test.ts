@@ -79,7 +79,12 @@ describe('a lost lease aborts the handler and is never acked', () => {
     const running = deferred();
     const { worker, store } = t.worker({
       leaseTtlMs: 1_200,
-      handlers: { q: async (_j, ctx) => { running.resolve(); await new Promise((r) => ctx.signal.addEventListener('abort', r)); } },
+      handlers: {
+        q: async (_j, ctx) => {
+          running.resolve();
+          await new Promise((r) => ctx.signal.addEventListener('abort', r));
+        },
+      },
     });
     worker.start();
     await running.promise;
@@ -101,7 +106,15 @@ describe('a lost lease aborts the handler and is never acked', () => {
     const { worker } = t.worker({
       concurrency: 1, // no second slot in which to re-claim the released job
       leaseTtlMs: 30_000,
-      handlers: { q: async (_j, ctx) => { await gate.promise; await ctx.renew().then(() => outcome.resolve('renewed'), (err: unknown) => outcome.resolve(err)); } },
+      handlers: {
+        q: async (_j, ctx) => {
+          await gate.promise;
+          await ctx.renew().then(
+            () => outcome.resolve('renewed'),
+            (err: unknown) => outcome.resolve(err),
+          );
+        },
+      },
     });
     const held = next(worker, 'job.started');
     worker.start();

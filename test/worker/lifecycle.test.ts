@@ -12,13 +12,23 @@ describe('worker lifecycle: tracked leases, heartbeat, stop', () => {
       owner: 'worker-a',
       concurrency: 3,
       leaseTtlMs: 30_000, // a lapse would take 30 s: only a release can hand them over in time
-      handlers: { slow: async (job) => { started.push(job.id); await gate.promise; } },
+      handlers: {
+        slow: async (job) => {
+          started.push(job.id);
+          await gate.promise;
+        },
+      },
     });
     const aClaims = record(a, 'job.claimed');
     const threeRunning = nth(a, 'job.started', 3);
     a.start();
     await threeRunning;
-    expect(a.heldLeases().map((l) => l.id).sort()).toEqual([...ids].sort());
+    expect(
+      a
+        .heldLeases()
+        .map((l) => l.id)
+        .sort(),
+    ).toEqual([...ids].sort());
 
     const report = await a.stop({ graceMs: 100 });
     expect(report).toMatchObject({ abandoned: 3, released: 3, releaseFailures: 0 });
@@ -28,7 +38,16 @@ describe('worker lifecycle: tracked leases, heartbeat, stop', () => {
 
     const aExpiry = Math.min(...aClaims.map((c) => c.lease.expiresAt));
     const onB: string[] = [];
-    const { worker: b } = t.worker({ owner: 'worker-b', concurrency: 3, leaseTtlMs: 30_000, handlers: { slow: (job) => { onB.push(job.id); } } });
+    const { worker: b } = t.worker({
+      owner: 'worker-b',
+      concurrency: 3,
+      leaseTtlMs: 30_000,
+      handlers: {
+        slow: (job) => {
+          onB.push(job.id);
+        },
+      },
+    });
     const claims: { at: number; takenOverFrom: string | undefined }[] = [];
     b.events.on('job.claimed', (e) => claims.push(e));
     const bRanAll = nth(b, 'job.completed', 3);
@@ -67,7 +86,15 @@ describe('worker lifecycle: tracked leases, heartbeat, stop', () => {
     const e = await t.queue.enqueue({ queue: 'q', payload: null });
     const gate = deferred();
     // A 30 s lease: on Node's own timers its heartbeat would not fire within the test's event timeout.
-    const { worker, store } = t.worker({ leaseTtlMs: 30_000, handlers: { q: async () => { await gate.promise; return { finished: true }; } } });
+    const { worker, store } = t.worker({
+      leaseTtlMs: 30_000,
+      handlers: {
+        q: async () => {
+          await gate.promise;
+          return { finished: true };
+        },
+      },
+    });
     const running = next(worker, 'job.started');
     worker.start();
     const claimedAt = (await running).at;
@@ -101,7 +128,16 @@ describe('worker lifecycle: tracked leases, heartbeat, stop', () => {
     const e = await t.queue.enqueue({ queue: 'q', payload: null });
     const gate = deferred();
     // A 60 s lease: on Node's own timers its heartbeat would not fire within the test's event timeout.
-    const { worker, store } = t.worker({ owner: 'long-runner', leaseTtlMs: 60_000, handlers: { q: async (_j, ctx) => { await gate.promise; return ctx.lease.generation; } } });
+    const { worker, store } = t.worker({
+      owner: 'long-runner',
+      leaseTtlMs: 60_000,
+      handlers: {
+        q: async (_j, ctx) => {
+          await gate.promise;
+          return ctx.lease.generation;
+        },
+      },
+    });
     const running = next(worker, 'job.started');
     worker.start();
     const claimedAt = (await running).at;

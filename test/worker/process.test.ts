@@ -56,7 +56,7 @@ function spawnWorker(tableName: string, owner: string, extra: Record<string, str
 }
 
 describe('worker as a process', () => {
-  it('exceptions thrown in a handler\'s callbacks fail only that job; the process keeps working; SIGTERM releases what it holds and exits 0', async () => {
+  it("exceptions thrown in a handler's callbacks fail only that job; the process keeps working; SIGTERM releases what it holds and exits 0", async () => {
     const t = await workerTable();
     const crashers = ['timer-throw', 'floating-reject', 'async-callback-reject'];
     const crashIds: string[] = [];
@@ -94,7 +94,10 @@ describe('worker as a process', () => {
     w.child.kill('SIGKILL');
     await w.exited;
     const after = await Promise.all(ids.map((id) => t.queue.get(id)));
-    expect(after.map((j) => [j?.state, j?.leaseOwner])).toEqual([['running', 'doomed'], ['running', 'doomed']]); // nothing was released
+    expect(after.map((j) => [j?.state, j?.leaseOwner])).toEqual([
+      ['running', 'doomed'],
+      ['running', 'doomed'],
+    ]); // nothing was released
     const { worker } = t.worker({ owner: 'survivor', pollIntervalMs: 50, maxPollIntervalMs: 300, handlers: { q: () => 'rescued' } });
     const polls = record(worker, 'poll.finished');
     const rescued = next(worker, 'job.completed', (e) => e.lease.id === ids[1], EVENT_TIMEOUT_MS + 1_500);

@@ -109,7 +109,7 @@ describe('ctx.progress', () => {
     expect(await t.queue.get(id)).not.toHaveProperty('progress');
   });
 
-  it('a superseded run cannot overwrite its successor\'s progress (the lease guard, secret included)', async () => {
+  it("a superseded run cannot overwrite its successor's progress (the lease guard, secret included)", async () => {
     const t = await workerTable();
     const { id } = await t.queue.enqueue({ queue: 'q', payload: null });
     const [old] = await t.queue.lease({ owner: 'a', queues: ['q'], ttlMs: 10_000 });

@@ -24,12 +24,23 @@ export function deferred<T = void>() {
 export const EVENT_TIMEOUT_MS = 10_000;
 
 /** The next `name` event of `worker` (passing `filter`); subscribe before causing it. Fails fast, naming the event, after EVENT_TIMEOUT_MS. */
-export function next<K extends WorkerEventName>(worker: Worker, name: K, filter?: (e: WorkerEventMap[K]) => boolean, timeoutMs = EVENT_TIMEOUT_MS): Promise<WorkerEventMap[K]> {
+export function next<K extends WorkerEventName>(
+  worker: Worker,
+  name: K,
+  filter?: (e: WorkerEventMap[K]) => boolean,
+  timeoutMs = EVENT_TIMEOUT_MS,
+): Promise<WorkerEventMap[K]> {
   return worker.events.once(name, { filter, timeoutMs });
 }
 
 /** Resolves with the `n`th `name` event (passing `filter`) from now on. */
-export function nth<K extends WorkerEventName>(worker: Worker, name: K, n: number, filter?: (e: WorkerEventMap[K]) => boolean, timeoutMs = EVENT_TIMEOUT_MS): Promise<WorkerEventMap[K]> {
+export function nth<K extends WorkerEventName>(
+  worker: Worker,
+  name: K,
+  n: number,
+  filter?: (e: WorkerEventMap[K]) => boolean,
+  timeoutMs = EVENT_TIMEOUT_MS,
+): Promise<WorkerEventMap[K]> {
   let seen = 0;
   return worker.events.once(name, { filter: (e) => (!filter || filter(e)) && ++seen === n, timeoutMs });
 }

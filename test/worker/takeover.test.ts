@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { next, nth, record, until, workerTable } from './support.js';
 
-describe('bounded takeover of a dead worker\'s jobs', () => {
+describe("bounded takeover of a dead worker's jobs", () => {
   it('jobs a dead worker left running stay put while its leases hold, then run here within expiry + one max poll interval, with nothing else waking the worker', async () => {
     const t = await workerTable();
     const maxPollIntervalMs = 400;
@@ -39,7 +39,7 @@ describe('bounded takeover of a dead worker\'s jobs', () => {
     expect(store.count('ackDone')).toBe(2);
   });
 
-  it('a killed worker\'s jobs are not taken while it still held them under a fresh lease', async () => {
+  it("a killed worker's jobs are not taken while it still held them under a fresh lease", async () => {
     const t = await workerTable();
     const held = await t.deadWorkerJob({ queue: 'q', expiresInMs: 60_000, owner: 'alive-elsewhere' });
     const { worker } = t.worker({ handlers: { q: () => 'stolen' } });
@@ -48,7 +48,7 @@ describe('bounded takeover of a dead worker\'s jobs', () => {
     worker.start();
     await fourPolls;
     expect(worker.counters.claimed).toBe(0);
-    expect((await t.queue.get(held.id))).toMatchObject({ state: 'running', leaseOwner: 'alive-elsewhere' });
+    expect(await t.queue.get(held.id)).toMatchObject({ state: 'running', leaseOwner: 'alive-elsewhere' });
   });
 
   it('a short claim is looked at again after a twelfth of the lease lifetime, not after the idle backoff', async () => {
@@ -70,7 +70,13 @@ describe('idle polling', () => {
     const t = await workerTable();
     const jitter = [0.9, 0.1, 0.5, 0.0, 0.99, 0.3, 0.7];
     let r = 0;
-    const { worker } = t.worker({ pollIntervalMs: 40, maxPollIntervalMs: 640, leaseTtlMs: 6_000, random: () => jitter[r++ % jitter.length]!, handlers: { q: () => null } });
+    const { worker } = t.worker({
+      pollIntervalMs: 40,
+      maxPollIntervalMs: 640,
+      leaseTtlMs: 6_000,
+      random: () => jitter[r++ % jitter.length]!,
+      handlers: { q: () => null },
+    });
     const polls = record(worker, 'poll.finished');
     const seven = nth(worker, 'poll.finished', 7);
     worker.start();

@@ -7,10 +7,7 @@ import { duration, integer } from './jobs.js';
 /** `fenceq release ID --force`: takes the job from whoever holds it (their later acks are refused). */
 export async function releaseCommand(ctx: CommandContext, id: string, o: { force?: boolean }): Promise<void> {
   if (!o.force) {
-    throw new CliError(
-      EXIT.usage,
-      'release takes the job away from the worker holding it (its result will be refused); pass --force to do it',
-    );
+    throw new CliError(EXIT.usage, 'release takes the job away from the worker holding it (its result will be refused); pass --force to do it');
   }
   const out = await ctx.queue().releaseUnowned(id);
   if (out.outcome === 'terminal') throw new CliError(EXIT.conflict, `job ${JSON.stringify(id)} is ${out.state}; only a pending or running job can be released`);
@@ -89,7 +86,7 @@ export async function purgeCommand(ctx: CommandContext, o: PurgeOptions): Promis
   const queue = ctx.queue();
   const jobs: { id: string; queue: string; diedAt: number }[] = [];
   let lostRaces = 0;
-  for (let more = true; more; ) {
+  for (let more = true; more;) {
     const out = await queue.purgeDead({ olderThanMs, max: 1000, ...(o.queue === undefined ? {} : { queue: o.queue }) });
     jobs.push(...out.jobs);
     lostRaces += out.lostRaces;
@@ -101,7 +98,10 @@ export async function purgeCommand(ctx: CommandContext, o: PurgeOptions): Promis
       jobs.length === 0
         ? `no dead jobs${o.queue ? ` of queue ${o.queue}` : ''} died before ${formatInstant(cutoff)}; nothing deleted`
         : [
-            renderTable(['id', 'queue', 'died'], jobs.map((j) => [j.id, j.queue, formatInstant(j.diedAt)])),
+            renderTable(
+              ['id', 'queue', 'died'],
+              jobs.map((j) => [j.id, j.queue, formatInstant(j.diedAt)]),
+            ),
             '',
             `deleted ${jobs.length} dead job${jobs.length === 1 ? '' : 's'}${lostRaces ? ` (${lostRaces} requeued meanwhile, left alone)` : ''}`,
           ].join('\n'),

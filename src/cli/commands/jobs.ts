@@ -32,7 +32,8 @@ export async function enqueueCommand(ctx: CommandContext, queueName: string, pay
   if (o.delay !== undefined) runAt = now + duration('--delay', o.delay);
   if (o.runAt !== undefined) {
     runAt = Date.parse(o.runAt);
-    if (Number.isNaN(runAt)) throw new CliError(EXIT.usage, `invalid --run-at ${JSON.stringify(o.runAt)}: expected an ISO 8601 time such as 2030-01-01T12:00:00Z`);
+    if (Number.isNaN(runAt))
+      throw new CliError(EXIT.usage, `invalid --run-at ${JSON.stringify(o.runAt)}: expected an ISO 8601 time such as 2030-01-01T12:00:00Z`);
   }
   const input: EnqueueInput = {
     queue: queueName,
@@ -46,7 +47,8 @@ export async function enqueueCommand(ctx: CommandContext, queueName: string, pay
   const outcome = await ctx.queue().enqueue(input);
   ctx.print(() => {
     if (outcome.outcome === 'exists') return `job ${outcome.id} already exists (${outcome.state ?? 'gone'}); nothing written`;
-    const due = runAt === undefined || outcome.job.runAt <= now ? 'due now' : `due ${formatInstant(outcome.job.runAt)} (in ${formatDuration(outcome.job.runAt - now)})`;
+    const due =
+      runAt === undefined || outcome.job.runAt <= now ? 'due now' : `due ${formatInstant(outcome.job.runAt)} (in ${formatDuration(outcome.job.runAt - now)})`;
     return `enqueued ${outcome.id} on queue ${outcome.job.queue}, ${due}`;
   }, outcome);
 }
@@ -105,7 +107,10 @@ export async function listCommand(ctx: CommandContext, o: ListOptions): Promise<
   if (limit < 1 || limit > 1000) throw new CliError(EXIT.usage, `invalid --limit ${limit}: must be 1 to 1000`);
   const states = o.state === undefined ? [...LISTABLE_STATES] : [o.state];
   if (o.state !== undefined && !(LISTABLE_STATES as readonly string[]).includes(o.state)) {
-    throw new CliError(EXIT.usage, `invalid --state ${JSON.stringify(o.state)}: list shows ${LISTABLE_STATES.join(', ')} (read done or cancelled jobs by id with get)`);
+    throw new CliError(
+      EXIT.usage,
+      `invalid --state ${JSON.stringify(o.state)}: list shows ${LISTABLE_STATES.join(', ')} (read done or cancelled jobs by id with get)`,
+    );
   }
   const queue = ctx.queue();
   const queues = o.queue === undefined ? await queue.queues() : [o.queue];
@@ -128,14 +133,17 @@ export async function listCommand(ctx: CommandContext, o: ListOptions): Promise<
     }
   }
   const now = ctx.io.clock();
-  ctx.print(() => {
-    if (jobs.length === 0) return 'no jobs';
-    const table = renderTable(
-      ['id', 'queue', 'state', 'attempts', 'when', 'owner'],
-      jobs.map((j) => [j.id, j.queue, j.state, `${j.attempts}/${j.maxAttempts}`, when(j, now), j.leaseOwner ?? '']),
-    );
-    return next ? `${table}\n\nmore: add --cursor ${next}` : table;
-  }, { jobs, ...(next ? { cursor: next } : {}) });
+  ctx.print(
+    () => {
+      if (jobs.length === 0) return 'no jobs';
+      const table = renderTable(
+        ['id', 'queue', 'state', 'attempts', 'when', 'owner'],
+        jobs.map((j) => [j.id, j.queue, j.state, `${j.attempts}/${j.maxAttempts}`, when(j, now), j.leaseOwner ?? '']),
+      );
+      return next ? `${table}\n\nmore: add --cursor ${next}` : table;
+    },
+    { jobs, ...(next ? { cursor: next } : {}) },
+  );
 }
 
 /** `fenceq stats [QUEUE...]`: per queue, pending, due, running, expired leases, dead, oldest due age. */
@@ -144,13 +152,19 @@ export async function statsCommand(ctx: CommandContext, queues: string[]): Promi
   // Running against the limit, for queues that have one (one GetItem per queue, a Query where limited).
   const flow = stats.length ? await ctx.queue().flowStatus(stats.map((s) => s.queue)) : [];
   const limited = new Map(flow.filter((f) => limitCell(f) !== '-').map((f) => [f.queue, f]));
-  ctx.print(() => {
-    if (stats.length === 0) return 'no queues yet (nothing has been enqueued)';
-    const head = ['queue', 'pending', 'due', 'running', 'expired', 'dead', 'oldest due'];
-    const rows = stats.map((s) => [s.queue, s.pending, s.due, s.running, s.expired, s.dead, s.due ? formatDuration(s.oldestDueAgeMs) : '-']);
-    if (limited.size === 0) return renderTable(head, rows);
-    return renderTable([...head, 'limits'], rows.map((r, i) => [...r, limitCell(limited.get(stats[i]!.queue))]));
-  }, limited.size === 0 ? stats : stats.map((s) => (limited.has(s.queue) ? { ...s, flow: limited.get(s.queue) } : s)));
+  ctx.print(
+    () => {
+      if (stats.length === 0) return 'no queues yet (nothing has been enqueued)';
+      const head = ['queue', 'pending', 'due', 'running', 'expired', 'dead', 'oldest due'];
+      const rows = stats.map((s) => [s.queue, s.pending, s.due, s.running, s.expired, s.dead, s.due ? formatDuration(s.oldestDueAgeMs) : '-']);
+      if (limited.size === 0) return renderTable(head, rows);
+      return renderTable(
+        [...head, 'limits'],
+        rows.map((r, i) => [...r, limitCell(limited.get(stats[i]!.queue))]),
+      );
+    },
+    limited.size === 0 ? stats : stats.map((s) => (limited.has(s.queue) ? { ...s, flow: limited.get(s.queue) } : s)),
+  );
 }
 
 /** Reads a job or fails with JobNotFoundError (exit 3). */
@@ -176,7 +190,12 @@ function renderJob(job: Job, now = Date.now()): string {
     ['last error', job.lastError === undefined ? undefined : oneLine(job.lastError)],
     ['payload', oneLine(JSON.stringify(job.payload))],
     ['result', job.result === undefined ? undefined : oneLine(JSON.stringify(job.result))],
-    ['progress', job.progress === undefined || job.progressAt === undefined ? undefined : `${oneLine(JSON.stringify(job.progress))} (${formatDuration(Math.max(0, now - job.progressAt))} ago)`],
+    [
+      'progress',
+      job.progress === undefined || job.progressAt === undefined
+        ? undefined
+        : `${oneLine(JSON.stringify(job.progress))} (${formatDuration(Math.max(0, now - job.progressAt))} ago)`,
+    ],
     ['created', formatInstant(job.createdAt)],
     ['updated', formatInstant(job.updatedAt)],
   ]);
@@ -186,7 +205,8 @@ function when(j: JobSummary, now: number): string {
   if (j.state === 'running' && j.leaseExpiresAt !== undefined) {
     return j.leaseExpiresAt > now ? `lease ${formatDuration(j.leaseExpiresAt - now)} left` : `lease expired ${formatDuration(now - j.leaseExpiresAt)} ago`;
   }
-  if (j.state === 'pending' && j.runAt !== undefined) return j.runAt > now ? `due in ${formatDuration(j.runAt - now)}` : `due ${formatDuration(now - j.runAt)} ago`;
+  if (j.state === 'pending' && j.runAt !== undefined)
+    return j.runAt > now ? `due in ${formatDuration(j.runAt - now)}` : `due ${formatDuration(now - j.runAt)} ago`;
   return '';
 }
 

@@ -37,7 +37,10 @@ export function registerSchedules(sub: (name: string) => Command, ctx: (cmd: Com
     .action(async (name: string, _o, cmd: Command) => inspectSchedule(ctx(cmd), name));
   for (const [verb, text] of [
     ['remove', 'delete a schedule (jobs it already enqueued stay)'],
-    ['pause', 'stop a schedule firing: jobs it fired ahead that have not started are withdrawn (cancelled); ticks that pass meanwhile follow its catch-up policy on resume'],
+    [
+      'pause',
+      'stop a schedule firing: jobs it fired ahead that have not started are withdrawn (cancelled); ticks that pass meanwhile follow its catch-up policy on resume',
+    ],
     ['resume', 'let a paused schedule fire again: ticks missed meanwhile follow its catch-up policy; withdrawn ticks still ahead fire again'],
   ] as const) {
     group
@@ -88,7 +91,10 @@ async function changeSchedule(ctx: CommandContext, verb: 'remove' | 'pause' | 'r
   const s = ctx.queue().schedules;
   const out = verb === 'remove' ? await s.remove(name) : verb === 'pause' ? await s.pause(name) : await s.resume(name);
   if (out.outcome === 'missing') throw new CliError(EXIT.notFound, `no schedule named ${JSON.stringify(name)}`);
-  const withdrawn = out.outcome === 'paused' ? `; withdrew ${out.withdrawn.length} job(s) it had fired ahead that had not started${out.withdrawn.length ? ` (${out.withdrawn.join(', ')})` : ''}` : '';
+  const withdrawn =
+    out.outcome === 'paused'
+      ? `; withdrew ${out.withdrawn.length} job(s) it had fired ahead that had not started${out.withdrawn.length ? ` (${out.withdrawn.join(', ')})` : ''}`
+      : '';
   ctx.print(() => `${out.outcome} schedule ${name}${withdrawn}`, out);
 }
 

@@ -44,7 +44,10 @@ export async function startCommand(ctx: CommandContext, o: StartOptions): Promis
   if (port !== undefined && (port < 1 || port > 65_535)) throw new CliError(EXIT.usage, `invalid --port ${port}`);
   const dynamodbEndpoint = o.dynamodbEndpoint === undefined ? undefined : endpointUrl('--dynamodb-endpoint', o.dynamodbEndpoint);
   if (dynamodbEndpoint !== undefined && (o.port !== undefined || o.data !== undefined)) {
-    throw new CliError(EXIT.usage, `--dynamodb-endpoint uses a DynamoDB already running: --${o.port !== undefined ? 'port' : 'data'} configures the stack's own emulator, drop one of them`);
+    throw new CliError(
+      EXIT.usage,
+      `--dynamodb-endpoint uses a DynamoDB already running: --${o.port !== undefined ? 'port' : 'data'} configures the stack's own emulator, drop one of them`,
+    );
   }
   const explicitPeriod = ctx.options.reclaimPeriod ?? ctx.io.env.FENCEQ_RECLAIM_PERIOD;
   const reclaimPeriodMs = explicitPeriod ? duration('--reclaim-period', explicitPeriod) : demo ? 5_000 : DEFAULT_RECLAIM_PERIOD_MS;
@@ -74,7 +77,15 @@ export async function startCommand(ctx: CommandContext, o: StartOptions): Promis
   let stack: LocalStack | undefined;
   let ui: Dashboard | undefined;
   try {
-    stack = await startLocalStack({ tableName: o.tableName, dataDir, port, dynamodbEndpoint, reclaimPeriodMs, logger, enforceIam: o.enforceIam === true }).catch((err: unknown) => {
+    stack = await startLocalStack({
+      tableName: o.tableName,
+      dataDir,
+      port,
+      dynamodbEndpoint,
+      reclaimPeriodMs,
+      logger,
+      enforceIam: o.enforceIam === true,
+    }).catch((err: unknown) => {
       if (err instanceof EmulatorStartError && err.code === 'EADDRINUSE') {
         throw new CliError(EXIT.failure, `port ${err.port} on 127.0.0.1 is in use; pass another --port or omit it for a free one`, { cause: err });
       }
@@ -89,8 +100,16 @@ export async function startCommand(ctx: CommandContext, o: StartOptions): Promis
     }
     const summary = await runDemo(
       stack,
-      { jobs, durationMs, workers, leaseTtlMs: 4_000, write: json ? () => undefined : out, tty: ctx.io.stdoutIsTTY && !json, signal: abort.signal,
-        onWorkersReady: json ? (pids) => emit('demo.workers_ready', { pids }) : undefined },
+      {
+        jobs,
+        durationMs,
+        workers,
+        leaseTtlMs: 4_000,
+        write: json ? () => undefined : out,
+        tty: ctx.io.stdoutIsTTY && !json,
+        signal: abort.signal,
+        onWorkersReady: json ? (pids) => emit('demo.workers_ready', { pids }) : undefined,
+      },
       demoLog,
     );
     if (json) emit('demo.finished', { ...summary });
@@ -120,7 +139,8 @@ function endpointUrl(flag: string, value: string): string {
   } catch {
     url = undefined;
   }
-  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw new CliError(EXIT.usage, `invalid ${flag} ${JSON.stringify(value)}: an http:// or https:// URL`);
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:'))
+    throw new CliError(EXIT.usage, `invalid ${flag} ${JSON.stringify(value)}: an http:// or https:// URL`);
   return value.replace(/\/+$/, '');
 }
 
@@ -155,7 +175,9 @@ function readyText(stack: LocalStack, dataDir: string | undefined, dashboardUrl:
     ...(stack.iamEndpoints
       ? [
           `  IAM       enforced: each function's DynamoDB and SQS requests are checked against its role in the synthesized template`,
-          ...Object.entries(stack.iamEndpoints).map(([p, url]) => `            ${p.padEnd(8)} ${url}  (the ${p} role's endpoint: FENCEQ_DYNAMODB_ENDPOINT / FENCEQ_SQS_ENDPOINT)`),
+          ...Object.entries(stack.iamEndpoints).map(
+            ([p, url]) => `            ${p.padEnd(8)} ${url}  (the ${p} role's endpoint: FENCEQ_DYNAMODB_ENDPOINT / FENCEQ_SQS_ENDPOINT)`,
+          ),
         ]
       : []),
     '',

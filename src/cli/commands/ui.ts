@@ -31,11 +31,17 @@ export async function uiCommand(ctx: CommandContext, o: UiOptions): Promise<numb
   let dashboard: Dashboard;
   try {
     dashboard = await startDashboard({
-      queue, target, reclaimPeriodMs: period, allowActions: o.allowActions === true, refreshMs, port,
+      queue,
+      target,
+      reclaimPeriodMs: period,
+      allowActions: o.allowActions === true,
+      refreshMs,
+      port,
       onError: (err) => ctx.io.stderr(`fenceq ui: ${err instanceof Error ? err.message : String(err)}\n`),
     });
   } catch (err) {
-    if ((err as { code?: string }).code === 'EADDRINUSE') throw new CliError(EXIT.failure, `port ${port} on 127.0.0.1 is in use; pass another --port or omit it for a free one`);
+    if ((err as { code?: string }).code === 'EADDRINUSE')
+      throw new CliError(EXIT.failure, `port ${port} on 127.0.0.1 is in use; pass another --port or omit it for a free one`);
     throw err;
   }
   ctx.print(

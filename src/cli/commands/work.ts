@@ -54,10 +54,16 @@ export async function workCommand(ctx: CommandContext, flags: WorkOptions): Prom
   const all = await loadHandlers(o.handlers);
   let handlers = all;
   if (o.queues !== undefined) {
-    const wanted = o.queues.split(',').map((q) => q.trim()).filter(Boolean);
+    const wanted = o.queues
+      .split(',')
+      .map((q) => q.trim())
+      .filter(Boolean);
     const missing = wanted.filter((q) => !(q in all));
     if (wanted.length === 0 || missing.length) {
-      throw new CliError(EXIT.usage, `invalid --queues ${JSON.stringify(o.queues)}: ${missing.length ? `no handler for ${missing.join(', ')} in ${o.handlers}` : 'no queue named'}`);
+      throw new CliError(
+        EXIT.usage,
+        `invalid --queues ${JSON.stringify(o.queues)}: ${missing.length ? `no handler for ${missing.join(', ')} in ${o.handlers}` : 'no queue named'}`,
+      );
     }
     handlers = Object.fromEntries(wanted.map((q) => [q, all[q]!]));
   }
@@ -115,16 +121,31 @@ function openStore(ctx: CommandContext, o: WorkOptions, logger: Logger): { store
   }
   if (transport !== 'lambda') throw new CliError(EXIT.usage, `invalid --transport ${JSON.stringify(transport)}: dynamodb or lambda`);
   const env = ctx.io.env;
-  const outputs = ctx.options.outputs ?? env.FENCEQ_OUTPUTS ? ctx.connection().apiFunction : undefined;
+  const outputs = (ctx.options.outputs ?? env.FENCEQ_OUTPUTS) ? ctx.connection().apiFunction : undefined;
   const functionName = o.apiFunction ?? (env.FENCEQ_API_FUNCTION || undefined) ?? outputs;
-  if (!functionName) throw new CliError(EXIT.usage, '--transport lambda needs the API function: pass --api-function NAME, set FENCEQ_API_FUNCTION, or pass --outputs FILE');
+  if (!functionName)
+    throw new CliError(EXIT.usage, '--transport lambda needs the API function: pass --api-function NAME, set FENCEQ_API_FUNCTION, or pass --outputs FILE');
   const endpoint = o.lambdaEndpoint ?? (env.FENCEQ_LAMBDA_ENDPOINT || undefined);
   if (endpoint !== undefined && !/^https?:\/\/\S+$/.test(endpoint)) throw new CliError(EXIT.usage, `invalid --lambda-endpoint ${JSON.stringify(endpoint)}`);
   const store = new LambdaJobStore({ functionName, endpoint, ...(ctx.options.region ? { region: ctx.options.region } : {}) });
   // The start-up check: a renew of a job id that never exists (fenceq-probe). It claims and changes
   // nothing, and proves the function answers and can read its table. The function handles it as
   // any refused renew: one `lease.stale` warning (op renew, id fenceq-probe) per worker start.
-  const check = () => store.renew({ id: 'fenceq-probe', generation: 1, secret: '0'.repeat(32), incarnation: '0000000000000000', owner: 'fenceq-probe', expiresAt: 0, attempt: 1, maxAttempts: 1, queue: 'probe', payload: null }, 1_000);
+  const check = () =>
+    store.renew(
+      {
+        id: 'fenceq-probe',
+        generation: 1,
+        secret: '0'.repeat(32),
+        incarnation: '0000000000000000',
+        owner: 'fenceq-probe',
+        expiresAt: 0,
+        attempt: 1,
+        maxAttempts: 1,
+        queue: 'probe',
+        payload: null,
+      },
+      1_000,
+    );
   return { store, check, where: ` through the Lambda API function ${functionName}${endpoint ? ` at ${endpoint}` : ''}` };
 }
-
