@@ -160,37 +160,25 @@ const NO_SHARD_CONFIG = {
 const NO_LIMITS_INPUT = { './flow-limits.js': ['checkLimits'] };
 // api and worker never enqueue (a grouped job's enqueue is stubbed beside it).
 const NO_ENQUEUE = { './store/enqueue.js': ['prepareEnqueue', 'putGenerated', 'putIfAbsent'] };
+// api and worker hold leases and settle them, and call nothing else of the queue: one list for both.
+const LEASE_HOLDER_ABSENT = {
+  [AT_QUEUE]: {
+    ...ADMIN_ONLY,
+    ...RESEND,
+    ...FLOW_ADMIN,
+    './store/reclaim-orphaned.js': ['reclaimOrphaned'],
+    './store/concurrency-slots.js': ['makeSlots'],
+    [AT_GROUPS]: ['enqueueGrouped', 'listedGroups', 'groupPosition'],
+    ...NO_BROWSE,
+    ...NO_LIMITS_INPUT,
+    ...NO_ENQUEUE,
+    ...NO_SHARD_CONFIG,
+  },
+  [AT_SCHEDULES]: { ...SCHEDULE_WRITES, ...SCHEDULE_FIRE, ...NO_SCHEDULES },
+};
 export const ABSENT = {
-  api: {
-    [AT_QUEUE]: {
-      ...ADMIN_ONLY,
-      ...RESEND,
-      ...FLOW_ADMIN,
-      './store/reclaim-orphaned.js': ['reclaimOrphaned'],
-      './store/concurrency-slots.js': ['makeSlots'],
-      [AT_GROUPS]: ['enqueueGrouped', 'listedGroups', 'groupPosition'],
-      ...NO_BROWSE,
-      ...NO_LIMITS_INPUT,
-      ...NO_ENQUEUE,
-      ...NO_SHARD_CONFIG,
-    },
-    [AT_SCHEDULES]: { ...SCHEDULE_WRITES, ...SCHEDULE_FIRE, ...NO_SCHEDULES },
-  },
-  worker: {
-    [AT_QUEUE]: {
-      ...ADMIN_ONLY,
-      ...RESEND,
-      ...FLOW_ADMIN,
-      './store/reclaim-orphaned.js': ['reclaimOrphaned'],
-      './store/concurrency-slots.js': ['makeSlots'],
-      [AT_GROUPS]: ['enqueueGrouped', 'listedGroups', 'groupPosition'],
-      ...NO_BROWSE,
-      ...NO_LIMITS_INPUT,
-      ...NO_ENQUEUE,
-      ...NO_SHARD_CONFIG,
-    },
-    [AT_SCHEDULES]: { ...SCHEDULE_WRITES, ...SCHEDULE_FIRE, ...NO_SCHEDULES },
-  },
+  api: LEASE_HOLDER_ABSENT,
+  worker: LEASE_HOLDER_ABSENT,
   // Operators: cancel advances a cancelled grouped job's group; limitsSet makes slots.
   admin: {
     [AT_QUEUE]: {
