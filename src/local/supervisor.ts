@@ -153,8 +153,11 @@ export async function runToEnd(
   const timeoutMs = opts.timeoutMs ?? 60_000;
   let timer: NodeJS.Timeout | undefined;
   const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
+  let spawnError: Error | undefined;
+  proc.child.once('error', (err) => (spawnError ??= err));
   const first = await Promise.race([proc.exited, timedOut]);
   clearTimeout(timer);
+  if (spawnError !== undefined) throw spawnError; // it never ran (no such command): the caller's error, as spawn reports it
   if (first === 'timeout') {
     await proc.stop({ signal: 'SIGKILL' });
     throw new ChildTimeoutError(proc, timeoutMs, 'exit');
@@ -212,12 +215,17 @@ export function supervise(command: string, args: readonly string[], opts: Superv
     child.stdout?.on('data', (d: Buffer) => (captured.stdout += d.toString()));
     child.stderr?.on('data', (d: Buffer) => (captured.stderr += d.toString()));
   }
-  const exited = new Promise<ChildExit>((resolve) =>
-    child.once('exit', (code, signal) => {
+  let gone = false;
+  // 'exit', or 'close' for a child that never started (a spawn error: no 'exit' comes).
+  const exited = new Promise<ChildExit>((resolve) => {
+    const end = (code: number | null, signal: NodeJS.Signals | null) => {
+      gone = true;
       killOnExit.delete(child);
       resolve({ code, signal });
-    }),
-  );
+    };
+    child.once('exit', end);
+    child.once('close', end);
+  });
   const waiters = new Set<{ match: (line: string) => boolean; resolve: (line: string) => void }>();
   const stream = lines === 'stdout' ? child.stdout! : child.stderr!;
   createInterface({ input: stream }).on('line', (line) => {
@@ -232,7 +240,7 @@ export function supervise(command: string, args: readonly string[], opts: Superv
   const closed = new Promise<ChildExit>((resolve) => child.once('close', (code, signal) => resolve({ code, signal })));
   const spawnFailed = new Promise<never>((_, reject) => child.once('error', reject));
   spawnFailed.catch(() => undefined);
-  const running = () => child.exitCode === null && child.signalCode === null;
+  const running = () => !gone && child.exitCode === null && child.signalCode === null;
   const supervised: Supervised = {
     name,
     child,

@@ -101,4 +101,9 @@ describe('the one process supervisor', () => {
     expect((err as ChildTimeoutError).message).toBe('hung: no exit within 500 ms');
     expect(exists((err as ChildTimeoutError).pid)).toBe(false);
   });
+
+  it('runToEnd of a command that does not exist rejects with the spawn error, at once', async () => {
+    const err = await runToEnd('fenceq-no-such-command', [], { timeoutMs: 30_000 }).catch((e: unknown) => e);
+    expect((err as NodeJS.ErrnoException).code).toBe('ENOENT');
+  });
 });
