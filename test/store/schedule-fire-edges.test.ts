@@ -25,7 +25,7 @@ describe('firing a schedule: edges', () => {
       missed: 0,
       lostRaces: 0,
     });
-    expect(await queue.get(tickId('p', '2026-05-01T10:01:00Z'))).toBeUndefined();
+    expect(await queue.get(tickId('p', '2026-05-01T10:01:00Z'))).toBeNull();
     expect(await queue.schedules.get('p')).toEqual(read);
   });
 
@@ -36,7 +36,7 @@ describe('firing a schedule: edges', () => {
     clock.now = at('2026-05-01T10:05:30Z'); // 10:01 .. 10:05 passed
     expect(await queue.schedules.fire({ horizonMs: 1 })).toMatchObject({ created: 3, missed: 2 });
     for (const t of ['10:03', '10:04', '10:05']) expect(await queue.get(tickId('c', `2026-05-01T${t}:00Z`))).toMatchObject({ state: 'pending' });
-    expect(await queue.get(tickId('c', '2026-05-01T10:02:00Z'))).toBeUndefined();
+    expect(await queue.get(tickId('c', '2026-05-01T10:02:00Z'))).toBeNull();
     expect(await queue.schedules.get('c')).toMatchObject({ lastTick: at('2026-05-01T10:05:00Z'), nextTick: at('2026-05-01T10:06:00Z') });
     expect(logger.events('schedule.fired').map((r) => r.fields)).toEqual([{ name: 'c', queue: 'q', created: 3, existed: 0, missed: 2, nextTick: at('2026-05-01T10:06:00Z') }]);
   });
