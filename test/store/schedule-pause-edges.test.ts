@@ -152,4 +152,48 @@ describe('pausing a schedule: edges', () => {
     expect(await queue.get(running!)).toMatchObject({ state: 'running' });
     expect(await queue.get(due!)).toMatchObject({ state: 'pending', runAt: clock.now });
   });
+
+  it('a pause with nothing fired ahead keeps the last tick and the next one', async () => {
+    const { queue, clock } = await freshQueue();
+    clock.now = at('2026-05-01T10:00:30Z');
+    await queue.schedules.put({ name: 'h', cron: '* * * * *', queue: 'q' });
+    await queue.schedules.fire({ horizonMs: 60_000 }); // 10:01
+    clock.now = at('2026-05-01T10:01:30Z'); // 10:01 is due, nothing is ahead
+    expect(await queue.schedules.pause('h')).toMatchObject({ outcome: 'paused', withdrawn: [] });
+    expect(await queue.schedules.get('h')).toMatchObject({ paused: true, lastTick: at('2026-05-01T10:01:00Z'), nextTick: at('2026-05-01T10:02:00Z') });
+  });
+
+  it('a next tick already behind the withdrawn ones (a missed tick of a new cron) stays, for catchUp on resume', async () => {
+    const { queue, clock } = await freshQueue();
+    clock.now = at('2026-05-01T10:00:30Z');
+    await queue.schedules.put({ name: 'm', cron: '* * * * *', queue: 'q' });
+    await queue.schedules.fire({ horizonMs: 600_000 }); // 10:01 .. 10:10
+    clock.now = at('2026-05-01T10:00:40Z');
+    // A new cron: its next tick is 10:02, and the last fired tick (10:10) is kept.
+    expect(await queue.schedules.put({ name: 'm', cron: '*/2 * * * *', queue: 'q' })).toMatchObject({ schedule: { nextTick: at('2026-05-01T10:02:00Z') } });
+    clock.now = at('2026-05-01T10:03:30Z'); // no fire meanwhile: 10:02 was missed
+    const out = await queue.schedules.pause('m');
+    expect(out).toMatchObject({ outcome: 'paused', withdrawn: ['10:04', '10:06', '10:08', '10:10'].map((t) => tickId('m', `2026-05-01T${t}:00Z`)) });
+    expect(await queue.schedules.get('m')).toMatchObject({ paused: true, nextTick: at('2026-05-01T10:02:00Z') });
+  });
+
+  it('a fired-ahead job deleted before the pause, or between its read and its withdrawal, is skipped', async () => {
+    const { queue, clock, client, raw, logger } = await freshQueue();
+    clock.now = at('2026-05-01T10:00:30Z');
+    await queue.schedules.put({ name: 'd', cron: '* * * * *', queue: 'q' });
+    await queue.schedules.fire({ horizonMs: 180_000 }); // 10:01, 10:02, 10:03
+    const [gone, vanishing, kept] = ['10:01', '10:02', '10:03'].map((t) => tickId('d', `2026-05-01T${t}:00Z`));
+    await raw.delete(gone!);
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const input = args.input as Record<string, unknown>;
+        if (context.commandName === 'UpdateItemCommand' && JSON.stringify(input.Key).includes(vanishing!) && String(input.UpdateExpression).includes('#withdrawn'))
+          await raw.delete(vanishing!);
+        return next(args);
+      },
+      { step: 'initialize', name: 'vanishing' },
+    );
+    expect(await queue.schedules.pause('d')).toMatchObject({ outcome: 'paused', withdrawn: [kept] });
+    expect(logger.events('schedule.withdraw_lost').map((r) => r.fields)).toEqual([{ id: vanishing, state: undefined }]);
+  });
 });
