@@ -64,7 +64,11 @@ describe('flow limits: edges', () => {
     t.client.middlewareStack.add(
       (next, context) => async (args) => {
         const input = args.input as Record<string, unknown>;
-        if (context.commandName === 'UpdateItemCommand' && JSON.stringify(input.Key).includes(id) && String(input.UpdateExpression).includes('if_not_exists(#v'))
+        if (
+          context.commandName === 'UpdateItemCommand' &&
+          JSON.stringify(input.Key).includes(id) &&
+          String(input.UpdateExpression).includes('if_not_exists(#v')
+        )
           await t.doc.send(new DeleteCommand({ TableName: t.tableName, Key: { id } }));
         return next(args);
       },

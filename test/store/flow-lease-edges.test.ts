@@ -24,7 +24,12 @@ describe('leasing under a concurrency limit: edges', () => {
         if (armed && context.commandName === 'UpdateItemCommand' && JSON.stringify(input.Key).includes('first')) {
           armed = false;
           const seen = (await t.raw.get('first'))!;
-          await t.raw.set('first', { state: 'running', leaseGeneration: (seen.leaseGeneration as number) + 1, leaseOwner: 'other', leaseExpiresAt: t.clock.now + TTL });
+          await t.raw.set('first', {
+            state: 'running',
+            leaseGeneration: (seen.leaseGeneration as number) + 1,
+            leaseOwner: 'other',
+            leaseExpiresAt: t.clock.now + TTL,
+          });
         }
         return next(args);
       },

@@ -37,7 +37,13 @@ describe('taking rate tokens: edges', () => {
         if (context.commandName === 'UpdateItemCommand' && JSON.stringify(input.Key).includes(id) && String(input.UpdateExpression).includes('#tokens')) {
           bumps++;
           await doc.send(
-            new UpdateCommand({ TableName: tableName, Key: { id }, UpdateExpression: 'ADD #v :one', ExpressionAttributeNames: { '#v': 'version' }, ExpressionAttributeValues: { ':one': 1 } }),
+            new UpdateCommand({
+              TableName: tableName,
+              Key: { id },
+              UpdateExpression: 'ADD #v :one',
+              ExpressionAttributeNames: { '#v': 'version' },
+              ExpressionAttributeValues: { ':one': 1 },
+            }),
           );
         }
         return next(args);

@@ -38,7 +38,9 @@ describe('firing a schedule: edges', () => {
     for (const t of ['10:03', '10:04', '10:05']) expect(await queue.get(tickId('c', `2026-05-01T${t}:00Z`))).toMatchObject({ state: 'pending' });
     expect(await queue.get(tickId('c', '2026-05-01T10:02:00Z'))).toBeNull();
     expect(await queue.schedules.get('c')).toMatchObject({ lastTick: at('2026-05-01T10:05:00Z'), nextTick: at('2026-05-01T10:06:00Z') });
-    expect(logger.events('schedule.fired').map((r) => r.fields)).toEqual([{ name: 'c', queue: 'q', created: 3, existed: 0, missed: 2, nextTick: at('2026-05-01T10:06:00Z') }]);
+    expect(logger.events('schedule.fired').map((r) => r.fields)).toEqual([
+      { name: 'c', queue: 'q', created: 3, existed: 0, missed: 2, nextTick: at('2026-05-01T10:06:00Z') },
+    ]);
   });
 
   it('a pass whose advance lost to another pass logs it and keeps what it created', async () => {

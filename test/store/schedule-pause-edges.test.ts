@@ -62,7 +62,12 @@ describe('pausing a schedule: edges', () => {
         const input = args.input as Record<string, unknown>;
         if (context.commandName === 'UpdateCommand' || context.commandName === 'UpdateItemCommand')
           if (JSON.stringify(input.Key).includes(id) && String(input.UpdateExpression).includes('#withdrawn'))
-            await raw.set(id, { state: 'running', leaseGeneration: (seen.leaseGeneration as number) + 1, leaseOwner: 'other', leaseExpiresAt: clock.now + 30_000 });
+            await raw.set(id, {
+              state: 'running',
+              leaseGeneration: (seen.leaseGeneration as number) + 1,
+              leaseOwner: 'other',
+              leaseExpiresAt: clock.now + 30_000,
+            });
         return next(args);
       },
       { step: 'initialize', name: 'claim-first' },
@@ -85,7 +90,13 @@ describe('pausing a schedule: edges', () => {
         if (context.commandName === 'UpdateItemCommand' && JSON.stringify(input.Key).includes(id) && String(input.UpdateExpression).includes('#state')) {
           bumps++;
           await doc.send(
-            new UpdateCommand({ TableName: tableName, Key: { id }, UpdateExpression: 'ADD #v :one', ExpressionAttributeNames: { '#v': 'version' }, ExpressionAttributeValues: { ':one': 1 } }),
+            new UpdateCommand({
+              TableName: tableName,
+              Key: { id },
+              UpdateExpression: 'ADD #v :one',
+              ExpressionAttributeNames: { '#v': 'version' },
+              ExpressionAttributeValues: { ':one': 1 },
+            }),
           );
         }
         return next(args);
@@ -187,7 +198,11 @@ describe('pausing a schedule: edges', () => {
     client.middlewareStack.add(
       (next, context) => async (args) => {
         const input = args.input as Record<string, unknown>;
-        if (context.commandName === 'UpdateItemCommand' && JSON.stringify(input.Key).includes(vanishing!) && String(input.UpdateExpression).includes('#withdrawn'))
+        if (
+          context.commandName === 'UpdateItemCommand' &&
+          JSON.stringify(input.Key).includes(vanishing!) &&
+          String(input.UpdateExpression).includes('#withdrawn')
+        )
           await raw.delete(vanishing!);
         return next(args);
       },

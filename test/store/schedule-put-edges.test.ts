@@ -20,8 +20,17 @@ describe('putting and removing a schedule: edges', () => {
   it('a replacement in another time zone moves the next tick; the same cron and zone keep it; each put and removal is logged', async () => {
     const { queue, clock, logger } = await freshQueue();
     clock.now = at('2026-05-01T10:00:00Z');
-    expect(await queue.schedules.put({ name: 'z', cron: '0 9 * * *', queue: 'q' })).toMatchObject({ outcome: 'created', schedule: { nextTick: at('2026-05-02T09:00:00Z') } });
-    expect(logger.events('schedule.put').at(-1)?.fields).toEqual({ name: 'z', queue: 'q', cron: '0 9 * * *', timezone: 'UTC', nextTick: at('2026-05-02T09:00:00Z') });
+    expect(await queue.schedules.put({ name: 'z', cron: '0 9 * * *', queue: 'q' })).toMatchObject({
+      outcome: 'created',
+      schedule: { nextTick: at('2026-05-02T09:00:00Z') },
+    });
+    expect(logger.events('schedule.put').at(-1)?.fields).toEqual({
+      name: 'z',
+      queue: 'q',
+      cron: '0 9 * * *',
+      timezone: 'UTC',
+      nextTick: at('2026-05-02T09:00:00Z'),
+    });
     const moved = await queue.schedules.put({ name: 'z', cron: '0 9 * * *', timezone: 'America/New_York', queue: 'q' });
     // 9:00 in New York (EDT, UTC-4) is 13:00 UTC, still ahead today.
     expect(moved).toMatchObject({ outcome: 'updated', schedule: { nextTick: at('2026-05-01T13:00:00Z') } });
@@ -49,7 +58,13 @@ describe('putting and removing a schedule: edges', () => {
         if (context.commandName === 'PutItemCommand' && JSON.stringify(input.Item).includes(id)) {
           bumps++;
           await doc.send(
-            new UpdateCommand({ TableName: tableName, Key: { id }, UpdateExpression: 'ADD #v :one', ExpressionAttributeNames: { '#v': 'version' }, ExpressionAttributeValues: { ':one': 1 } }),
+            new UpdateCommand({
+              TableName: tableName,
+              Key: { id },
+              UpdateExpression: 'ADD #v :one',
+              ExpressionAttributeNames: { '#v': 'version' },
+              ExpressionAttributeValues: { ':one': 1 },
+            }),
           );
         }
         return next(args);

@@ -15,13 +15,20 @@ describe('buildUpdate', () => {
     const raw = rawAccess(doc, tableName);
     await raw.put({ id: 'a', keep: 1, gone: 2, alsoGone: 3, count: 5 });
     // As every store write: through guarded(), which also drops empty name and value maps.
-    const run = (parts: Parameters<typeof buildUpdate>[0]) => doc.send(new UpdateCommand({ TableName: tableName, Key: { id: 'a' }, ...guarded(buildUpdate(parts), present()) }));
+    const run = (parts: Parameters<typeof buildUpdate>[0]) =>
+      doc.send(new UpdateCommand({ TableName: tableName, Key: { id: 'a' }, ...guarded(buildUpdate(parts), present()) }));
 
     await run({ remove: ['gone'] });
     expect(await raw.get('a')).toEqual({ id: 'a', keep: 1, alsoGone: 3, count: 5 });
 
     // A raw expression over a name and a value only the caller knows (`#n`, `:step`).
-    await run({ set: { keep: 'k', skipped: undefined }, setExpr: { count: '#n + :step' }, names: { '#n': 'count' }, values: { ':step': 2 }, remove: ['alsoGone'] });
+    await run({
+      set: { keep: 'k', skipped: undefined },
+      setExpr: { count: '#n + :step' },
+      names: { '#n': 'count' },
+      values: { ':step': 2 },
+      remove: ['alsoGone'],
+    });
     expect(await raw.get('a')).toEqual({ id: 'a', keep: 'k', count: 7 });
   });
 });
