@@ -3,6 +3,7 @@
  * change made by another process, what a read returns and logs, and a setting that loses the
  * queue between its check and its write.
  */
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { UnknownQueueError } from '../../src/errors.js';
@@ -11,6 +12,9 @@ import { LIMITS_REFRESH_MS } from '../../src/store/flow-config.js';
 import { freshQueue } from '../support/harness.js';
 
 const TTL = 30_000;
+
+/** A failure of the endpoint that is not a condition check. */
+class EndpointBroke extends Error {}
 
 /** Records the limit reads of `queue` (GetItem of its registry item) with their consistency. */
 function limitReads(client: Awaited<ReturnType<typeof freshQueue>>['client'], queue: string) {
@@ -77,6 +81,28 @@ describe('flow limits: edges', () => {
     const err = await t.queue.setLimits('q', { maxRunning: 1 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(UnknownQueueError);
     expect(err).toMatchObject({ field: 'queue', queue: 'q' });
+    expect((err as UnknownQueueError).cause).toBeInstanceOf(ConditionalCheckFailedException);
     expect(await t.raw.get(id)).toBeUndefined();
+  });
+
+  it('a write of limits that fails for another reason throws that error, not UnknownQueueError', async () => {
+    const t = await freshQueue();
+    await t.queue.enqueue({ queue: 'q', id: 'a', payload: 1 });
+    const { id } = queueRegistryKeys('q');
+    t.client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const input = args.input as Record<string, unknown>;
+        if (
+          context.commandName === 'UpdateItemCommand' &&
+          JSON.stringify(input.Key).includes(id) &&
+          String(input.UpdateExpression).includes('if_not_exists(#v')
+        )
+          throw new EndpointBroke('endpoint broke');
+        return next(args);
+      },
+      { step: 'initialize', name: 'broken-limits-write' },
+    );
+    const err = await t.queue.setLimits('q', { maxRunning: 1 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(EndpointBroke);
   });
 });
