@@ -81,49 +81,46 @@ interface ChildName {
 
 const ended = (exit: ChildExit) => exit.signal ?? `code ${String(exit.code)}`;
 
-/** A child's output ended (it exited) before the line a caller waited for. */
-export class ChildExitedError extends FenceqError {
-  override name = 'ChildExitedError';
+/** What the supervisor's errors share: the child they are about, named as the supervisor names it. */
+abstract class ChildProcessError extends FenceqError {
   /** The process, as the supervisor names it. */
   readonly process: string;
   readonly pid: number;
+  protected constructor(proc: ChildName, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.process = proc.name;
+    this.pid = proc.pid;
+  }
+}
+
+/** A child's output ended (it exited) before the line a caller waited for. */
+export class ChildExitedError extends ChildProcessError {
+  override name = 'ChildExitedError';
   /** How it ended. */
   readonly exit: ChildExit;
   constructor(proc: ChildName, exit: ChildExit, what = 'the line waited for', options?: { cause?: unknown }) {
-    super(`${proc.name} exited (${ended(exit)}) before ${what}`, options);
-    this.process = proc.name;
-    this.pid = proc.pid;
+    super(proc, `${proc.name} exited (${ended(exit)}) before ${what}`, options);
     this.exit = exit;
   }
 }
 
 /** A child printed no line a caller waited for within its timeout. */
-export class ChildTimeoutError extends FenceqError {
+export class ChildTimeoutError extends ChildProcessError {
   override name = 'ChildTimeoutError';
-  /** The process, as the supervisor names it. */
-  readonly process: string;
-  readonly pid: number;
   readonly timeoutMs: number;
   constructor(proc: ChildName, timeoutMs: number, what = 'the line waited for', options?: { cause?: unknown }) {
-    super(`${proc.name}: no ${what} within ${timeoutMs} ms`, options);
-    this.process = proc.name;
-    this.pid = proc.pid;
+    super(proc, `${proc.name}: no ${what} within ${timeoutMs} ms`, options);
     this.timeoutMs = timeoutMs;
   }
 }
 
 /** A child did not exit on its stop signal within the timeout and was killed (SIGKILL); it has exited. */
-export class ChildStopTimeoutError extends FenceqError {
+export class ChildStopTimeoutError extends ChildProcessError {
   override name = 'ChildStopTimeoutError';
-  /** The process, as the supervisor names it. */
-  readonly process: string;
-  readonly pid: number;
   /** How it ended (SIGKILL). */
   readonly exit: ChildExit;
   constructor(proc: ChildName, signal: string, timeoutMs: number, exit: ChildExit, options?: { cause?: unknown }) {
-    super(`${proc.name} did not exit within ${timeoutMs} ms of ${signal}: killed`, options);
-    this.process = proc.name;
-    this.pid = proc.pid;
+    super(proc, `${proc.name} did not exit within ${timeoutMs} ms of ${signal}: killed`, options);
     this.exit = exit;
   }
 }

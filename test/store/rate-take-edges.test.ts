@@ -3,12 +3,12 @@
  * other takers gives up after 5 attempts with nothing granted and a retry one ms later, what a
  * take logs, and an endpoint failure that is not a lost race is thrown.
  */
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import type { JobQueue } from '../../src/job-queue.js';
 import type { StoreContext } from '../../src/store/context.js';
 import { readBucket, takeTokens } from '../../src/store/rate-tokens.js';
 import { countRequests } from '../support/count.js';
+import { bumpVersionBefore } from '../support/interfere.js';
 import { freshQueue } from '../support/harness.js';
 
 const LIMITS = { ratePerSecond: 2, burst: 4 };
@@ -30,29 +30,16 @@ describe('taking rate tokens: edges', () => {
     await takeTokens(ctxOf(queue), 'q', LIMITS, 1);
     const id = '~rate|q'; // the bucket item of queue q
     // Another taker bumps the bucket's version just before each of this take's writes.
-    let bumps = 0;
-    client.middlewareStack.add(
-      (next, context) => async (args) => {
-        const input = args.input as Record<string, unknown>;
-        if (context.commandName === 'UpdateItemCommand' && JSON.stringify(input.Key).includes(id) && String(input.UpdateExpression).includes('#tokens')) {
-          bumps++;
-          await doc.send(
-            new UpdateCommand({
-              TableName: tableName,
-              Key: { id },
-              UpdateExpression: 'ADD #v :one',
-              ExpressionAttributeNames: { '#v': 'version' },
-              ExpressionAttributeValues: { ':one': 1 },
-            }),
-          );
-        }
-        return next(args);
-      },
-      { step: 'initialize', name: 'bump-version' },
+    const bumps = bumpVersionBefore(
+      client,
+      doc,
+      tableName,
+      id,
+      (command, input) => command === 'UpdateItemCommand' && JSON.stringify(input.Key).includes(id) && String(input.UpdateExpression).includes('#tokens'),
     );
     const requests = countRequests(client);
     expect(await takeTokens(ctxOf(queue), 'q', LIMITS, 1)).toEqual({ granted: 0, at: clock.now, nextAt: clock.now + 1 });
-    expect(bumps).toBe(5);
+    expect(bumps.count).toBe(5);
     expect(logger.events('rate.take_contended').map((r) => r.fields)).toEqual([{ queue: 'q', attempts: 5 }]);
     // One read before the first attempt, at most one after each lost attempt but the last.
     expect(requests.counts.GetItem ?? 0).toBeLessThanOrEqual(5);

@@ -5,10 +5,10 @@
  * losing its race to other writers of the schedule.
  */
 import { describe, expect, it } from 'vitest';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ScheduleConflictError } from '../../src/errors.js';
 import { scheduleKeys } from '../../src/keys.js';
 import { countRequests } from '../support/count.js';
+import { bumpVersionBefore } from '../support/interfere.js';
 import { deferred } from '../support/gate.js';
 import { freshQueue } from '../support/harness.js';
 
@@ -83,31 +83,18 @@ describe('pausing a schedule: edges', () => {
     await queue.schedules.put({ name: 'c', cron: '* * * * *', queue: 'q' });
     const { id } = scheduleKeys('c');
     // Another writer bumps the schedule's version just before each of the pause's writes.
-    let bumps = 0;
-    client.middlewareStack.add(
-      (next, context) => async (args) => {
-        const input = args.input as Record<string, unknown>;
-        if (context.commandName === 'UpdateItemCommand' && JSON.stringify(input.Key).includes(id) && String(input.UpdateExpression).includes('#state')) {
-          bumps++;
-          await doc.send(
-            new UpdateCommand({
-              TableName: tableName,
-              Key: { id },
-              UpdateExpression: 'ADD #v :one',
-              ExpressionAttributeNames: { '#v': 'version' },
-              ExpressionAttributeValues: { ':one': 1 },
-            }),
-          );
-        }
-        return next(args);
-      },
-      { step: 'initialize', name: 'bump-version' },
+    const bumps = bumpVersionBefore(
+      client,
+      doc,
+      tableName,
+      id,
+      (command, input) => command === 'UpdateItemCommand' && JSON.stringify(input.Key).includes(id) && String(input.UpdateExpression).includes('#state'),
     );
     const requests = countRequests(client);
     const err = await queue.schedules.pause('c').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ScheduleConflictError);
     expect(err).toMatchObject({ scheduleName: 'c' });
-    expect(bumps).toBe(5);
+    expect(bumps.count).toBe(5);
     expect(logger.events('schedule.pause_lost_race').map((r) => r.fields)).toEqual([1, 2, 3, 4, 5].map((attempt) => ({ name: 'c', paused: true, attempt })));
     // One read before the first attempt, at most one after each lost attempt but the last.
     expect(requests.counts.GetItem ?? 0).toBeLessThanOrEqual(5);

@@ -3,12 +3,12 @@
  * zone moves the next tick, a put that keeps losing its race gives up with a typed error, what
  * each step logs, and a table that is gone is an error, never `missing`.
  */
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { ScheduleConflictError, TableUnavailableError } from '../../src/errors.js';
 import { JobQueue } from '../../src/job-queue.js';
 import { scheduleKeys } from '../../src/keys.js';
 import { countRequests } from '../support/count.js';
+import { bumpVersionBefore } from '../support/interfere.js';
 import { freshQueue } from '../support/harness.js';
 
 const at = (iso: string) => Date.parse(iso);
@@ -51,31 +51,12 @@ describe('putting and removing a schedule: edges', () => {
     await queue.schedules.put({ name: 'c', cron: '* * * * *', queue: 'q' });
     const { id } = scheduleKeys('c');
     // Another writer bumps the schedule's version just before each of the put's writes.
-    let bumps = 0;
-    client.middlewareStack.add(
-      (next, context) => async (args) => {
-        const input = args.input as Record<string, unknown>;
-        if (context.commandName === 'PutItemCommand' && JSON.stringify(input.Item).includes(id)) {
-          bumps++;
-          await doc.send(
-            new UpdateCommand({
-              TableName: tableName,
-              Key: { id },
-              UpdateExpression: 'ADD #v :one',
-              ExpressionAttributeNames: { '#v': 'version' },
-              ExpressionAttributeValues: { ':one': 1 },
-            }),
-          );
-        }
-        return next(args);
-      },
-      { step: 'initialize', name: 'bump-version' },
-    );
+    const bumps = bumpVersionBefore(client, doc, tableName, id, (command, input) => command === 'PutItemCommand' && JSON.stringify(input.Item).includes(id));
     const requests = countRequests(client);
     const err = await queue.schedules.put({ name: 'c', cron: '*/5 * * * *', queue: 'q' }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ScheduleConflictError);
     expect(err).toMatchObject({ scheduleName: 'c' });
-    expect(bumps).toBe(5);
+    expect(bumps.count).toBe(5);
     expect(logger.events('schedule.put_lost_race').map((r) => r.fields)).toEqual([1, 2, 3, 4, 5].map((attempt) => ({ name: 'c', attempt })));
     // One read before the first attempt, at most one after each lost attempt but the last.
     expect(requests.counts.GetItem ?? 0).toBeLessThanOrEqual(5);
