@@ -29,11 +29,25 @@ export interface ChaosOptions {
   readonly concurrency: number;
   readonly leaseTtlMs: number;
   readonly pollIntervalMs: number;
+  /**
+   * The workers' idle backoff ceiling. They have no wake-up channel here, where the stack's reclaim
+   * run wakes workers for the jobs it reclaims and producers wake them on enqueue: without one, a
+   * job a dead worker left would wait out a grown backoff (10 s by default) after its reclaim.
+   * The reclaim period stands in for that wake-up.
+   */
+  readonly maxPollIntervalMs: number;
   readonly graceMs: number;
   /** Jobs are enqueued over this long, so the chaos hits a queue that is still filling. */
   readonly enqueueOverMs: number;
   /** A disruption every this many ms (drawn in the range). */
   readonly disruptEveryMs: readonly [number, number];
+  /**
+   * Disruptions stop this long after the start (absent: they go on until the run ends), and the
+   * run must then settle. A queue limited to N running jobs stalls while crashed holders keep its
+   * slots (each for its lease plus the clock tolerance), so under disruptions faster than that
+   * its progress depends on the machine's speed, not on fenceq.
+   */
+  readonly disruptForMs?: number;
   /** How often the orchestrator runs reclaimOrphaned (the scheduled maintenance run). */
   readonly reclaimEveryMs: number;
   /** The run gives up (and fails) after this long. */
@@ -73,6 +87,7 @@ export const CHAOS_DEFAULTS: Omit<ChaosOptions, 'seed' | 'log' | 'endpoint'> = {
   concurrency: 8,
   leaseTtlMs: 2_000,
   pollIntervalMs: 200,
+  maxPollIntervalMs: 1_000,
   graceMs: 300,
   // About the rate the workers drain under chaos on a 2-core machine, so waits measure takeovers, not a backlog.
   enqueueOverMs: 150_000,
@@ -220,6 +235,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
         concurrency: opts.concurrency,
         leaseTtlMs: opts.leaseTtlMs,
         pollIntervalMs: opts.pollIntervalMs,
+        maxPollIntervalMs: opts.maxPollIntervalMs,
         graceMs: opts.graceMs,
         maxAttempts: 4,
         ...(opts.flow ? { flowQueue: FLOW_QUEUE } : {}),
@@ -278,7 +294,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     const disrupting = (async () => {
       while (!finished) {
         await sleep(between(random, opts.disruptEveryMs[0], opts.disruptEveryMs[1]));
-        if (finished) break;
+        if (finished || Date.now() - t0 > (opts.disruptForMs ?? Infinity)) break;
         const slot = between(random, 0, opts.workers - 1);
         const action = pick<Action>(random, ['kill', 'kill', 'pause', 'term', 'term']);
         const pauseMs = between(random, Math.round(opts.leaseTtlMs * 1.5), opts.leaseTtlMs * 3);

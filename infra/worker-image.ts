@@ -15,6 +15,30 @@ export const IMAGE_CLI = `${IMAGE_APP_DIR}/node_modules/fenceq/bin/fenceq.js`;
 /** Where `fenceq work` in the image writes its heartbeat (FENCEQ_HEALTH_FILE); `fenceq health` reads it. */
 export const IMAGE_HEALTH_FILE = '/tmp/fenceq-worker.alive';
 
+/**
+ * What the worker image's build context leaves out, in `.dockerignore` syntax (rooted at the
+ * project; a project's own `.dockerignore` is read too and comes first). The build stage needs
+ * package.json, the lock file and the handlers with what they import; everything else here is
+ * output of some tool (CDK, the local stack, benches, mutation runs, packs), which would otherwise
+ * be copied into the asset and change its hash, and so the image, whenever that tool ran.
+ * node_modules goes (the image installs its own) but for fenceq, whose Dockerfile the build names.
+ */
+export const WORKER_CONTEXT_EXCLUDE: readonly string[] = [
+  '.git',
+  '**/cdk.out',
+  '**/.cdk-home',
+  '**/.fenceq',
+  '**/.stryker-tmp',
+  '**/.image-stage',
+  '**/*.log',
+  '*.tgz',
+  'reports',
+  'coverage',
+  'bench/results',
+  'node_modules/*',
+  '!node_modules/fenceq',
+];
+
 /** fenceq's worker Dockerfile, inside the installed package. */
 function workerDockerfile(): string {
   return join(PACKAGE_ROOT, 'docker', 'worker', 'Dockerfile');
@@ -32,7 +56,7 @@ function projectOf(from: string): string | undefined {
  * The worker image built at synth from your project with fenceq's Dockerfile: the build context
  * is your project (its package.json and lock file list fenceq and esbuild), `handlers` is built to
  * JavaScript in the build stage, and the final stage holds production dependencies only. The
- * context leaves out node_modules (the image installs its own) but for fenceq's Dockerfile.
+ * context leaves out {@link WORKER_CONTEXT_EXCLUDE}.
  */
 export function workerImageFromHandlers(handlers: string, projectDir: string | undefined, platform: Platform): ContainerImage {
   const file = resolve(handlers);
@@ -56,7 +80,9 @@ export function workerImageFromHandlers(handlers: string, projectDir: string | u
     file: rel(dockerfile),
     buildArgs: { HANDLERS: rel(file) },
     platform,
-    ignoreMode: IgnoreMode.GLOB,
-    exclude: ['.git', 'cdk.out', '**/cdk.out', 'node_modules/*', '!node_modules/fenceq'],
+    // Docker's own rules (rooted patterns, `**` for any depth): what Docker itself leaves out of
+    // the context, and the syntax of the project's .dockerignore, which the CDK reads in.
+    ignoreMode: IgnoreMode.DOCKER,
+    exclude: [...WORKER_CONTEXT_EXCLUDE],
   });
 }

@@ -73,3 +73,21 @@ export const ACK_RETRY: BoundedRetry = { attempts: 2, policy: { baseMs: 2_000, m
  * successful one. Waits from 20 ms, doubling up to 1 s; 8 batch calls at most before EnqueueIncompleteError.
  */
 export const BATCH_WRITE_RETRY: BoundedRetry = { attempts: 8, policy: { baseMs: 40, maxMs: 1_000 } };
+
+/**
+ * Attempts of one Invoke by the worker's Lambda transport (LambdaJobStore's own client), where the
+ * SDK's default is 3. Three layers can retry on that path; each keeps the one reason it has:
+ *   - the DynamoDB client inside the API function (the SDK's 4 attempts): a blip of the table,
+ *     retried next to it, within one invocation, as on the direct path;
+ *   - this one (2 attempts): Lambda itself refusing the call (429 throttled at the function's
+ *     concurrency, a 5xx), which the function never saw, so the calls with no retry of their own
+ *     (a release at stop, a renew between its beats) survive one such blip. A third attempt had no
+ *     reason of its own: it duplicated ACK_RETRY for acks;
+ *   - ACK_RETRY (2 tries, 2 s apart): the function failing (the table down past its 4 attempts, a
+ *     timeout: a function error, which no SDK layer retries) or Lambda refusing twice.
+ * So an ack makes at most ACK_RETRY.attempts x LAMBDA_INVOKE_ATTEMPTS = 4 invocations and, only if
+ * each of them ran against a table that is down and then lost its reply, 4 x 4 = 16 table requests
+ * (2 x 3 x 4 = 24 before); a table that is down behind a working Lambda costs 2 invocations and
+ * 8 table requests, as on the direct path. test/worker/ack-requests.test.ts counts both.
+ */
+export const LAMBDA_INVOKE_ATTEMPTS = 2;

@@ -7,6 +7,7 @@ import type { AckFailedOutcome } from '../store/ack-failed.js';
 import type { EnqueueInput, EnqueueOutcome } from '../store/enqueue.js';
 import type { ReleaseOutcome } from '../store/release.js';
 import type { RenewOutcome } from '../store/renew.js';
+import { LAMBDA_INVOKE_ATTEMPTS } from '../retry-policy.js';
 import { checkId, checkNesting, checkProgress, errorText } from '../validate.js';
 import { waitForJob, type WaitOptions, type WaitOutcome } from '../wait-for.js';
 import { lambdaClient } from './lambda-client.js';
@@ -19,7 +20,7 @@ export interface LambdaJobStoreOptions {
   readonly functionName: string;
   /** A version or alias to invoke. */
   readonly qualifier?: string;
-  /** A client to use; otherwise one is built from `endpoint` and `region`. */
+  /** A client to use (its own retry settings); otherwise one is built from `endpoint` and `region` (LambdaJobStore's with LAMBDA_INVOKE_ATTEMPTS). */
   readonly client?: LambdaClient;
   /** Lambda endpoint URL, such as the local invoke server's; default AWS's. */
   readonly endpoint?: string;
@@ -37,10 +38,10 @@ abstract class FunctionTransport<E extends EnqueueEvent | ApiEvent> {
   private readonly client: LambdaClient;
   private readonly qualifier: string | undefined;
 
-  constructor(options: LambdaJobStoreOptions) {
+  constructor(options: LambdaJobStoreOptions, maxAttempts?: number) {
     this.functionName = checkFunctionName(options);
     this.qualifier = options.qualifier;
-    this.client = options.client ?? lambdaClient(options);
+    this.client = options.client ?? lambdaClient({ endpoint: options.endpoint, region: options.region, maxAttempts });
   }
 
   /** Invokes the function with one event and returns its value (typed errors rethrown as their classes). */
@@ -59,6 +60,11 @@ abstract class FunctionTransport<E extends EnqueueEvent | ApiEvent> {
  * and the first claim's jobs then wait out their lease.
  */
 export class LambdaJobStore extends FunctionTransport<ApiEvent> implements JobStore {
+  constructor(options: LambdaJobStoreOptions) {
+    // Its Invoke retries bounded with the worker's ack retries and the function's own (see LAMBDA_INVOKE_ATTEMPTS).
+    super(options, LAMBDA_INVOKE_ATTEMPTS);
+  }
+
   /** Claims up to `max` due jobs. */
   lease(req: LeaseRequest): Promise<Lease[]> {
     return this.call({ op: 'lease', lease: req });

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { FenceqError } from '../errors.js';
-import { ChildExitedError, supervise, type Supervised } from './supervisor.js';
+import { ChildExitedError, ignoreKilled, supervise, type Supervised } from './supervisor.js';
 
 /** A running emulator child process. */
 export interface EmulatorProcess {
@@ -78,7 +78,7 @@ export async function awaitPort(proc: Supervised, name: string, port: number): P
     endpoint: `http://127.0.0.1:${String(said.port)}`,
     pid: proc.pid,
     stop: async () => {
-      await proc.stop({ signal: 'stdin', timeoutMs: 5_000 });
+      await proc.stop({ signal: 'stdin', timeoutMs: 5_000 }).catch(ignoreKilled); // killed past the timeout: gone all the same
     },
   };
 }

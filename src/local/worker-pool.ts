@@ -6,7 +6,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { supervise, type Supervised } from './supervisor.js';
+import { ignoreKilled, supervise, type Supervised } from './supervisor.js';
 
 /** A parsed log line of a worker process. */
 export interface WorkerLogLine {
@@ -116,7 +116,8 @@ export class WorkerPool {
     await Promise.all(
       this.alive().map((w) => {
         this.stopping(w);
-        return w.proc.stop({ signal: 'SIGTERM', timeoutMs });
+        // One that outlived its grace was SIGKILLed (its leases lapse and are taken over): stopped all the same.
+        return w.proc.stop({ signal: 'SIGTERM', timeoutMs }).catch(ignoreKilled);
       }),
     );
   }

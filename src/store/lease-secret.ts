@@ -23,7 +23,7 @@ export function newLeaseSecret(): string {
   return randomBytes(LEASE_SECRET_BYTES).toString('hex');
 }
 
-/** What the table stores in place of a secret: its SHA-256, hex. */
+/** What the table stores in place of a secret: its SHA-256 (of the string as UTF-8, Node's default), hex. */
 export function leaseSecretHash(secret: string): string {
-  return createHash('sha256').update(secret, 'utf8').digest('hex');
+  return createHash('sha256').update(secret).digest('hex');
 }

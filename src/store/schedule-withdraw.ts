@@ -11,10 +11,9 @@
  *          leaves the index. The mark lets the fire pass of a resumed schedule write that tick's
  *          job again (guard absentOrWithdrawn), exactly once; an operator's cancel has no mark.
  * Lost race: nothing written, never retried (whatever beat the withdrawal started the job, or
- *          changed it): the outcome is `kept` with the job's state now (from the item sent with
- *          the failure, else a consistent read).
+ *          changed it): the job is kept, and `schedule.withdraw_lost` logs its state now (from the
+ *          item sent with the failure, else a consistent read).
  */
-import type { JobState } from '../job.js';
 import type { Item } from './codec.js';
 import type { StoreContext } from './context.js';
 import { buildUpdate } from './expression.js';
@@ -22,19 +21,15 @@ import { allOf, guarded, notYetDue, pendingAsSeen } from './guards.js';
 import { readItem, updateElseCurrent } from './io.js';
 import { finishedJobExpiry } from './retention.js';
 
-/** Outcome of one withdrawal. */
-type WithdrawOutcome =
-  | { readonly outcome: 'withdrawn'; readonly id: string; readonly runAt: number; readonly generation: number }
-  | { readonly outcome: 'kept'; readonly id: string; readonly state: JobState | null };
-
 /**
  * Cancels the job `seen` (as a read returned it) if it is still pending and not yet due; the
- * caller passes what it read, so the guard compares against exactly that.
+ * caller passes what it read, so the guard compares against exactly that. True when withdrawn;
+ * a job kept (started, due, or changed meanwhile) is logged with its state when a write lost.
  */
-async function withdrawIfNotStarted(ctx: StoreContext, seen: Item): Promise<WithdrawOutcome> {
+async function withdrawIfNotStarted(ctx: StoreContext, seen: Item): Promise<boolean> {
   const id = seen.id as string;
   const now = ctx.clock();
-  if (seen.state !== 'pending' || (seen.runAt as number) <= now) return { outcome: 'kept', id, state: seen.state as JobState };
+  if (seen.state !== 'pending' || (seen.runAt as number) <= now) return false;
   const generation = seen.leaseGeneration as number;
   const update = buildUpdate({
     set: { state: 'cancelled', withdrawn: true, updatedAt: now, leaseGeneration: generation + 1, ...finishedJobExpiry(ctx, now) },
@@ -42,12 +37,11 @@ async function withdrawIfNotStarted(ctx: StoreContext, seen: Item): Promise<With
   });
   const result = await updateElseCurrent(ctx, { Key: { id }, ...guarded(update, allOf(pendingAsSeen(generation), notYetDue(now))) }, false);
   if (!result.written) {
-    const current = result.current;
-    ctx.logger.info('schedule.withdraw_lost', { id, state: current?.state });
-    return { outcome: 'kept', id, state: (current?.state as JobState | undefined) ?? null };
+    ctx.logger.info('schedule.withdraw_lost', { id, state: result.current?.state });
+    return false;
   }
   ctx.logger.info('schedule.job_withdrawn', { id, queue: seen.queue, runAt: seen.runAt, generation: generation + 1 });
-  return { outcome: 'withdrawn', id, runAt: seen.runAt as number, generation: generation + 1 };
+  return true;
 }
 
 /** Reads each job id and withdraws those not started (8 at a time); returns the ids withdrawn. */
@@ -58,8 +52,7 @@ export async function withdrawJobs(ctx: StoreContext, ids: readonly string[]): P
     for (let id = todo.shift(); id !== undefined; id = todo.shift()) {
       const item = await readItem(ctx, id);
       if (!item) continue;
-      const out = await withdrawIfNotStarted(ctx, item);
-      if (out.outcome === 'withdrawn') withdrawn.push(id);
+      if (await withdrawIfNotStarted(ctx, item)) withdrawn.push(id);
     }
   };
   await Promise.all(Array.from({ length: Math.min(8, todo.length) }, one));

@@ -18,7 +18,8 @@
  * Guard:   attribute_not_exists(id) for the first change, else version = :seen (`layoutAtVersion`).
  * Writes:  the new write counts; read = max(old read, new counts), so a job in any partition of
  *          the old layout stays covered; highWater = max(old highWater, old read, new counts).
- * Lost race: nothing written; the caller reads again and decides again.
+ * Lost race: nothing written; configureShards decides again on the layout that won, as the failed
+ *          write sent it (ALL_OLD, AWS), read again only when the endpoint sent none (dynalite).
  *
  * Why a change is safe on a live table: readers always cover read >= every count in use.
  * Growing, new partitions are read at once by anyone with the new layout, and by everyone
@@ -27,14 +28,12 @@
  * run) finds them empty at least LAYOUT_GRACE_MS after the change, and it reopens them if a late
  * write lands there later: no job is left in a partition nobody reads.
  */
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ShardLayoutBusyError, ValidationError } from '../errors.js';
 import { GLOBAL_SHARDS, QUEUE_SHARDS } from '../schema.js';
 import type { ShardLayoutSource, StoreContext } from './context.js';
 import { buildUpdate } from './expression.js';
 import { absent, guarded, layoutAtVersion } from './guards.js';
-import { readItem, translate } from './io.js';
+import { readItem, updateElseLoss } from './io.js';
 import type { ShardCounts, ShardLayout } from './shard-counts.js';
 
 /** The item that records the layout. Job ids cannot start with `~`. */
@@ -86,7 +85,11 @@ const num = (v: unknown, fallback: number): number => (typeof v === 'number' && 
 
 /** Reads the recorded layout (consistently); the default layout when there is no item. */
 export async function readShardLayout(ctx: StoreContext): Promise<ShardLayout> {
-  const item = await readItem(ctx, SHARD_LAYOUT_ID);
+  return layoutOf(await readItem(ctx, SHARD_LAYOUT_ID));
+}
+
+/** The layout an item records (read, or sent with a failed write); the default layout for none. */
+function layoutOf(item: Record<string, unknown> | undefined): ShardLayout {
   if (!item) return DEFAULT_SHARD_LAYOUT;
   const write = { queueShards: num(item.queueShards, QUEUE_SHARDS), globalShards: num(item.globalShards, GLOBAL_SHARDS) };
   // Readers never cover less than the writers use, whatever the item says.
@@ -110,6 +113,15 @@ export async function changeShardLayoutIfVersion(
   seen: ShardLayout,
   next: { write: ShardCounts; read?: ShardCounts; highWater?: ShardCounts },
 ): Promise<ShardLayout | null> {
+  return (await changeShardLayoutElseLoss(ctx, seen, next)).written;
+}
+
+/** As {@link changeShardLayoutIfVersion}; on a lost race, a way to the layout that won (see `updateElseLoss`). */
+async function changeShardLayoutElseLoss(
+  ctx: StoreContext,
+  seen: ShardLayout,
+  next: { write: ShardCounts; read?: ShardCounts; highWater?: ShardCounts },
+): Promise<{ readonly written: ShardLayout } | { readonly written: null; current(): Promise<ShardLayout> }> {
   const now = ctx.clock();
   const read = next.read ?? max(seen.read, next.write);
   const highWater = next.highWater ?? max(seen.highWater, read);
@@ -127,18 +139,12 @@ export async function changeShardLayoutIfVersion(
       updatedAt: now,
     },
   });
-  try {
-    await ctx.doc.send(
-      new UpdateCommand({
-        TableName: ctx.tableName,
-        Key: { id: SHARD_LAYOUT_ID },
-        ...guarded(update, seen.version === 0 ? absent() : layoutAtVersion(seen.version)),
-      }),
-    );
-  } catch (err) {
-    if (err instanceof ConditionalCheckFailedException) return null;
-    throw translate(ctx, err);
-  }
+  const out = await updateElseLoss(
+    ctx,
+    { Key: { id: SHARD_LAYOUT_ID }, ...guarded(update, seen.version === 0 ? absent() : layoutAtVersion(seen.version)) },
+    false,
+  );
+  if (out.written === null) return { written: null, current: async () => layoutOf(await out.current()) };
   ctx.layout.remember(layout, now);
   ctx.logger.warn('shards.changed', {
     from: { queueShards: seen.queueShards, globalShards: seen.globalShards },
@@ -146,23 +152,28 @@ export async function changeShardLayoutIfVersion(
     read,
     version: layout.version,
   });
-  return layout;
+  return { written: layout };
 }
 
 /** Outcome of {@link configureShards}. */
 export type ConfigureShardsOutcome =
   { readonly outcome: 'unchanged'; readonly layout: ShardLayout } | { readonly outcome: 'changed'; readonly layout: ShardLayout; readonly from: ShardCounts };
 
-/** Makes `counts` the table's write layout (recording it even when it is the default); a no-op when it already is. */
+/**
+ * Makes `counts` the table's write layout (recording it even when it is the default); a no-op when
+ * it already is. After a lost race it decides again on the layout that won, as the failed write
+ * sent it (AWS), or read again when the endpoint sent none (dynalite).
+ */
 export async function configureShards(ctx: StoreContext, counts: ShardCounts): Promise<ConfigureShardsOutcome> {
+  let seen = await readShardLayout(ctx);
   for (let attempt = 0; ; attempt++) {
-    const seen = await readShardLayout(ctx);
     ctx.layout.remember(seen, ctx.clock());
     if (seen.version > 0 && seen.queueShards === counts.queueShards && seen.globalShards === counts.globalShards) return { outcome: 'unchanged', layout: seen };
-    const layout = await changeShardLayoutIfVersion(ctx, seen, { write: counts });
-    if (layout) return { outcome: 'changed', layout, from: { queueShards: seen.queueShards, globalShards: seen.globalShards } };
-    // Another process changed it meanwhile: read again and decide again (each round, someone won).
+    const out = await changeShardLayoutElseLoss(ctx, seen, { write: counts });
+    if (out.written) return { outcome: 'changed', layout: out.written, from: { queueShards: seen.queueShards, globalShards: seen.globalShards } };
+    // Another process changed it meanwhile: decide again on its layout (each round, someone won).
     if (attempt >= 8) throw new ShardLayoutBusyError(attempt + 1);
+    seen = await out.current();
   }
 }
 

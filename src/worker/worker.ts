@@ -77,6 +77,8 @@ export class Worker {
   private stopping: Promise<StopReport> | undefined;
   private sleeper: { timer: TimerHandle | undefined; resolve: () => void } | undefined;
   private waitingForSlot = false;
+  /** Set when a settled job may have made another claimable (see {@link end}): the next poll is not delayed. */
+  private lookAgain = false;
   private lastClaimed = -1;
   private idle: { promise: Promise<void>; resolve: () => void; reached: boolean } | undefined;
   private uninstallGuard: (() => void) | undefined;
@@ -167,6 +169,7 @@ export class Worker {
     const queues = [...o.handlers.keys()];
     let delay = 0;
     while (this.state === 'running') {
+      if (this.lookAgain) delay = 0;
       if (delay > 0) await this.sleep(delay);
       if (this.state !== 'running') break;
       const free = o.concurrency - this.held.size;
@@ -184,6 +187,7 @@ export class Worker {
       const startedAt = o.clock();
       try {
         this.counts.polls++;
+        this.lookAgain = false;
         leases = await o.store.lease({ owner: this.owner, queues, ttlMs: o.leaseTtlMs, max });
       } catch (err) {
         this.counts.leaseErrors++;
@@ -484,10 +488,17 @@ export class Worker {
   }
 
   private end(h: HeldLease): void {
+    // A settled or handed-back job of an ordered group or a limited queue may have made another
+    // claimable (the group's next job unparked, a concurrency slot freed), and no wake-up says so:
+    // look at once, not after the idle backoff (which may have grown to maxPollIntervalMs).
+    const freedWork = (h.phase === 'settling' || h.phase === 'released') && (h.lease.group !== undefined || h.lease.slot !== undefined);
     if (h.phase !== 'ended') this.events.emit('job.ended', { at: this.options.clock(), lease: h.lease });
     h.end();
     this.held.delete(h.key);
-    if (this.waitingForSlot) this.kick();
+    if (freedWork && this.state === 'running') {
+      this.lookAgain = true;
+      this.kick();
+    } else if (this.waitingForSlot) this.kick();
     this.checkIdle();
   }
 

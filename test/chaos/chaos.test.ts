@@ -17,6 +17,8 @@ describe('chaos run (short, seed 7)', () => {
       leaseTtlMs: 1_500,
       enqueueOverMs: 3_000,
       disruptEveryMs: [400, 900],
+      // then the run must settle: a limited queue's progress under endless crashes is the machine's speed
+      disruptForMs: 30_000,
       deadlineMs: 100_000,
       flow: { jobs: 60, maxRunning: 2, ratePerSecond: 10, burst: 3, groups: 4 },
       log: () => undefined,

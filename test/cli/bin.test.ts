@@ -1,4 +1,4 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { EXIT } from '../../src/cli/exit-codes.js';
 import { JobQueue } from '../../src/job-queue.js';
 import { silentLogger } from '../../src/log.js';
+import { supervise, type Supervised } from '../../src/local/supervisor.js';
 import { endpoint, freshTable } from '../support/harness.js';
 import { BIN, closedPort, ROOT, spawnCli } from './support.js';
 
@@ -40,11 +41,9 @@ function processesWith(marker: string): string[] {
     .filter((l) => l.includes(marker) && !l.includes(' ps -eo'));
 }
 
-function exited(child: ChildProcess): Promise<number | string> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) resolve(child.exitCode ?? child.signalCode!);
-    else child.once('exit', (code, signal) => resolve(code ?? signal!));
-  });
+async function exited(proc: Supervised): Promise<number | string> {
+  const { code, signal } = await proc.exited;
+  return code ?? signal!;
 }
 
 async function table() {
@@ -151,17 +150,16 @@ describe('bin/fenceq.js', () => {
     } as const;
     const workers = Object.entries(files).map(([, [file, text]]) => {
       writeFileSync(file, text);
-      return spawn(process.execPath, [BIN, 'work', '--handlers', file, '--poll', '100ms'], {
+      return supervise(process.execPath, [BIN, 'work', '--handlers', file, '--poll', '100ms'], {
         cwd: join(file, '..'),
         env: t.env,
-        stdio: ['ignore', 'ignore', 'pipe'],
+        stdin: 'ignore',
+        lines: 'stderr',
+        other: 'ignore',
+        capture: true,
       });
     });
-    const stderr = workers.map((w) => {
-      let text = '';
-      w.stderr.on('data', (d) => (text += d));
-      return () => text;
-    });
+    const stderr = workers.map((w) => () => w.output().stderr);
     try {
       for (const name of Object.keys(files)) await t.queue.enqueue({ id: `job-${name}`, queue: `q-${name}`, payload: { to: name } });
       for (const [i, name] of Object.keys(files).entries()) {
@@ -172,7 +170,7 @@ describe('bin/fenceq.js', () => {
         expect(job.result).toEqual({ from: name, payload: { to: name } });
       }
     } finally {
-      for (const w of workers) w.kill('SIGTERM');
+      for (const w of workers) w.signal('SIGTERM');
     }
     expect(await Promise.all(workers.map(exited))).toEqual(workers.map(() => 0));
   }, 60_000);
@@ -195,12 +193,12 @@ describe('bin/fenceq.js', () => {
       writeFileSync(file, HOLD);
       await t.queue.enqueue({ id: 'held', queue: 'hold', payload: null });
       const [cmd, ...args] = launchers[launcher](['work', '--handlers', file, '--stop-timeout', '100ms', '--poll', '100ms']);
-      const child = spawn(cmd!, args, { cwd: ROOT, env: t.env, stdio: 'ignore' });
+      const child = supervise(cmd!, args, { cwd: ROOT, env: t.env, stdin: 'ignore', other: 'ignore' });
       const running = await until('the job leased', async () => {
         const j = await t.queue.get('held');
         return j?.state === 'running' ? j : undefined;
       });
-      child.kill('SIGTERM');
+      child.signal('SIGTERM');
       const released = await until('the lease released', async () => {
         const j = await t.queue.get('held');
         return j?.state === 'pending' ? j : undefined;
@@ -221,15 +219,16 @@ describe('bin/fenceq.js', () => {
     writeFileSync(file, HOLD);
     await t.queue.enqueue({ id: 'held', queue: 'hold', payload: null });
     // Logs on: every line the worker writes after the pipes close hits EPIPE.
-    const child = spawn(process.execPath, [BIN, 'work', '--handlers', file, '--stop-timeout', '100ms', '--poll', '100ms'], {
+    const child = supervise(process.execPath, [BIN, 'work', '--handlers', file, '--stop-timeout', '100ms', '--poll', '100ms'], {
       cwd: ROOT,
       env: { ...t.env, FENCEQ_LOG: 'info' },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdin: 'ignore',
+      other: 'pipe',
     });
     await until('the job leased', async () => ((await t.queue.get('held'))?.state === 'running' ? true : undefined));
-    child.stdout.destroy();
-    child.stderr.destroy();
-    child.kill('SIGTERM');
+    child.child.stdout!.destroy();
+    child.child.stderr!.destroy();
+    child.signal('SIGTERM');
     const code = await exited(child);
     const job = await t.queue.get('held');
     expect(job?.state).toBe('pending');

@@ -1,9 +1,9 @@
 /** Runs the CLI in-process (fast) or as a real process (exit codes, launcher), capturing its output. */
-import { spawn } from 'node:child_process';
 import { connect } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { CliIo } from '../../src/cli/io.js';
 import { runCli } from '../../src/cli/program.js';
+import { runToEnd } from '../../src/local/supervisor.js';
 
 /** What one CLI run printed and returned. */
 export interface CliRun {
@@ -40,22 +40,16 @@ export function json<T = any>(run: CliRun): T {
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const BIN = fileURLToPath(new URL('../../bin/fenceq.js', import.meta.url));
 
-/** Runs bin/fenceq.js as a real process. */
-export function spawnCli(args: readonly string[], env: NodeJS.ProcessEnv = {}, stdin?: string): Promise<CliRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-    child.stdin.end(stdin ?? '');
+/** Runs bin/fenceq.js as a real process, under the one supervisor (killed past `timeoutMs`). */
+export async function spawnCli(args: readonly string[], env: NodeJS.ProcessEnv = {}, stdin?: string, timeoutMs = 60_000): Promise<CliRun> {
+  const run = await runToEnd(process.execPath, [BIN, ...args], {
+    name: `fenceq ${args.join(' ')}`,
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+    input: stdin ?? '',
+    timeoutMs,
   });
+  return { code: run.exit.code ?? -1, stdout: run.stdout, stderr: run.stderr };
 }
 
 /**

@@ -4,11 +4,11 @@
  * package's packed files in node_modules/fenceq, the handlers built by the same script the build
  * stage runs. Its command line then runs as a process, with WORKDIR mapped to that folder.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { supervise, type Supervised } from '../../src/local/supervisor.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const DOCKERFILE = join(ROOT, 'docker', 'worker', 'Dockerfile');
@@ -82,9 +82,9 @@ export function stageImage(handlers: string): { app: string; remove: () => void 
   return { app, remove: () => rmSync(app, { recursive: true, force: true }) };
 }
 
-/** A running container: its process and its JSON log lines, each with the time it arrived. */
+/** A running container: its process (under the one supervisor) and its JSON log lines, each with the time it arrived. */
 export interface Container {
-  readonly child: ChildProcess;
+  readonly proc: Supervised;
   readonly exited: Promise<number | null>;
   readonly lines: { at: number; line: Record<string, any> }[];
   /** Resolves with the first log line (arrival time and line) matching, already seen or to come. */
@@ -95,34 +95,40 @@ export interface Container {
 export function runImage(stage: Stage, app: string, env: Record<string, string>): Container {
   const map = (s: string) => (s.startsWith(`${stage.workdir}/`) ? join(app, s.slice(stage.workdir.length + 1)) : s);
   const [cmd, ...args] = [...stage.entrypoint, ...stage.cmd].map(map);
-  const child = spawn(cmd === 'node' ? process.execPath : cmd!, args, {
+  const lines: Container['lines'] = [];
+  const byText = new Map<string, Container['lines'][number]>(); // each line's entry, by its text
+  const parse = (text: string) => (text.startsWith('{') ? (JSON.parse(text) as Record<string, any>) : undefined);
+  const proc = supervise(cmd === 'node' ? process.execPath : cmd!, args, {
+    name: `image ${stage.cmd.join(' ')}`,
     cwd: app,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...mapEnv(stage.env, map), ...env },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdin: 'ignore',
+    lines: 'stderr',
+    other: 'ignore',
+    onLine: (text) => {
+      const line = parse(text);
+      if (!line) return;
+      const entry = { at: performance.now(), line };
+      lines.push(entry);
+      if (!byText.has(text)) byText.set(text, entry);
+    },
   });
-  const lines: Container['lines'] = [];
-  const waiters: { match: (l: Record<string, any>) => boolean; resolve: (x: { at: number; line: Record<string, any> }) => void }[] = [];
-  createInterface({ input: child.stderr }).on('line', (text) => {
-    if (!text.startsWith('{')) return;
-    const entry = { at: performance.now(), line: JSON.parse(text) as Record<string, any> };
-    lines.push(entry);
-    for (const w of waiters.filter((w) => w.match(entry.line))) {
-      waiters.splice(waiters.indexOf(w), 1);
-      w.resolve(entry);
-    }
-  });
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
   return {
-    child,
-    exited,
+    proc,
+    exited: proc.exited.then((e) => e.code),
     lines,
-    next(match, what, timeoutMs = 20_000) {
+    async next(match, what, timeoutMs = 20_000) {
       const seen = lines.find((l) => match(l.line));
-      if (seen) return Promise.resolve(seen);
-      return new Promise((resolve, reject) => {
-        const t = setTimeout(() => reject(new Error(`no log line: ${what}`)), timeoutMs);
-        waiters.push({ match, resolve: (x) => (clearTimeout(t), resolve(x)) });
-      });
+      if (seen) return seen;
+      // The entry onLine made of this very line (onLine runs before a waiter is answered).
+      const text = await proc.waitForLine(
+        (t) => {
+          const line = parse(t);
+          return line !== undefined && match(line);
+        },
+        { timeoutMs, what: `log line: ${what}` },
+      );
+      return byText.get(text)!;
     },
   };
 }

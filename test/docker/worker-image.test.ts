@@ -28,7 +28,7 @@ beforeAll(() => {
 }, 60_000);
 
 afterAll(() => {
-  for (const c of containers) if (c.child.exitCode === null && c.child.signalCode === null) c.child.kill('SIGKILL');
+  for (const c of containers) c.proc.signal('SIGKILL');
   remove?.();
 });
 
@@ -88,7 +88,7 @@ describe('the image as a process', () => {
     await queue.enqueueMany(['h1', 'h2', 'h3'].map((id) => ({ id, queue: 'hold', payload: null })));
     const w = start('a', { [WORK_ENV.stopTimeout]: '300ms' });
     for (const id of ['h1', 'h2', 'h3']) await w.next(claimed(id), `claim of ${id}`);
-    w.child.kill('SIGTERM');
+    w.proc.signal('SIGTERM');
     expect(await w.exited).toBe(0);
     const released = (await w.next((l) => l.event === 'worker.leases_released', 'leases released')).line;
     expect(released.count).toBe(3);
@@ -104,7 +104,7 @@ describe('the image as a process', () => {
     await queue.enqueueMany(['k1', 'k2'].map((id) => ({ id, queue: 'hold', payload: null })));
     const a = start('a', { [WORK_ENV.leaseTtl]: '2s' });
     for (const id of ['k1', 'k2']) await a.next(claimed(id), `claim of ${id}`);
-    a.child.kill('SIGKILL');
+    a.proc.signal('SIGKILL');
     await a.exited;
     const held = await Promise.all(['k1', 'k2'].map(async (id) => (await queue.get(id))!));
     for (const j of held) expect(j.state).toBe('running');
@@ -124,7 +124,7 @@ describe('the image as a process', () => {
       .map((l) => l.line.id)
       .sort();
     expect(taken).toEqual(['k1', 'k2']);
-    b.child.kill('SIGTERM');
+    b.proc.signal('SIGTERM');
     expect(await b.exited).toBe(0);
   }, 60_000);
 
@@ -146,7 +146,7 @@ describe('the image as a process', () => {
     await a.next((l) => l.event === 'fixture.gate_waiting' && l.id === 'spot-short', 'spot-short running');
     const b = start('b', { [WORK_ENV.stopTimeout]: '100ms' }); // it ends up holding spot-long: its own stop need not wait
     await b.next((l) => l.event === 'worker.started', 'b started');
-    a.child.kill('SIGTERM');
+    a.proc.signal('SIGTERM');
     const stopping = (await a.next((l) => l.event === 'worker.stopping', 'a stopping')).line;
     expect(stopping.held).toBe(2);
     writeFileSync(gate, '');
@@ -165,7 +165,7 @@ describe('the image as a process', () => {
     console.log(`spot: released job started elsewhere ${waitedMs} ms after its release`);
     expect(waitedMs).toBeLessThan(1_000);
     expect(await a.exited).toBe(0);
-    b.child.kill('SIGTERM');
+    b.proc.signal('SIGTERM');
     expect(await b.exited).toBe(0);
   }, 60_000);
 
@@ -178,7 +178,7 @@ describe('the image as a process', () => {
       runImage({ ...final, entrypoint: final.healthcheck!.slice(0, 2), cmd: final.healthcheck!.slice(2) }, app, env);
     const ok = health({ FENCEQ_HEALTH_FILE: file });
     expect(await ok.exited).toBe(0);
-    w.child.kill('SIGTERM');
+    w.proc.signal('SIGTERM');
     expect(await w.exited).toBe(0);
     const missing = health({ FENCEQ_HEALTH_FILE: join(file, '..', 'nothing-here') });
     expect(await missing.exited).toBe(1);

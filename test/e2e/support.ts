@@ -19,6 +19,8 @@ export interface StackProcess {
   /** Resolves with the exit code once the process has exited. */
   readonly exited: Promise<number | null>;
   stderr(): string;
+  /** Stops it with SIGTERM (SIGKILL and ChildStopTimeoutError past `timeoutMs`); resolves with its exit code. */
+  stop(timeoutMs?: number): Promise<number | null>;
 }
 
 const started: Supervised[] = [];
@@ -89,6 +91,7 @@ export function startStack(args: readonly string[]): StackProcess {
     events,
     exited: proc.exited.then((e) => e.code),
     stderr: () => err,
+    stop: (timeoutMs = 30_000) => proc.stop({ signal: 'SIGTERM', timeoutMs }).then((e) => e.code),
     next(event, timeoutMs = 60_000) {
       const seen = events.find((e) => e.event === event);
       if (seen) return Promise.resolve(seen);
@@ -112,6 +115,8 @@ export interface WorkerChild {
   readonly child: ChildProcess;
   readonly exited: Promise<number | null>;
   log(): string;
+  /** Stops it with SIGTERM (SIGKILL and ChildStopTimeoutError past `timeoutMs`); resolves with its exit code. */
+  stop(timeoutMs?: number): Promise<number | null>;
 }
 
 /** Spawns `fenceq work --handlers src/local/demo-handlers.ts --owner OWNER ...args` with the stack's env. */
@@ -126,7 +131,12 @@ export function startWorker(env: Record<string, string>, owner: string, args: re
     onLine: (line) => (log += `${line}\n`),
   });
   started.push(proc);
-  return { child: proc.child, exited: proc.exited.then((e) => e.code), log: () => log };
+  return {
+    child: proc.child,
+    exited: proc.exited.then((e) => e.code),
+    log: () => log,
+    stop: (timeoutMs = 30_000) => proc.stop({ signal: 'SIGTERM', timeoutMs }).then((e) => e.code),
+  };
 }
 
 /** Whether a process with this pid is alive. */

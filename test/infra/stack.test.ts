@@ -3,7 +3,6 @@
  * flags, esbuild bundling; schema validation is left to `npm run synth` in CI) with cdk-nag's
  * AwsSolutions pack on: the template's resources and permissions, and the nag report.
  */
-import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Validations } from 'aws-cdk-lib';
@@ -12,6 +11,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { METRIC } from '../../src/aws/metric-names.js';
 import { ENV } from '../../src/aws/config.js';
 import { TABLE_SCHEMA } from '../../src/schema.js';
+import { runToEnd } from '../../src/local/supervisor.js';
 import { createTableInput } from '../../src/store/ensure-table.js';
 import { DEFAULTS, VISIBILITY_TIMEOUT_FACTOR } from '../../infra/defaults.js';
 import { FenceqStack } from '../../infra/fenceq-stack.js';
@@ -102,7 +102,7 @@ describe('the functions', () => {
     // Each bundle runs in a child process with the template's variables (references replaced by
     // plausible values): it must import, build its clients, and reject the event before any I/O.
     const value = (v: unknown) => (typeof v === 'string' ? v : 'https://sqs.us-east-1.amazonaws.com/123456789012/fenceq-test');
-    const run = (name: string) => {
+    const run = async (name: string) => {
       const [, f] = fn(name);
       const vars = Object.fromEntries(Object.entries(f.Properties.Environment.Variables as Record<string, unknown>).map(([k, v]) => [k, value(v)]));
       const file = join(outdir, `asset.${(f.Properties.Code.S3Key as string).replace(/\.zip$/, '')}`, 'index.mjs');
@@ -121,11 +121,9 @@ describe('the functions', () => {
         AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
         POWERTOOLS_LOG_LEVEL: 'SILENT',
       };
-      return new Promise<any>((resolve, reject) =>
-        execFile(process.execPath, ['--input-type=module', '-e', script], { env, cwd: '/', timeout: 30_000 }, (err, stdout) =>
-          err ? reject(err) : resolve(JSON.parse(stdout.slice(stdout.indexOf('RESULT') + 6))),
-        ),
-      );
+      const out = await runToEnd(process.execPath, ['--input-type=module', '-e', script], { name: `the ${name} bundle`, env, cwd: '/', timeoutMs: 30_000 });
+      if (out.exit.code !== 0) throw new Error(`the ${name} bundle exited ${JSON.stringify(out.exit)}: ${out.stderr.slice(-2000)}`);
+      return JSON.parse(out.stdout.slice(out.stdout.indexOf('RESULT') + 6));
     };
     const [enqueue, api, admin, reclaim, worker] = await Promise.all(ALL.map(run));
     expect(enqueue).toMatchObject({ ok: false, error: { name: 'ValidationError', field: 'op' } });

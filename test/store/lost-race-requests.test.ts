@@ -273,6 +273,33 @@ describe('the other transitions that decide again after a lost race take the ite
     expect(viaEmulator!.counts.UpdateItem).toBe(viaAws!.counts.UpdateItem);
   });
 
+  it('configureShards that loses to another change decides again on the layout the failure sent', async () => {
+    const results: { out: unknown; counts: Record<string, number> }[] = [];
+    for (const way of ['aws', 'emulator'] as const) {
+      const env = await setup(); // a table each: the layout is the table's
+      const s = env[way];
+      const gate = gateNext(s.client, (cmd, input) => cmd === 'UpdateItemCommand' && JSON.stringify(input.Key).includes('~shards'));
+      s.count.reset();
+      const configuring = s.queue.configureShards({ queueShards: 8, globalShards: 8 });
+      await gate.reached; // it read no layout (the default); another process records one first
+      expect(await env.queue.configureShards({ queueShards: 2, globalShards: 2 })).toMatchObject({ outcome: 'changed' });
+      gate.release();
+      const out = await configuring;
+      results.push({ out: { ...out, layout: { ...out.layout, changedAt: 'same' } }, counts: { ...s.count.counts } });
+    }
+    const [viaAws, viaEmulator] = results;
+    // Decided again on the 2 x 2 layout at version 1: changed from it, never from the default it first saw.
+    expect(viaAws!.out).toMatchObject({
+      outcome: 'changed',
+      from: { queueShards: 2, globalShards: 2 },
+      layout: { queueShards: 8, globalShards: 8, read: { queueShards: 8, globalShards: 8 }, version: 2 },
+    });
+    expect(viaEmulator!.out).toEqual(viaAws!.out);
+    // The first read, the lost write, the won write: the lost race cost one request through the proxy, two on the emulator.
+    expect(viaAws!.counts).toEqual({ GetItem: 1, UpdateItem: 2 });
+    expect(viaEmulator!.counts).toEqual({ GetItem: 2, UpdateItem: 2 });
+  });
+
   it('fencedWrite: a write fenced out by a newer run is classified from the item the failure sent', async () => {
     const { tableName, aws, emulator } = await setup();
     const newer = { jobId: 'job-1', generation: 5 };

@@ -2,10 +2,10 @@
  * The dashboard as a user meets it: `fenceq start` prints its URL and it shows the local stack
  * live while real `fenceq work` processes crash and take over; `fenceq ui` serves any table.
  */
-import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { JobQueue } from '../../src/job-queue.js';
 import { silentLogger } from '../../src/log.js';
+import { supervise } from '../../src/local/supervisor.js';
 import { BIN, ROOT, closedPort, spawnCli } from '../cli/support.js';
 import { startStack, startWorker, type StackProcess } from '../e2e/support.js';
 import { freshTable, endpoint } from '../support/harness.js';
@@ -27,8 +27,7 @@ describe('npm start', () => {
 
   afterAll(async () => {
     queue?.client.destroy();
-    stack?.child.kill('SIGTERM');
-    await stack?.exited;
+    await stack?.stop();
   });
 
   test('prints the dashboard URL, which shows a crashed worker process, its expired lease and another worker finishing the job', async () => {
@@ -58,8 +57,7 @@ describe('npm start', () => {
       await page.goto(dashboardUrl);
       await seeText(page, 'tr[data-queue="email"] td[data-field="done"]', '1');
     } finally {
-      w2.child.kill('SIGTERM');
-      await w2.exited;
+      await w2.stop();
     }
   }, 90_000);
 });
@@ -67,27 +65,23 @@ describe('npm start', () => {
 describe('fenceq ui', () => {
   test('serves the dashboard of any table on 127.0.0.1 and stops on SIGTERM', async () => {
     const { tableName } = await freshTable('fenceq-ui-cli');
-    const child = spawn(process.execPath, [BIN, '--json', '--table', tableName, '--endpoint', endpoint(), 'ui', '--allow-actions', '--refresh', '1s'], {
+    const ui = supervise(process.execPath, [BIN, '--json', '--table', tableName, '--endpoint', endpoint(), 'ui', '--allow-actions', '--refresh', '1s'], {
+      name: 'fenceq ui',
       cwd: ROOT,
       env: { PATH: process.env.PATH, HOME: process.env.HOME, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdin: 'ignore',
+      other: 'pipe',
+      capture: true,
     });
-    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-    const ready = await new Promise<Record<string, unknown>>((resolve, reject) => {
-      let text = '';
-      child.stdout.on('data', (d) => {
-        text += String(d);
-        if (text.trimEnd().endsWith('}')) resolve(JSON.parse(text) as Record<string, unknown>); // one pretty-printed JSON document
-      });
-      void exited.then((code) => reject(new Error(`fenceq ui exited ${code}`)));
-    });
+    // One pretty-printed JSON document: ready once its closing brace is printed.
+    await ui.waitForLine((line) => line === '}', { timeoutMs: 60_000, what: 'ui.ready document' });
+    const ready = JSON.parse(ui.output().stdout) as Record<string, unknown>;
     expect(ready).toMatchObject({ event: 'ui.ready', tableName, allowActions: true, refreshMs: 1_000 });
     expect(ready.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
     const page = await fetch(String(ready.url));
     expect(page.status).toBe(200);
     expect(await page.text()).toContain(`table <code>${tableName}</code>`);
-    child.kill('SIGTERM');
-    expect(await exited).toBe(0);
+    expect(await ui.stop({ signal: 'SIGTERM', timeoutMs: 30_000 })).toEqual({ code: 0, signal: null });
   });
 
   test('bad options and an unreachable endpoint exit with the usage and unavailable codes', async () => {

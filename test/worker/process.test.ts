@@ -1,58 +1,52 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { supervise, type Supervised } from '../../src/local/supervisor.js';
 import { endpoint } from '../support/harness.js';
 import { EVENT_TIMEOUT_MS, next, record, workerTable } from './support.js';
 
 const MAIN = fileURLToPath(new URL('./fixtures/worker-main.ts', import.meta.url));
-const children: ChildProcess[] = [];
+const children: Supervised[] = [];
 afterEach(() => {
-  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  for (const c of children.splice(0)) c.signal('SIGKILL');
 });
 
+const parse = (line: string): Record<string, unknown> | undefined => {
+  try {
+    return JSON.parse(line) as Record<string, unknown>;
+  } catch {
+    return undefined; // not a log line
+  }
+};
+
+/** A worker process under the one supervisor: its JSON log lines (stdout), its stderr kept. */
 function spawnWorker(tableName: string, owner: string, extra: Record<string, string> = {}) {
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
-    env: { ...process.env, FQ_TABLE: tableName, FQ_ENDPOINT: endpoint(), FQ_OWNER: owner, ...extra },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
   const lines: Record<string, unknown>[] = [];
-  const waiters: { match: (l: Record<string, unknown>) => boolean; resolve: (l: Record<string, unknown>) => void }[] = [];
-  let buf = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => {
-    buf += d.toString();
-    for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
-      const line = buf.slice(0, i);
-      buf = buf.slice(i + 1);
-      try {
-        const l = JSON.parse(line) as Record<string, unknown>;
-        lines.push(l);
-        for (const w of waiters.filter((w) => w.match(l))) {
-          waiters.splice(waiters.indexOf(w), 1);
-          w.resolve(l);
-        }
-      } catch {
-        /* not a log line */
-      }
-    }
+  const proc = supervise(process.execPath, ['--import', 'tsx', MAIN], {
+    name: `worker ${owner}`,
+    env: { ...process.env, FQ_TABLE: tableName, FQ_ENDPOINT: endpoint(), FQ_OWNER: owner, ...extra },
+    stdin: 'ignore',
+    other: 'pipe',
+    capture: true,
+    onLine: (line) => {
+      const l = parse(line);
+      if (l) lines.push(l);
+    },
   });
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.on('exit', (code, signal) => resolve({ code, signal })),
-  );
+  children.push(proc);
   /** The first log line of `event` (passing `filter`) the child printed, or prints within the timeout. */
-  const line = (event: string, filter: (l: Record<string, unknown>) => boolean = () => true, timeoutMs = 20_000) => {
-    const match = (l: Record<string, unknown>) => l.event === event && filter(l);
+  const line = async (event: string, filter: (l: Record<string, unknown>) => boolean = () => true, timeoutMs = 20_000) => {
+    const match = (l: Record<string, unknown> | undefined): l is Record<string, unknown> => l !== undefined && l.event === event && filter(l);
     const seen = lines.find(match);
-    if (seen) return Promise.resolve(seen);
-    return new Promise<Record<string, unknown>>((resolve, reject) => {
-      const t = setTimeout(() => reject(new Error(`no ${event} line from the child within ${timeoutMs} ms; stderr: ${stderr.slice(-2000)}`)), timeoutMs);
-      void exited.then((e) => reject(new Error(`child exited (${JSON.stringify(e)}) before ${event}; stderr: ${stderr.slice(-2000)}`)));
-      waiters.push({ match, resolve: (l) => (clearTimeout(t), resolve(l)) });
-    });
+    if (seen) return seen;
+    const text = await proc
+      .waitForLine((t) => match(parse(t)), { timeoutMs, what: `${event} line` })
+      .catch((err: unknown) => {
+        if (err instanceof Error) err.message += `; stderr: ${proc.output().stderr.slice(-2000)}`;
+        throw err;
+      });
+    return parse(text)!;
   };
-  return { child, lines, exited, line, stderr: () => stderr, events: (name: string) => lines.filter((l) => l.event === name) };
+  return { proc, lines, exited: proc.exited, line, stderr: () => proc.output().stderr, events: (name: string) => lines.filter((l) => l.event === name) };
 }
 
 describe('worker as a process', () => {
@@ -77,7 +71,7 @@ describe('worker as a process', () => {
     expect(await t.queue.get(ok.id)).toMatchObject({ state: 'done', result: { ok: true, kind: 'ok' } });
     expect(w.events('worker.handler_failed').map((l) => l.reason)).toEqual(['crash', 'crash', 'crash']);
 
-    w.child.kill('SIGTERM');
+    w.proc.signal('SIGTERM');
     const exit = await w.exited;
     expect(exit).toEqual({ code: 0, signal: null });
     // Handed back at once (the lease had 30 s to run), with the attempt given back.
@@ -91,7 +85,7 @@ describe('worker as a process', () => {
     const ids = [...(await t.queue.enqueueMany([1, 2].map(() => ({ queue: 'q', payload: { kind: 'block' } })))).keys()];
     const w = spawnWorker(t.tableName, 'doomed', { FQ_TTL: '1500', FQ_CONCURRENCY: '2' });
     for (const id of ids) await w.line('worker.job_claimed', (l) => l.id === id);
-    w.child.kill('SIGKILL');
+    w.proc.signal('SIGKILL');
     await w.exited;
     const after = await Promise.all(ids.map((id) => t.queue.get(id)));
     expect(after.map((j) => [j?.state, j?.leaseOwner])).toEqual([

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { manualTime } from '../../src/testing/manual-time.js';
-import { next, workerTable } from './support.js';
+import { deferred, next, workerTable } from './support.js';
 
 describe('wake()', () => {
   it('makes a worker deep in its idle backoff poll at once', async () => {
@@ -18,5 +18,57 @@ describe('wake()', () => {
     expect((await done).lease.id).toBe(id);
     expect(ran).toEqual([id]);
     expect(worker.counters.polls).toBe(polls + 1);
+  });
+});
+
+// No wake-up says that finishing a job made another claimable: the worker that finished it looks at once.
+describe('after a job of an ordered group or a limited queue settles', () => {
+  it("polls at once, so the group's next job does not wait out the idle backoff", async () => {
+    const time = manualTime(); // never moved: a sleep of the worker never ends on its own here
+    const t = await workerTable({ time });
+    const first = await t.queue.enqueue({ queue: 'q', payload: 'a', group: 'g' });
+    const second = await t.queue.enqueue({ queue: 'q', payload: 'b', group: 'g' });
+    const gate = deferred();
+    const { worker } = t.worker({
+      concurrency: 4,
+      pollIntervalMs: 30_000,
+      maxPollIntervalMs: 60_000,
+      handlers: { q: (job) => (job.id === first.id ? gate.promise : undefined) },
+    });
+    // The first poll claims the group's head only (the second is parked) and the loop sleeps.
+    const polled = next(worker, 'poll.finished');
+    worker.start();
+    const poll = await polled;
+    expect(poll.ids).toEqual([first.id]);
+    expect(poll.sleepMs).toBeGreaterThan(0);
+    const claimedSecond = next(worker, 'job.claimed');
+    gate.resolve();
+    expect((await claimedSecond).lease.id).toBe(second.id);
+  });
+
+  it('polls at once when it frees a concurrency slot, rather than waiting for the slot to lapse', async () => {
+    const time = manualTime();
+    const t = await workerTable({ time });
+    const first = await t.queue.enqueue({ queue: 'q', payload: 'a' });
+    await t.queue.setLimits('q', { maxRunning: 1 });
+    const second = await t.queue.enqueue({ queue: 'q', payload: 'b' });
+    const gate = deferred();
+    const { worker } = t.worker({
+      concurrency: 4,
+      pollIntervalMs: 30_000,
+      maxPollIntervalMs: 60_000,
+      handlers: { q: (job) => (job.id === first.id ? gate.promise : undefined) },
+    });
+    const claimedFirst = next(worker, 'job.claimed');
+    const heldBack = next(worker, 'poll.finished', (e) => e.ids.length === 0);
+    worker.start();
+    expect((await claimedFirst).lease.id).toBe(first.id);
+    // Past the short retry after a partial batch: the next poll meets the full limit and sleeps
+    // until the held slot would lapse (seconds of a clock that the test no longer moves).
+    await time.advance(1_000);
+    expect((await heldBack).sleepMs).toBeGreaterThan(1_000);
+    const claimedSecond = next(worker, 'job.claimed');
+    gate.resolve();
+    expect((await claimedSecond).lease.id).toBe(second.id);
   });
 });
