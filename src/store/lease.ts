@@ -70,8 +70,7 @@ export async function leaseDue(ctx: StoreContext, args: { owner: string; queues:
     if (found.length === 0) break;
     // While losing races: each JobQueue starts on its own shard's jobs, and tries only its share.
     const near = ctx.hints.spreading(now) ? await homeFirst(ctx) : undefined;
-    // Calm, a page the request takes whole is claimed whole (the share is a probe of a larger page).
-    const candidates = near || found.length > want ? ctx.hints.claimShare.pick(near ? spreadWithinPriority(found, ctx.random, near) : found, near) : found;
+    const candidates = ctx.hints.claimShare.pick(near ? spreadWithinPriority(found, ctx.random, near) : found, near);
     // Claim as of now, not as of the read: a job enqueued while the index was read is due too.
     const claimAt = fromIndex ? ctx.clock() : now;
     let lost = 0;
