@@ -59,12 +59,8 @@ export class ClaimShare {
       .map((c, i) => ({ c, i, d: distance ? distance(c) : 0, h: saltedHash(c.id, this.salt) }))
       .sort((a, b) => a.d - b.d || a.h - b.h)
       .slice(0, n);
-    // Without a distance (not spreading), the share is claimed oldest first, as the page came,
-    // and always holds the page's head: a fresh worker never passes over the oldest job.
-    if (!distance) {
-      if (!picked.some((x) => x.i === 0)) picked[picked.length - 1] = { c: candidates[0]!, i: 0, d: 0, h: 0 };
-      picked.sort((a, b) => a.i - b.i);
-    }
+    // Without a distance (not spreading), the share is claimed oldest first, as the page came.
+    if (!distance) picked.sort((a, b) => a.i - b.i);
     return picked.map((x) => x.c);
   }
 
