@@ -55,10 +55,8 @@ export async function measureThroughput(
   const clients = Array.from({ length: args.workers + 1 }, () => meter.attach(benchClient(endpoint)));
   const workers: BenchWorker[] = [];
   // The producer's wake-up hint (what the SQS wake-up sender gives a deployed worker): an idle
-  // worker polls at once when jobs become due instead of sleeping out its poll interval. As an
-  // SQS message reaches one consumer, each enqueueMany wakes one worker, in turn, not all of them.
-  let turn = 0;
-  const producer = benchQueue(table.tableName, clients[0]!, { hooks: { onJobsDue: () => workers[turn++ % Math.max(1, workers.length)]?.wake() } });
+  // worker polls at once when jobs become due instead of sleeping out its poll interval.
+  const producer = benchQueue(table.tableName, clients[0]!, { hooks: { onJobsDue: () => workers.forEach((w) => w.wake()) } });
   try {
     if (args.shards) await producer.ensureTable({ shards: args.shards });
     await producer.enqueue({ queue: 'bench', payload: benchPayload(-1), id: 'warm-up' });

@@ -5,22 +5,14 @@
  * drained) all claim the same heads, and every lost claim is a billed write. While losing, a
  * JobQueue instead tries only a share of each page, starting from its own place in a salted
  * hash order of the ids (a fixed, private permutation, so two JobQueues start on different
- * jobs), and adapts the share: halved after a round that lost any claim, grown by a tenth after
- * a round that lost none. A new JobQueue starts at a quarter: it cannot know yet whether other
- * workers started beside it (measured at 16 workers started together, half the lost claims were
- * in their first calls). The rest of the page is left to the others; a
+ * jobs), and adapts the share: halved after a round that lost any claim, grown by a quarter after
+ * a round that lost none. The rest of the page is left to the others; a
  * JobQueue always tries at least one candidate, so it never reports an empty queue that is not.
  * Only a page of one priority is cut this way: with several, priority order decides, as always.
  */
 
 /** The smallest share of a page a JobQueue tries. */
 export const MIN_CLAIM_SHARE = 1 / 64;
-
-/** The share a new JobQueue starts at: it has not yet seen whether other workers read the same partitions. */
-export const STARTING_CLAIM_SHARE = 1 / 4;
-
-/** What a round that lost no claim multiplies the share by (a losing round halves it). */
-export const CLAIM_SHARE_GROWTH = 1.1;
 
 /** FNV-1a of `id` started from `salt`. */
 function saltedHash(id: string, salt: number): number {
@@ -34,12 +26,11 @@ function saltedHash(id: string, salt: number): number {
 
 /** One JobQueue's claim share (see the header). */
 export class ClaimShare {
-  private share: number;
+  private share = 1;
   private readonly salt: number;
 
-  constructor(random: () => number, startingShare = STARTING_CLAIM_SHARE) {
+  constructor(random: () => number) {
     this.salt = Math.floor(random() * 2 ** 32) >>> 0;
-    this.share = startingShare;
   }
 
   /** The share of a page tried now, in [MIN_CLAIM_SHARE, 1]. */
@@ -55,19 +46,17 @@ export class ClaimShare {
   pick<C extends { readonly id: string; readonly priority: number }>(candidates: readonly C[], distance?: (c: C) => number): readonly C[] {
     if (this.share >= 1 || candidates.length < 2 || candidates.some((c) => c.priority !== candidates[0]!.priority)) return candidates;
     const n = Math.max(1, Math.ceil(candidates.length * this.share));
-    const picked = candidates
-      .map((c, i) => ({ c, i, d: distance ? distance(c) : 0, h: saltedHash(c.id, this.salt) }))
+    return candidates
+      .map((c) => ({ c, d: distance ? distance(c) : 0, h: saltedHash(c.id, this.salt) }))
       .sort((a, b) => a.d - b.d || a.h - b.h)
-      .slice(0, n);
-    // Without a distance (not spreading), the share is claimed oldest first, as the page came.
-    if (!distance) picked.sort((a, b) => a.i - b.i);
-    return picked.map((x) => x.c);
+      .slice(0, n)
+      .map((x) => x.c);
   }
 
   /** Records a round's claims: `lost` of `tried` lost their race. */
   record(tried: number, lost: number): void {
     if (tried === 0) return;
     if (lost > 0) this.share = Math.max(MIN_CLAIM_SHARE, this.share / 2);
-    else this.share = Math.min(1, this.share * CLAIM_SHARE_GROWTH);
+    else this.share = Math.min(1, this.share * 1.25);
   }
 }

@@ -76,33 +76,24 @@ export async function leaseDue(ctx: StoreContext, args: { owner: string; queues:
     let lost = 0;
     let next = 0;
     // Claim in priority order, a window of `want` at a time, in parallel within the window.
-    const claimAll = async (list: readonly Candidate[]) => {
-      for (let i = 0; i < list.length && won.length < args.max;) {
-        const window = list.slice(i, i + (args.max - won.length));
-        i += window.length;
-        next += window.length;
-        const results = await Promise.all(window.map((c) => claimIfDue(ctx, c, args.owner, args.ttlMs, claimAt)));
-        for (const [k, lease] of results.entries()) {
-          const c = window[k]!;
-          tried.add(entryKey(c));
-          if (lease) {
-            won.push(lease);
-            ctx.hints.claimedEntry(entryKey(c), now);
-          } else lost++;
-        }
+    while (next < candidates.length && won.length < args.max) {
+      const window = candidates.slice(next, next + (args.max - won.length));
+      next += window.length;
+      const results = await Promise.all(window.map((c) => claimIfDue(ctx, c, args.owner, args.ttlMs, claimAt)));
+      for (const [k, lease] of results.entries()) {
+        const c = window[k]!;
+        tried.add(entryKey(c));
+        if (lease) {
+          won.push(lease);
+          ctx.hints.claimedEntry(entryKey(c), now);
+        } else lost++;
       }
-    };
-    await claimAll(candidates);
-    // The share was a probe (a new JobQueue, or one that stopped losing a while ago): it won every
-    // claim, so nobody else is on these jobs; the rest of the request comes from the page in order.
-    if (lost === 0 && !near && candidates.length < found.length && won.length < args.max) {
-      await claimAll(found.filter((c) => !tried.has(entryKey(c))));
     }
     ctx.hints.claimShare.record(next, lost);
     if (lost === 0) {
       ctx.hints.keepReadAhead(
         args.queues,
-        found.filter((c) => !c.orphan && !tried.has(entryKey(c))),
+        candidates.slice(next).filter((c) => !c.orphan),
         readAt,
       );
       break;

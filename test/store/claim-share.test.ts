@@ -1,28 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { CLAIM_SHARE_GROWTH, ClaimShare, MIN_CLAIM_SHARE, STARTING_CLAIM_SHARE } from '../../src/store/claim-share.js';
+import { ClaimShare, MIN_CLAIM_SHARE } from '../../src/store/claim-share.js';
 import type { Candidate } from '../../src/store/lease.js';
 
 const cand = (id: string, priority = 0): Candidate => ({ id, queue: 'q', generation: 1, incarnation: '0123456789abcdef', priority, runAt: 1, orphan: false });
 const page = Array.from({ length: 40 }, (_, i) => cand(`j${i}`));
 
 describe('claim share', () => {
-  it('a new JobQueue tries a quarter of a page, in page order; grows a tenth per clean round to the whole page', () => {
-    const s = new ClaimShare(() => 0.3);
-    expect(s.current).toBe(STARTING_CLAIM_SHARE);
-    const first = s.pick(page);
-    expect(first).toHaveLength(10);
-    expect([...first].sort((a, b) => page.indexOf(a) - page.indexOf(b))).toEqual(first); // oldest first among the share
-    const other = new ClaimShare(() => 0.8).pick(page);
-    expect(other.filter((c) => first.includes(c)).length).toBeLessThan(10); // two new JobQueues start on different jobs
-    s.record(10, 0);
-    expect(s.current).toBeCloseTo(STARTING_CLAIM_SHARE * CLAIM_SHARE_GROWTH);
-    for (let i = 0; i < 20; i++) s.record(1, 0);
-    expect(s.current).toBe(1);
-    expect(s.pick(page)).toBe(page);
-  });
-
   it('tries the whole page until it loses, then halves what it tries after each losing round, down to a floor; grows back after clean rounds', () => {
-    const s = new ClaimShare(() => 0.3, 1);
+    const s = new ClaimShare(() => 0.3);
     expect(s.pick(page)).toBe(page);
     s.record(16, 3);
     expect(s.current).toBe(0.5);
@@ -30,15 +15,15 @@ describe('claim share', () => {
     for (let i = 0; i < 10; i++) s.record(4, 1);
     expect(s.current).toBe(MIN_CLAIM_SHARE);
     expect(s.pick(page)).toHaveLength(1); // always at least one: never an empty answer for a queue that has jobs
-    for (let i = 0; i < 60; i++) s.record(1, 0);
+    for (let i = 0; i < 40; i++) s.record(1, 0);
     expect(s.current).toBe(1);
     s.record(0, 0);
     expect(s.current).toBe(1);
   });
 
   it('two JobQueues cut the same page differently; a page of several priorities is never cut', () => {
-    const a = new ClaimShare(() => 0.1, 1);
-    const b = new ClaimShare(() => 0.7, 1);
+    const a = new ClaimShare(() => 0.1);
+    const b = new ClaimShare(() => 0.7);
     for (const s of [a, b]) s.record(10, 5);
     const [pa, pb] = [a.pick(page).map((c) => c.id), b.pick(page).map((c) => c.id)];
     expect(pa).toHaveLength(20);
@@ -48,7 +33,7 @@ describe('claim share', () => {
   });
 
   it("takes its share from its own shard's candidates first", () => {
-    const s = new ClaimShare(() => 0.4, 1);
+    const s = new ClaimShare(() => 0.4);
     s.record(10, 5); // a share of half
     const own = new Set(page.filter((_, i) => i % 4 === 1).map((c) => c.id)); // 10 of the 40 on its own shard
     const picked = s.pick(page, (c) => (own.has(c.id) ? 0 : 1)).map((c) => c.id);
