@@ -106,12 +106,12 @@ const quick = Boolean(opts.quick);
 const run = new Set<Section>(opts.only ?? SECTIONS);
 const log = (s: string) => process.stderr.write(`${s}\n`);
 const started = new Date();
+// What --slots, --shards and --producers set, the same for a quick and a full run.
+const chosen = { slots: opts.slots ?? 16, tputShards: opts.shards ?? TPUT_SHARDS, producers: opts.producers ?? TPUT_PRODUCERS };
 const plan = quick
   ? {
+      ...chosen,
       tputJobs: 1_000,
-      slots: opts.slots ?? 16,
-      tputShards: opts.shards ?? TPUT_SHARDS,
-      producers: opts.producers ?? TPUT_PRODUCERS,
       ceilingMs: 1_500,
       trickleJobs: 12,
       trickleRate: 4,
@@ -125,10 +125,8 @@ const plan = quick
       throttleJobsPerShard: 150,
     }
   : {
+      ...chosen,
       tputJobs: 3_000,
-      slots: opts.slots ?? 16,
-      tputShards: opts.shards ?? TPUT_SHARDS,
-      producers: opts.producers ?? TPUT_PRODUCERS,
       ceilingMs: 4_000,
       trickleJobs: 60,
       trickleRate: 4,

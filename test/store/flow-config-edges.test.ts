@@ -3,7 +3,7 @@
  * change made by another process, what a read returns and logs, and a setting that loses the
  * queue between its check and its write.
  */
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { UnknownQueueError } from '../../src/errors.js';
@@ -29,6 +29,19 @@ function limitReads(client: Awaited<ReturnType<typeof freshQueue>>['client'], qu
     { step: 'initialize', name: `limit-reads-${queue}` },
   );
   return reads;
+}
+
+/** Runs `act` just before the write of queue `id`'s limits (the registry update that sets them), then lets the write go on. */
+function beforeLimitsWrite(t: { client: DynamoDBClient }, id: string, act: () => Promise<unknown>): void {
+  t.client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const input = args.input as Record<string, unknown>;
+      if (context.commandName === 'UpdateItemCommand' && JSON.stringify(input.Key).includes(id) && String(input.UpdateExpression).includes('if_not_exists(#v'))
+        await act();
+      return next(args);
+    },
+    { step: 'initialize', name: 'before-limits-write' },
+  );
 }
 
 describe('flow limits: edges', () => {
@@ -65,19 +78,9 @@ describe('flow limits: edges', () => {
     const t = await freshQueue();
     await t.queue.enqueue({ queue: 'q', id: 'a', payload: 1 });
     const { id } = queueRegistryKeys('q');
-    t.client.middlewareStack.add(
-      (next, context) => async (args) => {
-        const input = args.input as Record<string, unknown>;
-        if (
-          context.commandName === 'UpdateItemCommand' &&
-          JSON.stringify(input.Key).includes(id) &&
-          String(input.UpdateExpression).includes('if_not_exists(#v')
-        )
-          await t.doc.send(new DeleteCommand({ TableName: t.tableName, Key: { id } }));
-        return next(args);
-      },
-      { step: 'initialize', name: 'queue-gone' },
-    );
+    beforeLimitsWrite(t, id, async () => {
+      await t.doc.send(new DeleteCommand({ TableName: t.tableName, Key: { id } }));
+    });
     const err = await t.queue.setLimits('q', { maxRunning: 1 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(UnknownQueueError);
     expect(err).toMatchObject({ field: 'queue', queue: 'q' });
@@ -89,19 +92,9 @@ describe('flow limits: edges', () => {
     const t = await freshQueue();
     await t.queue.enqueue({ queue: 'q', id: 'a', payload: 1 });
     const { id } = queueRegistryKeys('q');
-    t.client.middlewareStack.add(
-      (next, context) => async (args) => {
-        const input = args.input as Record<string, unknown>;
-        if (
-          context.commandName === 'UpdateItemCommand' &&
-          JSON.stringify(input.Key).includes(id) &&
-          String(input.UpdateExpression).includes('if_not_exists(#v')
-        )
-          throw new EndpointBroke('endpoint broke');
-        return next(args);
-      },
-      { step: 'initialize', name: 'broken-limits-write' },
-    );
+    beforeLimitsWrite(t, id, async () => {
+      throw new EndpointBroke('endpoint broke');
+    });
     const err = await t.queue.setLimits('q', { maxRunning: 1 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(EndpointBroke);
   });
