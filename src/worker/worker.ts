@@ -535,9 +535,11 @@ export class Worker {
     o.logger.info('worker.stopping', { owner: this.owner, held: this.held.size, graceMs });
     this.events.emit('worker.stopping', { at: t0, held: this.held.size, graceMs });
     const releasedBefore = this.counts.released;
+    // What it held when asked to stop: a job that ends while the loop winds down was drained too.
+    const heldAtStop = [...this.held.values()];
     this.kick();
     await this.loopDone;
-    const draining = [...this.held.values()];
+    const draining = [...new Set([...heldAtStop, ...this.held.values()])];
     let graceTimer: TimerHandle | undefined;
     let deadline = o.clock() + graceMs;
     await Promise.race([
