@@ -123,6 +123,15 @@ describe("lease hints: the memory of its own claims is bounded at 4,096 entries"
     const size = (hints as unknown as { claimed: Map<string, number> }).claimed.size;
     expect(size).toBe(4_087);
   });
+
+  it('a claim found stale when asked about is forgotten at once', () => {
+    const hints = new LeaseHints(4, () => 0);
+    hints.claimedEntry('a@1@x', T0);
+    hints.claimedEntry('b@1@x', T0 + 10);
+    expect(hints.claimedLately('a@1@x', T0 + HINT_TTL_MS)).toBe(false);
+    expect((hints as unknown as { claimed: Map<string, number> }).claimed.size).toBe(1);
+    expect(hints.claimedLately('b@1@x', T0 + HINT_TTL_MS)).toBe(true);
+  });
 });
 
 describe('claim share: bookkeeping', () => {
