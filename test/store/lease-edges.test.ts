@@ -135,7 +135,10 @@ describe('orphans and due jobs', () => {
 describe('claims after a lost race', () => {
   it('a round that lost a claim halves the claim share and spreads the next claims', async () => {
     const { queue, tableName, clock, raw } = await freshQueue();
-    await queue.enqueueMany([{ queue: 'q', payload: null, id: 'a' }, { queue: 'q', payload: null, id: 'b' }]);
+    await queue.enqueueMany([
+      { queue: 'q', payload: null, id: 'a' },
+      { queue: 'q', payload: null, id: 'b' },
+    ]);
     const w = ownClient(tableName, clock, () => 0);
     loseFirstClaim(w.client, raw, clock);
     const got = await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 2 });
@@ -164,7 +167,10 @@ describe('claims after a lost race', () => {
 describe('orphans are never kept for later', () => {
   it('a lapsed lease left over from one call is not what the next call takes when a due job exists by then', async () => {
     const { queue, tableName, clock, peer } = await freshQueue();
-    await queue.enqueueMany([{ queue: 'q', payload: null, id: 'o1' }, { queue: 'q', payload: null, id: 'o2' }]);
+    await queue.enqueueMany([
+      { queue: 'q', payload: null, id: 'o1' },
+      { queue: 'q', payload: null, id: 'o2' },
+    ]);
     expect(await queue.lease({ owner: 'gone', queues: ['q'], ttlMs: 1_000, max: 2 })).toHaveLength(2);
     clock.advance(1_001);
     const w = ownClient(tableName, clock, () => 0);

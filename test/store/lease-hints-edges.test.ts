@@ -101,7 +101,7 @@ describe('lease hints: read-ahead and writes', () => {
   });
 });
 
-describe("lease hints: the memory of its own claims is bounded at 4,096 entries", () => {
+describe('lease hints: the memory of its own claims is bounded at 4,096 entries', () => {
   const keys = (n: number, from = 0) => Array.from({ length: n }, (_, i) => `j${from + i}@1@x`);
 
   it('keeps 4,096 fresh claims, and past that forgets the oldest first', () => {

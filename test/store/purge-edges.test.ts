@@ -72,7 +72,7 @@ describe('purgeDead edges', () => {
     expect(await q2.purgeDead({ olderThanMs: DAY, max: 4, queue: 'q' })).toMatchObject({ deleted: 4, more: false });
   });
 
-  it('without a queue, skips past each queue\'s young dead jobs and stops at the bound across queues and shards', async () => {
+  it("without a queue, skips past each queue's young dead jobs and stops at the bound across queues and shards", async () => {
     const { queue, clock } = await freshQueue();
     const t0 = clock.now;
     const old = ['a', 'b', 'c', 'd'].flatMap((q) => [`${q}-1`, `${q}-2`].map((id) => [q, id] as const));

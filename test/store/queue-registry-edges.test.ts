@@ -60,9 +60,15 @@ describe('queue rotations', () => {
         const got: string[][] = [];
         for (let i = 0; i < calls; i++) got.push(await queue.nextQueues(`r${limit}`, limit));
         const size = Math.min(limit, n);
-        expect(got.every((s) => s.length === size), `n=${n} limit=${limit}`).toBe(true);
+        expect(
+          got.every((s) => s.length === size),
+          `n=${n} limit=${limit}`,
+        ).toBe(true);
         if (limit >= n) {
-          expect(got.every((s) => s.join() === all.join()), `n=${n} limit=${limit}`).toBe(true);
+          expect(
+            got.every((s) => s.join() === all.join()),
+            `n=${n} limit=${limit}`,
+          ).toBe(true);
         } else {
           const expected = Array.from({ length: calls * limit }, (_, k) => all[k % n]);
           expect(got.flat(), `n=${n} limit=${limit}`).toEqual(expected);
@@ -144,7 +150,7 @@ describe('moving a pre-0.2 registry', () => {
     await raw.put({ id: '~queues', names: new Set(['a']) });
     const client = dynamoClient({ endpoint: endpoint() });
     client.middlewareStack.add(
-      (next, context) => async (args) => {
+      (next) => async (args) => {
         const input = args.input as { UpdateExpression?: string };
         if (String(input.UpdateExpression).startsWith('DELETE')) throw new EndpointBroke('delete broke');
         return next(args);
@@ -164,7 +170,8 @@ describe('rotation failures', () => {
     client.middlewareStack.add(
       (next, context) => async (args) => {
         const input = args.input as { Key?: { id?: unknown } };
-        if (String(context.commandName).startsWith('Update') && String(JSON.stringify(input.Key)).includes('~rotation|')) throw new EndpointBroke('rotation broke');
+        if (String(context.commandName).startsWith('Update') && String(JSON.stringify(input.Key)).includes('~rotation|'))
+          throw new EndpointBroke('rotation broke');
         return next(args);
       },
       { step: 'initialize', name: 'broken-rotation' },
