@@ -119,7 +119,7 @@ export class JobQueue implements JobStore {
   readonly schedules: Schedules;
   private readonly ctx: StoreContext;
   private readonly registered = new Set<string>();
-  private upgraded: Promise<boolean> | undefined;
+  private upgraded: Promise<void> | undefined;
   private readonly flowConfig = new FlowConfigCache();
   private readonly limitWaits = new Map<string, LimitWait>();
 

@@ -17,6 +17,7 @@ export const MIN_CLAIM_SHARE = 1 / 64;
 /** FNV-1a of `id` started from `salt`. */
 function saltedHash(id: string, salt: number): number {
   let h = (0x811c9dc5 ^ salt) >>> 0;
+  // Stryker disable next-line EqualityOperator: one more round (of NaN, a no-op xor, and a multiply) is another fixed private order, which is all the header promises
   for (let i = 0; i < id.length; i++) {
     h ^= id.charCodeAt(i);
     h = Math.imul(h, 0x01000193);
@@ -44,7 +45,7 @@ export class ClaimShare {
    * taken from the nearest shards first, in the salted order within each.
    */
   pick<C extends { readonly id: string; readonly priority: number }>(candidates: readonly C[], distance?: (c: C) => number): readonly C[] {
-    if (this.share >= 1 || candidates.length < 2 || candidates.some((c) => c.priority !== candidates[0]!.priority)) return candidates;
+    if (this.share >= 1 || candidates.some((c) => c.priority !== candidates[0]!.priority)) return candidates;
     const n = Math.max(1, Math.ceil(candidates.length * this.share));
     return candidates
       .map((c) => ({ c, d: distance ? distance(c) : 0, h: saltedHash(c.id, this.salt) }))

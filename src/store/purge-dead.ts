@@ -41,9 +41,9 @@ export async function purgeDeadBefore(ctx: StoreContext, args: { cutoff: number;
   let more = false;
   const { read } = await shardLayout(ctx);
   for (let shard = 0; shard < read.globalShards && !more; shard++) {
+    // At most one more than `max` in all: finding that one is how the call knows more remain.
     more = await findInShard(ctx, shard, args.cutoff, args.queue, args.max + 1 - found.length, found);
   }
-  if (found.length > args.max) more = true;
   const todo = found.slice(0, args.max);
   const deleted: DeadEntry[] = [];
   let lostRaces = 0;
@@ -55,13 +55,13 @@ export async function purgeDeadBefore(ctx: StoreContext, args: { cutoff: number;
   return { deleted: deleted.length, jobs: deleted.map(({ id, queue, diedAt }) => ({ id, queue, diedAt })), lostRaces, more };
 }
 
-/** Appends up to `want` purgeable entries of one shard to `out`; true when it stopped with some left. */
+/** Appends up to `want` (at least 1) purgeable entries of one shard to `out`; true when it found `want`. */
 async function findInShard(ctx: StoreContext, shard: number, cutoff: number, queue: string | undefined, want: number, out: DeadEntry[]): Promise<boolean> {
   const pk = deadPartition(shard);
   let next: string | undefined = queue;
   // Without a queue: the first entry at or after `from` names the next queue that has dead jobs.
   let from = '';
-  while (want > 0) {
+  for (;;) {
     if (next === undefined) {
       const [first] = await query(ctx, pk, { gt: from }, 1);
       if (!first) return false;
@@ -76,7 +76,6 @@ async function findInShard(ctx: StoreContext, shard: number, cutoff: number, que
     from = `${next}|~`;
     next = undefined;
   }
-  return true;
 }
 
 async function query(ctx: StoreContext, pk: string, range: { gt: string } | { lo: string; hi: string }, limit: number): Promise<DeadEntry[]> {

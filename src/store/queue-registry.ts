@@ -49,6 +49,7 @@ export async function listQueuePage(ctx: StoreContext, limit: number, after?: st
       IndexName: name,
       KeyConditionExpression: after === undefined ? '#pk = :pk' : '#pk = :pk AND #sk > :after',
       ExpressionAttributeNames: { '#pk': partitionKey, '#sk': sortKey },
+      // Stryker disable next-line ConditionalExpression: equivalent, the store's document client drops an undefined :after (removeUndefinedValues)
       ExpressionAttributeValues: after === undefined ? { ':pk': QUEUE_REGISTRY_PARTITION } : { ':pk': QUEUE_REGISTRY_PARTITION, ':after': after },
       ProjectionExpression: '#sk',
       // One more than asked: whether another page exists, without an empty last round trip.
@@ -60,11 +61,11 @@ export async function listQueuePage(ctx: StoreContext, limit: number, after?: st
   return names.length > limit ? { queues: names.slice(0, limit), cursor: names[limit - 1] } : { queues: names };
 }
 
-/** Moves the names of a pre-0.2 one-item registry into per-queue items; true when there were any. */
-export async function upgradeLegacyRegistry(ctx: StoreContext): Promise<boolean> {
+/** Moves the names of a pre-0.2 one-item registry into per-queue items, if there are any. */
+export async function upgradeLegacyRegistry(ctx: StoreContext): Promise<void> {
   const legacy = await readItem(ctx, QUEUE_REGISTRY_ID);
   const names = legacy?.names as Set<string> | undefined;
-  if (!names || names.size === 0) return false;
+  if (!names || names.size === 0) return;
   await registerQueues(ctx, [...names]);
   try {
     await ctx.doc.send(
@@ -78,7 +79,6 @@ export async function upgradeLegacyRegistry(ctx: StoreContext): Promise<boolean>
     if (!(err instanceof ConditionalCheckFailedException)) throw translate(ctx, err);
   }
   ctx.logger.info('queue_registry.upgraded', { queues: names.size });
-  return true;
 }
 
 /**
