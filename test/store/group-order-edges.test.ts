@@ -101,7 +101,12 @@ describe('ordered groups: edges', () => {
     await t.raw.set('a', { state: 'done' });
     const failedBefore = t.logger.events('hook.failed').length;
     expect(await advanceGroup(ctxOf(t.queue), 'q', 'g', 'release')).toEqual({ kind: 'live', id: 'b', state: 'pending' });
-    expect(t.logger.events('hook.failed').slice(failedBefore).map((r) => r.fields.hook)).toEqual(['onJobsDue']);
+    expect(
+      t.logger
+        .events('hook.failed')
+        .slice(failedBefore)
+        .map((r) => r.fields.hook),
+    ).toEqual(['onJobsDue']);
   });
 
   it('a failure other than a lost race, in a pop or an unlist, reaches the caller', async () => {

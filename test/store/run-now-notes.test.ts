@@ -28,7 +28,12 @@ describe('run now: what it tells', () => {
     const { id } = await t.queue.enqueue({ queue: 'q', payload: 1, runAt: t.clock.now + 60_000 });
     const failedBefore = t.logger.events('hook.failed').length;
     expect(await t.queue.runNow(id)).toMatchObject({ outcome: 'due-now' });
-    expect(t.logger.events('hook.failed').slice(failedBefore).map((r) => r.fields.hook)).toEqual(['onJobsDue']);
+    expect(
+      t.logger
+        .events('hook.failed')
+        .slice(failedBefore)
+        .map((r) => r.fields.hook),
+    ).toEqual(['onJobsDue']);
     expect(await t.raw.get(id)).toMatchObject({ runAt: t.clock.now });
   });
 });
