@@ -6,9 +6,9 @@
  * failure is a typed error naming the process: ChildExitedError (it exited before the line
  * waited for), ChildTimeoutError (no such line, or no exit, in time), ChildStopTimeoutError (it
  * outlived its stop signal and was killed). It lives in the local stack's layer, the lowest one
- * that starts processes, so tools/, bench/, chaos/ and the tests import it from one place. (The
- * shell consumer test, test/package/consumer.sh, and one-shot synchronous tools such as `npm
- * pack` in tests run outside it.)
+ * that starts processes, so tools/, bench/, chaos/, the tests and the consumer test
+ * (test/package/consumer-run.ts) import it from one place. (One-shot synchronous tools such as
+ * `npm pack` in tests run outside it.)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { basename } from 'node:path';

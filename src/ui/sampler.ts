@@ -5,8 +5,12 @@
  *
  * Done jobs leave the index, so there is no stored count of completions to read. The sampler
  * keeps an in-memory hour of per-minute counts, since the dashboard started:
- * - done: a job seen pending or running that has left the index (done or cancelled: without a
- *   read per job the two cannot be told apart, and cancelling is the rarer);
+ * - done: a job seen pending or running that two readings in a row have not seen (done or
+ *   cancelled: without a read per job the two cannot be told apart, and cancelling is the rarer).
+ *   One reading is not enough: it reads each state's partitions with separate Queries, so a job
+ *   that moves between states while they run (leased between the running and the pending read)
+ *   is missing from all of them. Such a job is seen again at the next reading and compared with
+ *   how it was last seen;
  * - failed: a job seen running (or pending) that came back pending with the same attempt count
  *   (ackFailed or a lapsed lease that was reclaimed or taken over), or that became dead.
  * A job enqueued and finished between two readings is never seen, so for jobs shorter than the
@@ -65,6 +69,8 @@ interface Seen {
   readonly state: JobSummary['state'];
   readonly attempts: number;
   readonly generation: number;
+  /** Set when the latest reading did not see the job: these fields are from the reading before. */
+  readonly missed?: true;
 }
 
 /** Reads the index for the dashboard and keeps an hour of per-minute throughput. */
@@ -152,7 +158,9 @@ export class QueueSampler {
     for (const [id, was] of before) {
       const is = after.get(id);
       if (!is) {
-        if (was.state !== 'dead') done++;
+        if (!was.missed)
+          after.set(id, { ...was, missed: true }); // gone, or between two states during this reading: the next reading tells
+        else if (was.state !== 'dead') done++;
         continue;
       }
       if (is.state === was.state && is.generation === was.generation) continue;

@@ -79,6 +79,8 @@ export class Worker {
   private waitingForSlot = false;
   /** Set when a settled job may have made another claimable (see {@link end}): the next poll is not delayed. */
   private lookAgain = false;
+  /** A wake-up or a settle said jobs may be claimable: if the next poll finds none, the idle backoff starts again at its base. */
+  private hinted = false;
   private lastClaimed = -1;
   private idle: { promise: Promise<void>; resolve: () => void; reached: boolean } | undefined;
   private uninstallGuard: (() => void) | undefined;
@@ -145,7 +147,10 @@ export class Worker {
    * (SQS) or an in-process hint says jobs are due. A hint only: the lease call decides.
    */
   wake(): void {
-    if (this.state === 'running' && !this.waitingForSlot) this.kick();
+    if (this.state === 'running' && !this.waitingForSlot) {
+      this.hinted = true;
+      this.kick();
+    }
   }
 
   /** A snapshot of the counters. */
@@ -185,6 +190,8 @@ export class Worker {
       const max = Math.min(free, 100);
       let leases: Lease[];
       const startedAt = o.clock();
+      const hinted = this.hinted;
+      this.hinted = false;
       try {
         this.counts.polls++;
         this.lookAgain = false;
@@ -206,6 +213,9 @@ export class Worker {
       for (const lease of leases) this.accept(lease);
       const held = o.store.limitWait?.(queues);
       if (leases.length === 0) {
+        // A poll made on a hint that found nothing (on AWS the index may not show the job yet):
+        // look again soon, not after the backoff grown while the worker was idle.
+        if (hinted) backoff.reset();
         delay = limitedDelay(held, backoff.next(), o.clock());
         this.checkIdle();
       } else if (held && leases.length < max) {
@@ -497,6 +507,7 @@ export class Worker {
     this.held.delete(h.key);
     if (freedWork && this.state === 'running') {
       this.lookAgain = true;
+      this.hinted = true;
       this.kick();
     } else if (this.waitingForSlot) this.kick();
     this.checkIdle();

@@ -6,7 +6,7 @@ import { build } from 'esbuild';
 import { beforeAll, describe, expect, it } from 'vitest';
 
 // What `npm pack` ships and what its modules pull in, checked on the built package (`pretest`
-// builds dist/). test/package/consumer.sh installs the real tarball into a fresh project.
+// builds dist/). test/package/consumer-run.ts installs the real tarball into a fresh project.
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {

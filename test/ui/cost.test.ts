@@ -6,7 +6,9 @@
  */
 import { describe, expect, test } from 'vitest';
 import { GLOBAL_SHARDS, QUEUE_SHARDS } from '../../src/schema.js';
-import { QueueSampler } from '../../src/ui/sampler.js';
+import { JobQueue } from '../../src/job-queue.js';
+import { QueueSampler, type Reading } from '../../src/ui/sampler.js';
+import { deferred } from '../support/gate.js';
 import { freshQueue } from '../support/harness.js';
 import { dashboardOnFreshTable } from './support.js';
 
@@ -80,7 +82,7 @@ describe('read cost', () => {
 });
 
 describe('throughput', () => {
-  test('each way a job can end is counted by what the next reading shows; a job that lives between two readings is not seen', async () => {
+  test('each way a job can end is counted by what the next readings show; a job that lives between two readings is not seen', async () => {
     const { queue, peer, clock } = await freshQueue({ retry: { baseMs: 60_000, maxMs: 60_000 } });
     const sampler = new QueueSampler({ queue, clock });
     const kinds = ['done', 'fails', 'released', 'orphan', 'dies', 'quick'] as const;
@@ -105,21 +107,69 @@ describe('throughput', () => {
     await queue.ackDone(await lease('unseen'), null); // enqueued and finished between readings: not seen
     clock.advance(6_000); // the orphan's lease lapses and another worker takes it over
     expect((await peer().lease({ owner: 'w2', queues: ['orphan'], ttlMs: 60_000 }))[0]?.takenOverFrom).toBe('w1');
+    const first = totals(await sampler.sample());
+    expect(first.done).toEqual({ done: 0, failed: 0 }); // a job one reading missed may be between two states: not counted yet
+    expect(first.fails).toEqual({ done: 0, failed: 1 });
+    expect(first.unseen).toBeUndefined();
     const reading = await sampler.sample();
-    const counts = Object.fromEntries(
-      Object.entries(reading.history).map(([q, rows]) => [
-        q,
-        rows.reduce((n, r) => ({ done: n.done + r.done, failed: n.failed + r.failed }), { done: 0, failed: 0 }),
-      ]),
-    );
-    expect(counts).toEqual({
+    expect(totals(reading)).toEqual({
       done: { done: 1, failed: 0 },
       fails: { done: 0, failed: 1 },
       released: { done: 0, failed: 0 },
       orphan: { done: 0, failed: 1 },
       dies: { done: 0, failed: 1 },
       quick: { done: 1, failed: 0 },
+      unseen: { done: 0, failed: 0 }, // enqueued and finished before any reading saw it
     });
-    expect(reading.history.unseen).toBeUndefined();
+  });
+
+  test('a job that moves between states while a reading runs is compared with how it was last seen, not counted done', async () => {
+    const { tableName, client, clock, logger } = await freshQueue({ retry: { baseMs: 60_000, maxMs: 60_000 } });
+    // The reading's running Query has answered and its pending Query has not started when `between` runs.
+    let between: (() => Promise<unknown>) | undefined;
+    let runningRead = deferred();
+    class Interleaved extends JobQueue {
+      override async list(args: Parameters<JobQueue['list']>[0]) {
+        if (args.state === 'pending' && between) await runningRead.promise.then(between);
+        const page = await super.list(args);
+        if (args.state === 'running') runningRead.resolve();
+        return page;
+      }
+    }
+    const queue = new Interleaved({ tableName, client, clock, logger });
+    const sampler = new QueueSampler({ queue, clock });
+    await queue.enqueueMany([
+      { queue: 'q', id: 'a', payload: null },
+      { queue: 'q', id: 'b', payload: null },
+    ]);
+    clock.advance(1);
+    const [a] = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 60_000 }); // the oldest: b stays pending
+    expect(a?.id).toBe('a');
+    await sampler.sample(); // a running, b pending
+
+    between = async () => {
+      const [b] = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 60_000 }); // b: pending -> running after the running read
+      expect(b?.id).toBe('b');
+      await queue.ackFailed(a!, new Error('x')); // a: running -> pending, so this reading sees it twice
+    };
+    const missed = await sampler.sample();
+    expect(missed.queues[0]).toMatchObject({ pending: 1, running: 1 }); // a, twice; b nowhere
+    expect(totals(missed).q?.done).toBe(0);
+
+    between = undefined;
+    runningRead = deferred();
+    const next = await sampler.sample();
+    expect(next.queues[0]).toMatchObject({ pending: 1, running: 1 }); // a pending, b running
+    expect(totals(next).q).toEqual({ done: 0, failed: 1 }); // a failed once; b was pending and is running: nothing ended
   });
 });
+
+/** Each queue's done and failed over a reading's history. */
+function totals(reading: Reading): Record<string, { done: number; failed: number }> {
+  return Object.fromEntries(
+    Object.entries(reading.history).map(([q, rows]) => [
+      q,
+      rows.reduce((n, r) => ({ done: n.done + r.done, failed: n.failed + r.failed }), { done: 0, failed: 0 }),
+    ]),
+  );
+}

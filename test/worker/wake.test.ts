@@ -19,6 +19,26 @@ describe('wake()', () => {
     expect(ran).toEqual([id]);
     expect(worker.counters.polls).toBe(polls + 1);
   });
+
+  it('that finds nothing starts the idle backoff again at its base (the index may not show the job yet)', async () => {
+    const time = manualTime(); // moved only by the test, by each sleep the worker reports
+    const t = await workerTable({ time });
+    const { worker } = t.worker({ pollIntervalMs: 1_000, maxPollIntervalMs: 60_000, handlers: { q: () => undefined } });
+    let polled = next(worker, 'poll.finished');
+    worker.start();
+    let poll = await polled;
+    for (let i = 0; i < 20 && poll.sleepMs! < 20_000; i++) {
+      polled = next(worker, 'poll.finished');
+      await time.advance(poll.sleepMs!);
+      poll = await polled;
+    }
+    expect(poll.sleepMs).toBeGreaterThanOrEqual(20_000); // grown while idle
+    polled = next(worker, 'poll.finished');
+    worker.wake();
+    poll = await polled;
+    expect(poll.ids).toEqual([]);
+    expect(poll.sleepMs).toBeLessThanOrEqual(1_000);
+  });
 });
 
 // No wake-up says that finishing a job made another claimable: the worker that finished it looks at once.
