@@ -49,9 +49,10 @@ function parkedPartition(queue: string, group: string): string {
   return `park|${queue}|${group}`;
 }
 
+// Job ids, group and queue names never hold '|' (validate.ts), so an entry and a listed group split cleanly.
 function entryId(entry: string): { at: number; id: string } {
-  const [at, , ...rest] = entry.split('|');
-  return { at: Number(at), id: rest.join('|') };
+  const [at, , id] = entry.split('|');
+  return { at: Number(at), id: id! };
 }
 
 /** Enqueues a prepared job with a group: appends it to the group, then writes it as head or parked. */
@@ -198,8 +199,8 @@ export async function listedGroups(ctx: StoreContext, max: number, queue?: strin
     max,
   );
   return items.map((i) => {
-    const [q, ...g] = String(i[sortKey]).split('|');
-    return { queue: q!, group: g.join('|') };
+    const [q, g] = String(i[sortKey]).split('|');
+    return { queue: q!, group: g! };
   });
 }
 
