@@ -125,7 +125,7 @@ describe('throughput', () => {
 
   test('a job that moves between states while a reading runs is compared with how it was last seen, not counted done', async () => {
     const { tableName, client, clock, logger } = await freshQueue({ retry: { baseMs: 60_000, maxMs: 60_000 } });
-    // The reading's running Query has answered and its pending Query has not started when `between` runs.
+    // While `between` is set, a reading's pending Query waits until its running Query has answered, and `between` runs in that gap.
     let between: (() => Promise<unknown>) | undefined;
     let runningRead = deferred();
     class Interleaved extends JobQueue {
@@ -143,24 +143,24 @@ describe('throughput', () => {
       { queue: 'q', id: 'b', payload: null },
     ]);
     clock.advance(1);
-    const [a] = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 60_000 }); // the oldest: b stays pending
-    expect(a?.id).toBe('a');
-    await sampler.sample(); // a running, b pending
+    const [first] = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 60_000 }); // one of the two; the other stays pending
+    const other = first!.id === 'a' ? 'b' : 'a';
+    await sampler.sample(); // first running, other pending
 
+    runningRead = deferred(); // armed for this reading only
     between = async () => {
-      const [b] = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 60_000 }); // b: pending -> running after the running read
-      expect(b?.id).toBe('b');
-      await queue.ackFailed(a!, new Error('x')); // a: running -> pending, so this reading sees it twice
+      const [second] = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 60_000 }); // other: pending -> running after the running read
+      expect(second?.id).toBe(other);
+      await queue.ackFailed(first!, new Error('x')); // first: running -> pending, so this reading sees it twice
     };
     const missed = await sampler.sample();
-    expect(missed.queues[0]).toMatchObject({ pending: 1, running: 1 }); // a, twice; b nowhere
+    expect(missed.queues[0]).toMatchObject({ pending: 1, running: 1 }); // first, twice; other nowhere
     expect(totals(missed).q?.done).toBe(0);
 
     between = undefined;
-    runningRead = deferred();
     const next = await sampler.sample();
-    expect(next.queues[0]).toMatchObject({ pending: 1, running: 1 }); // a pending, b running
-    expect(totals(next).q).toEqual({ done: 0, failed: 1 }); // a failed once; b was pending and is running: nothing ended
+    expect(next.queues[0]).toMatchObject({ pending: 1, running: 1 }); // first pending, other running
+    expect(totals(next).q).toEqual({ done: 0, failed: 1 }); // first failed once; other was pending and is running: nothing ended
   });
 });
 
