@@ -9,7 +9,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ShardLayoutBusyError } from '../../src/errors.js';
 import { dynamoClient, type JobQueue } from '../../src/job-queue.js';
-import { readyKeys, shardOf } from '../../src/keys.js';
+import { shardOf } from '../../src/keys.js';
 import type { StoreContext } from '../../src/store/context.js';
 import {
   DEFAULT_SHARD_LAYOUT,
@@ -23,6 +23,7 @@ import {
 import { countRequests } from '../support/count.js';
 import { rejectedWith } from '../support/errors.js';
 import { endpoint, freshQueue } from '../support/harness.js';
+import { strayPending } from '../support/stray-item.js';
 import { bumpVersionBefore } from '../support/interfere.js';
 
 const ctxOf = (queue: JobQueue): StoreContext => (queue as unknown as { ctx: StoreContext }).ctx;
@@ -253,22 +254,7 @@ describe('maintenance of a layout change', () => {
     await queue.configureShards({ queueShards: 1, globalShards: 1 });
     let id = 'old-0';
     for (let i = 1; shardOf(id, 4) === 0; i++) id = `old-${i}`;
-    const put = () =>
-      raw.put({
-        id,
-        queue: 'q',
-        state: 'pending',
-        leaseGeneration: 1,
-        incarnation: '0123456789abcdef',
-        attempts: 0,
-        maxAttempts: 5,
-        runAt: clock.now,
-        priority: 0,
-        payload: null,
-        createdAt: clock.now,
-        updatedAt: clock.now,
-        ...readyKeys(id, 'q', 0, clock.now, 4),
-      });
+    const put = () => raw.put(strayPending(id, 'q', clock.now, 4, 1));
     await queue.enqueue({ queue: 'q', id: 'registers-q', payload: null });
     await put();
     clock.advance(LAYOUT_GRACE_MS);

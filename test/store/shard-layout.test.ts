@@ -6,10 +6,11 @@ import { awsQueue } from '../../src/aws/runtime.js';
 import { ValidationError } from '../../src/errors.js';
 import type { Lease } from '../../src/job.js';
 import type { JobQueue } from '../../src/job-queue.js';
-import { readyKeys, shardOf } from '../../src/keys.js';
+import { shardOf } from '../../src/keys.js';
 import { memoryLogger } from '../../src/log.js';
 import { changeShardLayoutIfVersion, LAYOUT_GRACE_MS, LAYOUT_REFRESH_MS, SHARD_LAYOUT_ID } from '../../src/store/shard-layout.js';
 import { endpoint, freshQueue } from '../support/harness.js';
+import { strayPending } from '../support/stray-item.js';
 
 const TTL = 5_000;
 
@@ -150,21 +151,7 @@ describe('shard layout recorded in the table', () => {
     // A paused process wakes and writes with the 4-shard layout it computed before the change.
     let id = 'late-0';
     for (let i = 1; shardOf(id, 4) === 0; i++) id = `late-${i}`;
-    await raw.put({
-      id,
-      queue: 'q',
-      state: 'pending',
-      leaseGeneration: clock.now,
-      incarnation: '0123456789abcdef',
-      attempts: 0,
-      maxAttempts: 5,
-      runAt: clock.now,
-      priority: 0,
-      payload: null,
-      createdAt: clock.now,
-      updatedAt: clock.now,
-      ...readyKeys(id, 'q', 0, clock.now, 4),
-    });
+    await raw.put(strayPending(id, 'q', clock.now, 4, clock.now));
     const w = peer();
     expect(await w.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).toEqual([]); // nobody reads shard >= 1 now
     const reopened = await queue.checkShardLayout();
