@@ -7,7 +7,7 @@
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ShardLayoutBusyError } from '../../src/errors.js';
+import { ShardLayoutBusyError, TableUnavailableError } from '../../src/errors.js';
 import { dynamoClient, type JobQueue } from '../../src/job-queue.js';
 import { shardOf } from '../../src/keys.js';
 import type { StoreContext } from '../../src/store/context.js';
@@ -153,8 +153,8 @@ describe("a process's copy of the layout", () => {
     const reads = layoutReads(client);
     const gone: StoreContext = { ...ctx, tableName: `${ctx.tableName}-missing` };
     const empty = new ShardLayoutCache();
-    await expect(empty.current(gone)).rejects.toThrow();
-    await expect(empty.current(gone)).rejects.toThrow();
+    await rejectedWith(empty.current(gone), TableUnavailableError);
+    await rejectedWith(empty.current(gone), TableUnavailableError);
     expect(reads.count).toBe(2);
   });
 });
