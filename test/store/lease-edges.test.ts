@@ -1,7 +1,8 @@
 /**
  * Edges of leaseDue (lease.ts): how much a call reads ahead and when the read-ahead is served or
  * goes stale (cost contracts, counted as Queries), orphans taken only when due jobs cannot fill
- * a request, and what a takeover records.
+ * a request, what a takeover records, the order a sweep hands jobs out in across shards, and the
+ * bound of three rounds on a call that keeps losing.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
@@ -27,14 +28,13 @@ function hintsOf(queue: JobQueue) {
   return (queue as unknown as { ctx: { hints: import('../../src/store/lease-hints.js').LeaseHints } }).ctx.hints;
 }
 
-/** Another worker claims the job of the first claim `client` sends, just before that claim lands. */
-function loseFirstClaim(client: DynamoDBClient, raw: ReturnType<typeof rawAccess>, now: () => number): void {
-  let armed = true;
+/** Another worker claims the job of the first claim `client` sends (or of its first `times`), just before that claim lands; returns how many claims were sent. */
+function loseFirstClaim(client: DynamoDBClient, raw: ReturnType<typeof rawAccess>, now: () => number, times = 1): { claims: number } {
+  const seen = { claims: 0 };
   client.middlewareStack.add(
     (next, context) => async (args) => {
       const input = args.input as { ConditionExpression?: string; Key?: { id?: string } };
-      if (armed && context.commandName === 'UpdateItemCommand' && String(input.ConditionExpression).includes(':seen')) {
-        armed = false;
+      if (context.commandName === 'UpdateItemCommand' && String(input.ConditionExpression).includes(':seen') && seen.claims++ < times) {
         const id = input.Key!.id!;
         const item = (await raw.get(id))!;
         await raw.set(id, {
@@ -50,6 +50,7 @@ function loseFirstClaim(client: DynamoDBClient, raw: ReturnType<typeof rawAccess
     },
     { step: 'initialize', name: 'lose-first-claim' },
   );
+  return seen;
 }
 
 /** Ids of `n` jobs that all land on ready shard `shard`. */
@@ -160,6 +161,45 @@ describe('claims after a lost race', () => {
     hintsOf(w.queue).lostClaim(clock.now); // as after a lost race
     const [first] = await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 1 });
     expect(first!.id).toBe(idsOnShard(1, 1, 'home')[0]); // one shard on from its own
+    w.client.destroy();
+  });
+});
+
+describe('a sweep, and the rounds of one call', () => {
+  it('a sweep by a JobQueue that is not losing races hands out equal priority oldest first across shards, and equal ages by id', async () => {
+    const { queue, tableName, clock } = await freshQueue();
+    // Shard 0 (this JobQueue's own first shard) is empty, so its first read is short and it sweeps.
+    // Ages: shard 2 oldest, then shard 3, then shard 1: neither the partitions' order nor its reverse.
+    const [s2] = idsOnShard(2, 1, 'age');
+    const [s3] = idsOnShard(3, 1, 'age');
+    const [s1] = idsOnShard(1, 1, 'age');
+    for (const id of [s2!, s3!, s1!]) {
+      await queue.enqueue({ queue: 'q', payload: null, id });
+      clock.advance(10);
+    }
+    // Two jobs of one age on shards 1 and 2, the one on the later shard first by id.
+    const later = idsOnShard(2, 1, 'a-tie')[0]!;
+    const earlier = idsOnShard(1, 1, 'b-tie')[0]!;
+    await queue.enqueueMany([
+      { queue: 'q', payload: null, id: earlier },
+      { queue: 'q', payload: null, id: later },
+    ]);
+    const w = ownClient(tableName, clock, () => 0);
+    const got = await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 10 });
+    expect(got.map((l) => l.id)).toEqual([s2, s3, s1, later, earlier]);
+    w.client.destroy();
+  });
+
+  it('a call that loses every claim gives up after three rounds of reads, though due jobs remain', async () => {
+    const { queue, tableName, clock, raw } = await freshQueue();
+    const ids = [0, 1, 2, 3].flatMap((shard) => idsOnShard(shard, 3, `r${shard}`));
+    await queue.enqueueMany(ids.map((id) => ({ queue: 'q', payload: null, id })));
+    const w = ownClient(tableName, clock, () => 0); // own first shard 0; each lost round moves it one shard on
+    const sent = loseFirstClaim(w.client, raw, clock, Infinity);
+    expect(await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 1 })).toEqual([]);
+    // Round 1 tries shard 0's 3 jobs (share 1), round 2 shard 1's at share 1/2 (2), round 3 shard
+    // 2's at 1/4 (1); then it stops, with shard 3's jobs and two of shard 2's never tried.
+    expect(sent.claims).toBe(3 + 2 + 1);
     w.client.destroy();
   });
 });
