@@ -63,11 +63,11 @@ describe('io: which writes the lease hints hear of', () => {
   it('notePending on its own: pending with both keys as strings only (the table refuses other key types, so this is its only test)', () => {
     const hints = new RecordingHints(4, () => 0);
     const ctx = { hints, clock: () => 5 } as unknown as StoreContext;
-    notePending(ctx, { id: 'a', state: 'pending', gpk: 'sched|q|1', gsk: '4|a' } as never);
-    notePending(ctx, { id: 'b', state: 'done', gpk: 'sched|q|1', gsk: '4|b' } as never);
-    notePending(ctx, { id: 'c', state: 'pending', gpk: 7, gsk: '4|c' } as never);
-    notePending(ctx, { id: 'd', state: 'pending', gpk: 'sched|q|1', gsk: 7 } as never);
-    notePending(ctx, {} as never);
+    notePending(ctx, { id: 'a', state: 'pending', gpk: 'sched|q|1', gsk: '4|a' });
+    notePending(ctx, { id: 'b', state: 'done', gpk: 'sched|q|1', gsk: '4|b' });
+    notePending(ctx, { id: 'c', state: 'pending', gpk: 7, gsk: '4|c' });
+    notePending(ctx, { id: 'd', state: 'pending', gpk: 'sched|q|1', gsk: 7 });
+    notePending(ctx, {});
     expect(hints.noted).toEqual([['sched|q|1', '4|a', 5]]);
   });
 
@@ -97,7 +97,7 @@ describe('io: a lost race', () => {
     expect(won).toEqual({ written: { id: 'j', state: 'running', n: 3, x: 1 } });
   });
 
-  it("updateElseLoss reads the item only when current() is asked for, and then consistently", async () => {
+  it('updateElseLoss reads the item only when current() is asked for, and then consistently', async () => {
     const { ctx, raw, client } = await setup();
     await raw.put({ id: 'j', state: 'running' });
     const gets: boolean[] = [];
