@@ -9,7 +9,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ShardLayoutBusyError, TableUnavailableError } from '../../src/errors.js';
 import { dynamoClient, type JobQueue } from '../../src/job-queue.js';
-import { shardOf } from '../../src/keys.js';
+import { leaseKeys, shardOf } from '../../src/keys.js';
 import type { StoreContext } from '../../src/store/context.js';
 import {
   DEFAULT_SHARD_LAYOUT,
@@ -246,6 +246,28 @@ describe('maintenance of a layout change', () => {
     expect(check.outcome).toBe('lost-race');
     expect(bumps.count).toBe(1);
     expect(await queue.shardLayout()).toMatchObject({ read: { queueShards: 4, globalShards: 4 }, version: 2 });
+  });
+
+  it('a shrink of one count only: a job written after retirement into a partition of the other layout reopens it', async () => {
+    for (const dim of ['queue', 'global'] as const) {
+      const { queue, raw, clock } = await freshQueue();
+      await queue.configureShards(dim === 'queue' ? { queueShards: 1, globalShards: 4 } : { queueShards: 4, globalShards: 1 });
+      await queue.enqueue({ queue: 'q', id: 'registers-q', payload: null });
+      clock.advance(LAYOUT_GRACE_MS);
+      expect((await queue.checkShardLayout()).outcome).toBe('retired');
+      // A paused process writes with the 4 x 4 layout: the read layout covers the other count only.
+      let id = 'late-0';
+      for (let i = 1; shardOf(id, 4) === 0; i++) id = `late-${i}`; // a partition only the 4-shard layout has
+      const item =
+        dim === 'queue'
+          ? strayPending(id, 'q', clock.now, 4, 1)
+          : { ...strayPending(id, 'q', clock.now, 4, 1), state: 'running', leaseOwner: 'paused', leaseExpiresAt: clock.now + 60_000, ...leaseKeys(id, 'q', 4) };
+      await raw.put(item);
+      const pk = dim === 'queue' ? `ready|q|${shardOf(id, 4)}` : String(leaseKeys(id, 'q', 4).gpk);
+      const check = await queue.checkShardLayout();
+      expect({ dim, outcome: check.outcome, occupied: check.occupied }).toEqual({ dim, outcome: 'reopened', occupied: [pk] });
+      expect(check.layout.read).toEqual({ queueShards: 4, globalShards: 4 });
+    }
   });
 
   it('a job left in an old partition keeps a shrink draining; one written after retirement reopens, or loses its race', async () => {
