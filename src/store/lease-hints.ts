@@ -7,7 +7,9 @@
  * read could fill the request: a short read always sweeps every partition).
  */
 
+import { randomBytes } from 'node:crypto';
 import { ClaimShare } from './claim-share.js';
+import { READER_HEARTBEAT_MS, READER_LIVE_MS, readerView, type ReaderView, type ReadersSeen } from './read-share.js';
 
 /** How long a hint about a partition read by this JobQueue is trusted (ms of the store clock). */
 export const HINT_TTL_MS = 1_000;
@@ -20,6 +22,15 @@ export const SHARD_STAY_CALLS = 4;
 
 /** How long a JobQueue spreads its claims over the window after it lost a claim race (ms). */
 export const SPREAD_AFTER_LOSS_MS = 5_000;
+
+/** After a lost claim race, the readers' views may disagree: look again this soon (ms). */
+export const READERS_RECHECK_MS = 200;
+
+/** How long after a lost claim race a JobQueue keeps a heartbeat among a queue's readers, alone or not (ms). */
+export const READERS_AFTER_LOSS_MS = 60_000;
+
+/** How often a JobQueue with a share of a queue reads one other ready shard (and orphans) for overdue jobs (ms). */
+export const PATROL_MS = 500;
 
 /** A candidate as the read-ahead keeps it: anything with an id and the queue it belongs to. */
 export interface ReadAheadEntry {
@@ -41,13 +52,23 @@ export class LeaseHints {
   /** Per queue: the prioritized partition was empty when read. */
   private readonly prioEmpty = new Map<string, number>();
   private spreadUntil = -Infinity;
+  /** When this JobQueue last lost a claim race. */
+  private lostAt = -Infinity;
   /** `id@generation@incarnation` of index entries this JobQueue claimed lately: the index may still show them (GSIs lag). */
   private readonly claimed = new Map<string, number>();
   /** Per queue set: candidates a lease call read and did not try, best first, and when they were read. */
   private readonly ahead = new Map<string, SeenAt<readonly ReadAheadEntry[]>>();
 
+  /** Per queue: the live readers the last heartbeat showed (readers.ts), and when. */
+  private readonly readers = new Map<string, { seen: ReadersSeen; at: number; recheck: boolean }>();
+  /** Per queue: lease calls made with a share (which home shard is next), and the last patrol. */
+  private readonly share = new Map<string, { calls: number; patrolledAt: number }>();
+
   /** How much of a page this JobQueue tries while losing claim races (see claim-share.ts). */
   readonly claimShare: ClaimShare;
+
+  /** This JobQueue's token among a queue's readers: random, never reused. */
+  readonly readerToken: string = randomBytes(8).toString('hex');
 
   constructor(
     private readonly shards: number,
@@ -152,8 +173,62 @@ export class LeaseHints {
     return false;
   }
 
+  /**
+   * Whether a lease call on `queue` should send a heartbeat first: only while this JobQueue has
+   * lost a claim race within READERS_AFTER_LOSS_MS or its last view showed other live readers (a
+   * JobQueue that never meets another writes nothing); then one a second, sooner after a loss or
+   * a change in who reads.
+   */
+  readersDue(queue: string, now: number): boolean {
+    const r = this.readers.get(queue);
+    if (!(now < this.lostAt + READERS_AFTER_LOSS_MS && now >= this.lostAt) && !this.view(queue, now)) return false;
+    if (!r || now < r.at) return true;
+    return now - r.at >= (r.recheck ? READERS_RECHECK_MS : READER_HEARTBEAT_MS);
+  }
+
+  /** Records what a heartbeat on `queue` at `now` showed. */
+  sawReaders(queue: string, seen: ReadersSeen, now: number): void {
+    // Readers joining or leaving: the others may not have seen it yet, so look again soon.
+    const before = this.readers.get(queue)?.seen.live ?? [];
+    const changed = before.length !== seen.live.length || before.some((t, i) => seen.live[i] !== t);
+    this.readers.set(queue, { seen, at: now, recheck: changed });
+  }
+
+  /** Readers of `queue` to remove from its item at the next heartbeat (not seen for long). */
+  readersToForget(queue: string): readonly string[] {
+    return this.readers.get(queue)?.seen.forget ?? [];
+  }
+
+  /** This JobQueue's share of `queue` at `now`: none when it is alone or its view is too old to trust. */
+  view(queue: string, now: number): ReaderView | undefined {
+    const r = this.readers.get(queue);
+    if (!r || now < r.at || now - r.at >= READER_LIVE_MS) return undefined;
+    return readerView(r.seen.live, this.readerToken);
+  }
+
+  /** Which of `homes` (this JobQueue's ready shards of `queue`) the next lease call reads: each in turn. */
+  nextHome(queue: string, homes: readonly number[]): number {
+    const s = this.share.get(queue) ?? { calls: 0, patrolledAt: -Infinity };
+    this.share.set(queue, s);
+    return homes[s.calls++ % homes.length]!;
+  }
+
+  /**
+   * Whether a lease call on `queue` at `now` should also read one ready shard not its own (and
+   * orphans): at most once per PATROL_MS, and then which one (of `shards`), at random.
+   */
+  patrol(queue: string, now: number, shards: number): number | undefined {
+    const s = this.share.get(queue) ?? { calls: 0, patrolledAt: -Infinity };
+    this.share.set(queue, s);
+    if (now >= s.patrolledAt && now - s.patrolledAt < PATROL_MS) return undefined;
+    s.patrolledAt = now;
+    return Math.floor(this.random() * shards);
+  }
+
   /** A claim was lost at `now`: spread the next claims over the window for a while. */
   lostClaim(now: number): void {
+    this.lostAt = now;
+    for (const r of this.readers.values()) r.recheck = true;
     this.spreadUntil = now + SPREAD_AFTER_LOSS_MS;
     this.ahead.clear();
     for (const c of this.cursor.values()) {

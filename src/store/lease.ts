@@ -34,6 +34,8 @@ import { allOf, atGeneration, dueAt, guarded, orphanAt } from './guards.js';
 import { updateIf } from './io.js';
 import { READ_AHEAD } from './lease-hints.js';
 import { partitionQuery, queryEach, queryItems, shardPartitions } from './query.js';
+import { claimGround, homeShards, type ReaderView } from './read-share.js';
+import { heartbeatReaders } from './readers.js';
 import { shardLayout } from './shard-layout.js';
 
 /** A due job as the index shows it; only a hint until the conditional write lands. */
@@ -55,22 +57,27 @@ const ROUNDS = 3;
 export async function leaseDue(ctx: StoreContext, args: { owner: string; queues: readonly string[]; ttlMs: number; max: number }): Promise<Lease[]> {
   const won: Lease[] = [];
   const tried = new Set<string>();
+  await heartbeat(ctx, args.queues, ctx.clock());
   for (let round = 0; round < ROUNDS && won.length < args.max; round++) {
     const now = ctx.clock();
     const want = args.max - won.length;
+    const { queueShards } = await shardLayout(ctx);
+    // With other live readers, each JobQueue claims its own share of every queue first (read-share.ts).
+    const shared = shareOf(ctx, args.queues, now);
     // What the previous call read and did not try, if fresh and enough; else read the index.
     const ahead = round === 0 ? ctx.hints.takeReadAhead<Candidate>(args.queues, now) : undefined;
     const fromIndex = !ahead || ahead.candidates.length < want;
     const readAt = fromIndex ? now : ahead.readAt;
     // Read a little more than wanted (the rest is the read-ahead); a wider window while spreading.
     const limit = Math.max(want * 2 + 2, ctx.hints.spreading(now) ? 2 * READ_AHEAD : READ_AHEAD);
-    const read = fromIndex ? await findCandidates(ctx, args.queues, now, limit, want) : ahead.candidates;
+    const read = fromIndex ? await findCandidates(ctx, args.queues, now, limit, want, shared) : ahead.candidates;
     // Skip what this call tried, and what this JobQueue claimed lately (a lagging index still shows it).
-    const found = read.filter((c) => !tried.has(entryKey(c)) && !ctx.hints.claimedLately(entryKey(c), now));
+    const unseen = read.filter((c) => !tried.has(entryKey(c)) && !ctx.hints.claimedLately(entryKey(c), now));
+    const found = shared ? ownFirst(unseen, shared, queueShards, now) : unseen;
     if (found.length === 0) break;
     // While losing races: each JobQueue starts on its own shard's jobs, and tries only its share.
-    const near = ctx.hints.spreading(now) ? await homeFirst(ctx) : undefined;
-    const candidates = ctx.hints.claimShare.pick(near ? spreadWithinPriority(found, ctx.random, near) : found, near);
+    const near = !shared && ctx.hints.spreading(now) ? await homeFirst(ctx) : undefined;
+    const candidates = shared ? found : ctx.hints.claimShare.pick(near ? spreadWithinPriority(found, ctx.random, near) : found, near);
     // Claim as of now, not as of the read: a job enqueued while the index was read is due too.
     const claimAt = fromIndex ? ctx.clock() : now;
     let lost = 0;
@@ -101,6 +108,48 @@ export async function leaseDue(ctx: StoreContext, args: { owner: string; queues:
     ctx.hints.lostClaim(now);
   }
   return won;
+}
+
+/**
+ * Sends this JobQueue's heartbeat on each of `queues` that is due one (readers.ts), so it has a
+ * current view of the other readers. A failed heartbeat is logged and leaves the last view (or
+ * none, then every job is claimable as without a split): it never fails the lease call.
+ */
+async function heartbeat(ctx: StoreContext, queues: readonly string[], now: number): Promise<void> {
+  await Promise.all(
+    queues
+      .filter((q) => ctx.hints.readersDue(q, now))
+      .map(async (q) => {
+        try {
+          ctx.hints.sawReaders(q, await heartbeatReaders(ctx, q, ctx.hints.readerToken, now, ctx.hints.readersToForget(q)), now);
+        } catch (err) {
+          ctx.logger.warn('readers.heartbeat_failed', { queue: q, error: err });
+        }
+      }),
+  );
+}
+
+/** This JobQueue's share of each of `queues`, when it has one for every queue (else undefined: no split). */
+function shareOf(ctx: StoreContext, queues: readonly string[], now: number): Map<string, ReaderView> | undefined {
+  const views = new Map<string, ReaderView>();
+  for (const q of queues) {
+    const v = ctx.hints.view(q, now);
+    if (!v) return undefined;
+    views.set(q, v);
+  }
+  return views;
+}
+
+/**
+ * The candidates this JobQueue may claim under its share, best first: by priority, then its own
+ * before those it takes over from a reader that left them too long, then as read (age).
+ */
+function ownFirst(found: readonly Candidate[], shared: ReadonlyMap<string, ReaderView>, shards: number, now: number): Candidate[] {
+  const grounds = found.map((c) => ({ c, g: claimGround(shared.get(c.queue)!, c, shardOf(c.id, shards), shards, now) }));
+  return grounds
+    .filter((x) => x.g !== false)
+    .sort((a, b) => b.c.priority - a.c.priority || Number(a.g === 'fallback') - Number(b.g === 'fallback'))
+    .map((x) => x.c);
 }
 
 /** One index entry's identity: a job at one generation of one incarnation. */
@@ -197,11 +246,19 @@ export async function claimIfDue(ctx: StoreContext, c: Candidate, owner: string,
  * A job of negative priority is handed out only after a sweep, so it never overtakes a priority-0
  * job on a shard the first pass did not read.
  */
-export async function findCandidates(ctx: StoreContext, queues: readonly string[], now: number, limit: number, orphansBelow = limit): Promise<Candidate[]> {
+export async function findCandidates(
+  ctx: StoreContext,
+  queues: readonly string[],
+  now: number,
+  limit: number,
+  orphansBelow = limit,
+  shared?: ReadonlyMap<string, ReaderView>,
+): Promise<Candidate[]> {
   const read = new Set<string>();
   const found: Candidate[] = [];
   // Every shard readers cover: during a layout change, the old layout's too.
-  const { queueShards } = (await shardLayout(ctx)).read;
+  const layout = await shardLayout(ctx);
+  const { queueShards } = layout.read;
   const readAll = async (parts: PartitionRead[]) => {
     const fresh = parts.filter((p) => !read.has(p.pk));
     for (const p of fresh) read.add(p.pk);
@@ -211,7 +268,8 @@ export async function findCandidates(ctx: StoreContext, queues: readonly string[
   const first: PartitionRead[] = [];
   for (const queue of queues) {
     if (ctx.hints.prioritizedMayHoldJobs(queue, now)) first.push({ kind: 'prio', queue, pk: prioritizedPartition(queue) });
-    const shard = ctx.hints.nextShard(queue, queueShards);
+    const view = shared?.get(queue);
+    const shard = view ? ctx.hints.nextHome(queue, homeShards(view, layout.queueShards)) : ctx.hints.nextShard(queue, queueShards);
     first.push({ kind: 'ready', queue, pk: readyPartition(queue, shard) });
     for (let s = 0; s < queueShards; s++) {
       if (ctx.hints.scheduledMayBeDue(queue, s, now)) first.push({ kind: 'sched', queue, shard: s, pk: scheduledPartition(queue, s) });
@@ -219,6 +277,19 @@ export async function findCandidates(ctx: StoreContext, queues: readonly string[
   }
   await readAll(first);
   const atLeastZero = found.filter((c) => c.priority >= 0);
+  if (shared) {
+    // With a share, the other shards have readers of their own: no sweep. A short read also reads
+    // one other shard (and orphans) now and then, for jobs a busy, stopped or dead reader left.
+    if (atLeastZero.length >= orphansBelow) return atLeastZero.sort(byPriorityThenAge).slice(0, limit);
+    const patrols = queues.flatMap((queue) => {
+      const shard = ctx.hints.patrol(queue, now, queueShards);
+      return shard === undefined ? [] : [{ kind: 'ready' as const, queue, pk: readyPartition(queue, shard) }];
+    });
+    if (patrols.length === 0) return atLeastZero.sort(byPriorityThenAge).slice(0, limit);
+    await readAll(patrols);
+    const orphans = found.length < orphansBelow ? await findOrphans(ctx, queues, now, limit) : [];
+    return found.concat(orphans).sort(byPriorityThenAge).slice(0, limit);
+  }
   // A short read is widened into a sweep of every partition, except while this JobQueue is losing
   // claim races to other workers (spreading): then the other shards have readers of their own,
   // and a sweep would only put every worker on the same candidates. Nothing found: always a sweep.

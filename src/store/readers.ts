@@ -1,0 +1,50 @@
+/**
+ * readers heartbeat: a JobQueue that leases from a queue says so, at most once per
+ * READER_HEARTBEAT_MS, in the queue's readers item (`~readers|<queue>`): one attribute per reader,
+ * `rd_<token>` = the store clock when it last leased. The write is unconditional (it touches only
+ * this reader's attribute, and removes readers not seen for READER_FORGET_MS) and returns the item,
+ * so one request both registers this reader and shows it the others. The live readers (seen within
+ * READER_LIVE_MS) split the queue's ready shards between them (read-share.ts).
+ *
+ * Only a hint: a reader missing from a view, or a view that disagrees with another's, costs lost
+ * claim races and nothing more; the conditional claim still decides. The item has no index keys
+ * (it is in no index partition) and carries a TTL a day on, so a queue nobody leases from leaves
+ * nothing behind.
+ */
+import { TABLE_SCHEMA } from '../schema.js';
+import type { StoreContext } from './context.js';
+import { buildUpdate } from './expression.js';
+import { updateIf } from './io.js';
+import { READER_LIVE_MS, type ReadersSeen } from './read-share.js';
+
+/** A reader not seen for this long is removed from the item by the next heartbeat (ms). */
+export const READER_FORGET_MS = 60_000;
+
+/** The attribute prefix of a reader's entry; the rest is its token (hex). */
+const ENTRY = 'rd_';
+
+/** The id of the readers item of `queue`. */
+export function readersId(queue: string): string {
+  return `~readers|${queue}`;
+}
+
+/**
+ * Records that the reader `token` leases from `queue` at `now`, removes the entries of `forget`,
+ * and returns the queue's readers as the item now shows them.
+ */
+export async function heartbeatReaders(ctx: StoreContext, queue: string, token: string, now: number, forget: readonly string[] = []): Promise<ReadersSeen> {
+  const update = buildUpdate({
+    set: { [`${ENTRY}${token}`]: now, [TABLE_SCHEMA.ttlAttribute]: Math.ceil(now / 1000) + 86_400 },
+    remove: forget.filter((t) => t !== token).map((t) => `${ENTRY}${t}`),
+  });
+  const item = (await updateIf(ctx, { Key: { id: readersId(queue) }, ...update })) ?? {};
+  const live: string[] = [];
+  const stale: string[] = [];
+  for (const [attr, value] of Object.entries(item)) {
+    if (!attr.startsWith(ENTRY) || typeof value !== 'number') continue;
+    const seenAgo = now - value;
+    if (seenAgo >= READER_FORGET_MS) stale.push(attr.slice(ENTRY.length));
+    else if (seenAgo < READER_LIVE_MS) live.push(attr.slice(ENTRY.length));
+  }
+  return { live: live.sort(), forget: stale };
+}

@@ -1,0 +1,195 @@
+/**
+ * The split of a queue between its live readers (read-share.ts) and the readers heartbeat
+ * (readers.ts): every due job has exactly one owner, the owner reads the shard its jobs are on,
+ * JobQueues that met in a race claim disjoint jobs and lose no claim, a job its owner leaves is
+ * taken within the grace, a reader that stopped leasing drops out, and a JobQueue that never lost
+ * a race writes nothing.
+ */
+import { describe, expect, it } from 'vitest';
+import { JobQueue, dynamoClient } from '../../src/job-queue.js';
+import { shardOf } from '../../src/keys.js';
+import { QUEUE_SHARDS } from '../../src/schema.js';
+import type { LeaseHints } from '../../src/store/lease-hints.js';
+import type { StoreContext } from '../../src/store/context.js';
+import { FOREIGN_GRACE_MS, READER_LIVE_MS, claimGround, fallbackRank, homeShards, ownsJob, readerView } from '../../src/store/read-share.js';
+import { READER_FORGET_MS, heartbeatReaders, readersId } from '../../src/store/readers.js';
+import { TABLE_SCHEMA } from '../../src/schema.js';
+import { countRequests } from '../support/count.js';
+import { endpoint, freshQueue } from '../support/harness.js';
+
+const TTL = 30_000;
+
+function ctxOf(queue: JobQueue): StoreContext {
+  return (queue as unknown as { ctx: StoreContext }).ctx;
+}
+
+function hintsOf(queue: JobQueue): LeaseHints {
+  return ctxOf(queue).hints;
+}
+
+/** A JobQueue on its own client (its requests counted), same table and clock. */
+function ownClient(tableName: string, clock: () => number, random?: () => number) {
+  const client = dynamoClient({ endpoint: endpoint() });
+  const queue = new JobQueue({ tableName, client, clock, random });
+  return { client, queue, count: countRequests(client) };
+}
+
+const ids = Array.from({ length: 400 }, (_, i) => `job-${i}`);
+
+describe('read share (pure)', () => {
+  it('a reader alone, or not among the live readers, has no share; ranks follow the sorted tokens', () => {
+    expect(readerView(['a'], 'a')).toBeUndefined();
+    expect(readerView(['a', 'b'], 'c')).toBeUndefined();
+    expect(readerView(['c', 'a', 'b', 'a'], 'b')).toEqual({ rank: 1, count: 3 });
+  });
+
+  it.each([
+    [2, 4],
+    [3, 4],
+    [4, 4],
+    [5, 4],
+    [16, 4],
+    [16, 8],
+    [7, 16],
+    [17, 16],
+  ])('with %i readers on %i shards every job has exactly one owner, who reads its shard', (count, shards) => {
+    const owners = new Array<number>(count).fill(0);
+    for (const id of ids) {
+      const shard = shardOf(id, shards);
+      const ranks = Array.from({ length: count }, (_, rank) => rank).filter((rank) => ownsJob({ rank, count }, id, shard, shards));
+      expect(ranks, id).toHaveLength(1);
+      expect(homeShards({ rank: ranks[0]!, count }, shards)).toContain(shard);
+      owners[ranks[0]!]!++;
+    }
+    // Every shard is some reader's home, and no reader is left without jobs.
+    const homes = new Set(Array.from({ length: count }, (_, rank) => homeShards({ rank, count }, shards)).flat());
+    expect([...homes].sort((a, b) => a - b)).toEqual(Array.from({ length: shards }, (_, s) => s));
+    for (const n of owners) expect(n).toBeGreaterThan(0);
+  });
+
+  it("another reader's job is claimable by its fallback reader after the grace, by the next reader after two; an orphan at once", () => {
+    const view = { rank: 0, count: 2 };
+    const shards = 4;
+    const foreign = ids.filter((id) => !ownsJob(view, id, shardOf(id, shards), shards));
+    const mineLater = foreign.find((id) => fallbackRank(view, id) === 0)!;
+    const othersLater = foreign.find((id) => fallbackRank(view, id) === 1)!;
+    const at = (id: string, waited: number, orphan = false) => claimGround(view, { id, runAt: 10_000 - waited, orphan }, shardOf(id, shards), shards, 10_000);
+    expect(at(mineLater, FOREIGN_GRACE_MS - 1)).toBe(false);
+    expect(at(mineLater, FOREIGN_GRACE_MS)).toBe('fallback');
+    expect(at(othersLater, FOREIGN_GRACE_MS)).toBe(false);
+    expect(at(othersLater, 2 * FOREIGN_GRACE_MS - 1)).toBe(false);
+    expect(at(othersLater, 2 * FOREIGN_GRACE_MS)).toBe('fallback');
+    expect(at(othersLater, 0, true)).toBe('own');
+    const own = ids.find((id) => ownsJob(view, id, shardOf(id, shards), shards))!;
+    expect(at(own, 0)).toBe('own');
+  });
+});
+
+describe('readers heartbeat', () => {
+  it('registers a reader in an item no index lists, shows the live ones, and forgets the long gone', async () => {
+    const { queue, clock, raw } = await freshQueue();
+    const ctx = ctxOf(queue);
+    await heartbeatReaders(ctx, 'q', 'aa', clock.now);
+    clock.advance(READER_LIVE_MS - 1);
+    expect((await heartbeatReaders(ctx, 'q', 'bb', clock.now)).live).toEqual(['aa', 'bb']);
+    clock.advance(1); // aa's entry is READER_LIVE_MS old: not live, not forgotten
+    expect(await heartbeatReaders(ctx, 'q', 'bb', clock.now)).toEqual({ live: ['bb'], forget: [] });
+    clock.advance(READER_FORGET_MS - READER_LIVE_MS);
+    const seen = await heartbeatReaders(ctx, 'q', 'bb', clock.now);
+    expect(seen).toEqual({ live: ['bb'], forget: ['aa'] });
+    await heartbeatReaders(ctx, 'q', 'bb', clock.now, seen.forget);
+    const item = (await raw.get(readersId('q')))!;
+    expect(Object.keys(item).filter((k) => k.startsWith('rd_'))).toEqual(['rd_bb']);
+    expect(item[TABLE_SCHEMA.workIndex.partitionKey]).toBeUndefined();
+    expect(item[TABLE_SCHEMA.ttlAttribute]).toBe(Math.ceil(clock.now / 1000) + 86_400);
+  });
+
+  it('a JobQueue that never lost a claim race writes no readers item, however many calls it makes', async () => {
+    const { queue, tableName, clock, raw } = await freshQueue();
+    await queue.enqueueMany(ids.slice(0, 40).map((id) => ({ queue: 'q', payload: null, id })));
+    const w = ownClient(tableName, clock);
+    for (let i = 0; i < 5; i++) {
+      clock.advance(READER_LIVE_MS); // long past a heartbeat's period
+      expect(await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 4 })).toHaveLength(4);
+    }
+    expect(w.count.counts.UpdateItem).toBe(20); // the claims only
+    expect(await raw.get(readersId('q'))).toBeUndefined();
+    w.client.destroy();
+  });
+});
+
+describe('JobQueues that met in a race split the queue', () => {
+  /** Two JobQueues on one table, both as after a lost race, both registered as readers of q. */
+  async function twoReaders(opts: { random?: () => number } = {}) {
+    const base = await freshQueue();
+    const a = ownClient(base.tableName, base.clock, opts.random);
+    const b = ownClient(base.tableName, base.clock, opts.random);
+    for (const w of [a, b]) {
+      hintsOf(w.queue).lostClaim(base.clock.now);
+      await heartbeatReaders(ctxOf(w.queue), 'q', hintsOf(w.queue).readerToken, base.clock.now);
+    }
+    const viewOf = (w: typeof a) => readerView([hintsOf(a.queue).readerToken, hintsOf(b.queue).readerToken], hintsOf(w.queue).readerToken)!;
+    return { ...base, a, b, viewOf };
+  }
+
+  it('each claims only its own jobs, from its own shards, and loses no claim', async () => {
+    const { queue, a, b, viewOf } = await twoReaders();
+    await queue.enqueueMany(ids.slice(0, 40).map((id) => ({ queue: 'q', payload: null, id })));
+    const taken = new Map<string, string>();
+    for (let call = 0; call < 4; call++) {
+      for (const [name, w] of [
+        ['a', a],
+        ['b', b],
+      ] as const) {
+        w.count.reset();
+        const got = await w.queue.lease({ owner: name, queues: ['q'], ttlMs: TTL, max: 16 });
+        for (const l of got) {
+          expect(ownsJob(viewOf(w), l.id, shardOf(l.id, QUEUE_SHARDS), QUEUE_SHARDS), `${name} took ${l.id}`).toBe(true);
+          taken.set(l.id, name);
+        }
+        // Every UpdateItem but a heartbeat was a claim, and every claim was won.
+        const heartbeats = call === 0 ? 1 : 0; // the registration was this test's; the first call's clock-time heartbeat is due
+        expect(w.count.counts.UpdateItem ?? 0).toBe(got.length + heartbeats);
+      }
+    }
+    expect(taken.size).toBe(40);
+    a.client.destroy();
+    b.client.destroy();
+  });
+
+  it('jobs their owner leaves are taken by their fallback reader after the grace, and by the next reader after two graces', async () => {
+    let r = 0;
+    const { queue, clock, a, b, viewOf } = await twoReaders({ random: () => r });
+    const va = viewOf(a);
+    // Two jobs of b's on one of b's shards: one falls back to a, the other to b itself.
+    const bShard = homeShards(viewOf(b), QUEUE_SHARDS)[0]!;
+    const onB = ids.filter((x) => shardOf(x, QUEUE_SHARDS) === bShard);
+    const toA = onB.find((x) => fallbackRank(va, x) === va.rank)!;
+    const toB = onB.find((x) => fallbackRank(va, x) !== va.rank)!;
+    await queue.enqueueMany([toA, toB].map((id) => ({ queue: 'q', payload: null, id })));
+    r = (bShard + 0.5) / QUEUE_SHARDS; // a's patrols read b's shard
+    const lease = async () => (await a.queue.lease({ owner: 'a', queues: ['q'], ttlMs: TTL, max: 2 })).map((l) => l.id);
+    // (The exact bounds are the pure test's; a patrol reads at most once per PATROL_MS.)
+    expect(await lease()).toEqual([]);
+    clock.advance(FOREIGN_GRACE_MS);
+    expect(await lease()).toEqual([toA]); // asked for 2: toB is not a's yet
+    clock.advance(FOREIGN_GRACE_MS);
+    expect(await lease()).toEqual([toB]);
+    a.client.destroy();
+    b.client.destroy();
+  });
+
+  it('a reader that stopped leasing drops out after READER_LIVE_MS: the other then claims every job', async () => {
+    const { queue, clock, a, b } = await twoReaders();
+    await queue.enqueueMany(ids.slice(0, 12).map((id) => ({ queue: 'q', payload: null, id })));
+    clock.advance(READER_LIVE_MS); // b leases no more: its entry lapses
+    hintsOf(a.queue).lostClaim(clock.now);
+    // No time passes from here: b's jobs are a's at once, not after a grace. A JobQueue that is
+    // losing races reads one shard a call (no sweep), so it takes a call per shard.
+    const got: string[] = [];
+    for (let call = 0; call < QUEUE_SHARDS; call++) got.push(...(await a.queue.lease({ owner: 'a', queues: ['q'], ttlMs: TTL, max: 16 })).map((l) => l.id));
+    expect(got.sort()).toEqual(ids.slice(0, 12).sort());
+    a.client.destroy();
+    b.client.destroy();
+  });
+});
