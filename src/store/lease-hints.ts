@@ -24,13 +24,13 @@ export const SHARD_STAY_CALLS = 4;
 export const SPREAD_AFTER_LOSS_MS = 5_000;
 
 /** After a lost claim race, the readers' views may disagree: look again this soon (ms). */
-export const READERS_RECHECK_MS = 200;
+const READERS_RECHECK_MS = 200;
 
 /** How long after a lost claim race a JobQueue keeps a heartbeat among a queue's readers, alone or not (ms). */
-export const READERS_AFTER_LOSS_MS = 60_000;
+const READERS_AFTER_LOSS_MS = 60_000;
 
 /** How often a JobQueue with a share of a queue reads one other ready shard (and orphans) for overdue jobs (ms). */
-export const PATROL_MS = 500;
+const PATROL_MS = 500;
 
 /** A candidate as the read-ahead keeps it: anything with an id and the queue it belongs to. */
 export interface ReadAheadEntry {
@@ -174,16 +174,22 @@ export class LeaseHints {
   }
 
   /**
-   * Whether a lease call on `queue` should send a heartbeat first: only while this JobQueue has
-   * lost a claim race within READERS_AFTER_LOSS_MS or its last view showed other live readers (a
-   * JobQueue that never meets another writes nothing); then one a second, sooner after a loss or
-   * a change in who reads.
+   * Whether a lease call on `queue` should send a heartbeat first: on its first call (it
+   * registers, so readers that start together meet before they race), then while it lost a claim
+   * race within READERS_AFTER_LOSS_MS or its last heartbeat showed other live readers: one a
+   * second, sooner (READERS_RECHECK_MS) after a loss or a change in who reads. A JobQueue that
+   * meets no other reader writes once.
    */
   readersDue(queue: string, now: number): boolean {
     const r = this.readers.get(queue);
-    if (!(now < this.lostAt + READERS_AFTER_LOSS_MS && now >= this.lostAt) && !this.view(queue, now)) return false;
     if (!r || now < r.at) return true;
+    if (!this.contended(now) && !this.view(queue, now)) return false;
     return now - r.at >= (r.recheck ? READERS_RECHECK_MS : READER_HEARTBEAT_MS);
+  }
+
+  /** Whether this JobQueue lost a claim race within READERS_AFTER_LOSS_MS: only then does it take a share. */
+  contended(now: number): boolean {
+    return now >= this.lostAt && now < this.lostAt + READERS_AFTER_LOSS_MS;
   }
 
   /** Records what a heartbeat on `queue` at `now` showed. */

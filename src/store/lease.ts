@@ -22,6 +22,14 @@
  * sweep every partition (while it is losing claim races, only when it found nothing), and then,
  * still short, running jobs whose lease lapsed (orphans), so takeover does not wait for the
  * scheduled reclaim. The index is only a hint; the conditional write decides.
+ *
+ * Read share (read-share.ts, readers.ts): a JobQueue registers among a queue's readers on its
+ * first lease call there and keeps a heartbeat while it meets others or loses races. With other
+ * live readers it reads its own ready shards and claims its own priority-0 jobs first (prioritized
+ * jobs and orphans are anyone's), so readers of one queue lose no claim races; instead of a sweep,
+ * a short read patrols one other shard now and then for jobs their owner left past the grace. A
+ * call that found nothing of its own sweeps as before and takes others' jobs (its claim share of
+ * them): the split never makes a lease come back empty while it read due jobs.
  */
 import type { Lease } from '../job.js';
 import { leaseKeys, leasePartition, prioritizedPartition, readyPartition, scheduledPartition, shardOf } from '../keys.js';
@@ -73,11 +81,16 @@ export async function leaseDue(ctx: StoreContext, args: { owner: string; queues:
     const read = fromIndex ? await findCandidates(ctx, args.queues, now, limit, want, shared) : ahead.candidates;
     // Skip what this call tried, and what this JobQueue claimed lately (a lagging index still shows it).
     const unseen = read.filter((c) => !tried.has(entryKey(c)) && !ctx.hints.claimedLately(entryKey(c), now));
-    const found = shared ? ownFirst(unseen, shared, queueShards, now) : unseen;
+    const own = shared ? ownFirst(unseen, shared, queueShards, now) : unseen;
+    // A share never makes a call come back empty while it read due jobs: with nothing of its own
+    // and nothing won, it tries others' (spread, and only its claim share of them).
+    const split = shared !== undefined && (own.length > 0 || won.length > 0);
+    const found = split ? own : unseen;
     if (found.length === 0) break;
-    // While losing races: each JobQueue starts on its own shard's jobs, and tries only its share.
+    // While losing races (or borrowing): each JobQueue starts on its own shard's jobs, and tries only its share.
     const near = !shared && ctx.hints.spreading(now) ? await homeFirst(ctx) : undefined;
-    const candidates = shared ? found : ctx.hints.claimShare.pick(near ? spreadWithinPriority(found, ctx.random, near) : found, near);
+    const spread = shared ? spreadWithinPriority(found, ctx.random) : near ? spreadWithinPriority(found, ctx.random, near) : found;
+    const candidates = split ? found : ctx.hints.claimShare.pick(spread, near);
     // Claim as of now, not as of the read: a job enqueued while the index was read is due too.
     const claimAt = fromIndex ? ctx.clock() : now;
     let lost = 0;
@@ -278,15 +291,29 @@ export async function findCandidates(
   await readAll(first);
   const atLeastZero = found.filter((c) => c.priority >= 0);
   if (shared) {
-    // With a share, the other shards have readers of their own: no sweep. A short read also reads
-    // one other shard (and orphans) now and then, for jobs a busy, stopped or dead reader left.
+    // With a share, the other shards have readers of their own: no sweep of a short read that found
+    // jobs. It reads one other shard (and orphans) now and then, for jobs a busy, stopped or dead
+    // reader left; a read that found nothing at all sweeps.
     if (atLeastZero.length >= orphansBelow) return atLeastZero.sort(byPriorityThenAge).slice(0, limit);
-    const patrols = queues.flatMap((queue) => {
-      const shard = ctx.hints.patrol(queue, now, queueShards);
-      return shard === undefined ? [] : [{ kind: 'ready' as const, queue, pk: readyPartition(queue, shard) }];
-    });
-    if (patrols.length === 0) return atLeastZero.sort(byPriorityThenAge).slice(0, limit);
-    await readAll(patrols);
+    // Short: this JobQueue's other home shards first, so it comes back empty only when none of its shards holds a due job.
+    await readAll(
+      queues.flatMap((queue) =>
+        homeShards(shared.get(queue)!, layout.queueShards).map((s) => ({ kind: 'ready' as const, queue, pk: readyPartition(queue, s) })),
+      ),
+    );
+    const ownDue = found.filter((c) => c.priority >= 0);
+    // Nothing at all: sweep as a JobQueue without a share does, so a call comes back empty only
+    // when no due job exists (an idle worker also takes a lapsed lease over on its next call).
+    if (found.length === 0) {
+      await readAll(sweepOf(queues, queueShards));
+    } else {
+      const patrols = queues.flatMap((queue) => {
+        const shard = ctx.hints.patrol(queue, now, queueShards);
+        return shard === undefined ? [] : [{ kind: 'ready' as const, queue, pk: readyPartition(queue, shard) }];
+      });
+      if (patrols.length === 0) return ownDue.sort(byPriorityThenAge).slice(0, limit);
+      await readAll(patrols);
+    }
     const orphans = found.length < orphansBelow ? await findOrphans(ctx, queues, now, limit) : [];
     return found.concat(orphans).sort(byPriorityThenAge).slice(0, limit);
   }
@@ -295,6 +322,16 @@ export async function findCandidates(
   // and a sweep would only put every worker on the same candidates. Nothing found: always a sweep.
   const enough = ctx.hints.spreading(now) ? Math.min(1, orphansBelow) : orphansBelow;
   if (atLeastZero.length >= enough) return atLeastZero.sort(byPriorityThenAge).slice(0, limit);
+  await readAll(sweepOf(queues, queueShards));
+  let all = found;
+  // Orphans only when the due jobs cannot fill the request: under a backlog the scheduled
+  // reclaim returns them within one period, and an idle worker takes them over at once.
+  if (found.length < orphansBelow) all = found.concat(await findOrphans(ctx, queues, now, limit));
+  return all.sort(byPriorityThenAge).slice(0, limit);
+}
+
+/** Every partition of `queues` a lease call may claim from (of `queueShards` ready and scheduled shards each). */
+function sweepOf(queues: readonly string[], queueShards: number): PartitionRead[] {
   const sweep: PartitionRead[] = [];
   for (const queue of queues) {
     sweep.push({ kind: 'prio', queue, pk: prioritizedPartition(queue) });
@@ -303,12 +340,7 @@ export async function findCandidates(
       sweep.push({ kind: 'sched', queue, shard: s, pk: scheduledPartition(queue, s) });
     }
   }
-  await readAll(sweep);
-  let all = found;
-  // Orphans only when the due jobs cannot fill the request: under a backlog the scheduled
-  // reclaim returns them within one period, and an idle worker takes them over at once.
-  if (found.length < orphansBelow) all = found.concat(await findOrphans(ctx, queues, now, limit));
-  return all.sort(byPriorityThenAge).slice(0, limit);
+  return sweep;
 }
 
 /** One index partition a lease call reads. */

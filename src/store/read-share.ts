@@ -8,6 +8,9 @@
  * - count > shards: the reader of rank r reads shard r % shards, shared with the other readers of
  *   that shard; each owns the jobs whose `splitHash` modulo their number is its place among them.
  *
+ * Only priority-0 jobs are split: a prioritized job (one partition per queue, read by every reader)
+ * and a lapsed lease (orphan) are anyone's, so priority stays strict and takeover never waits.
+ *
  * Ownership is a preference, never a lock: a due job its owner has not taken for
  * `FOREIGN_GRACE_MS` is claimable by one more reader (its `fallbackRank`), and by one more after
  * each further grace. So a busy or stopped reader's jobs wait about a grace more (a stopped or
@@ -22,9 +25,11 @@ export const READER_HEARTBEAT_MS = 1_000;
 /** A reader whose entry is older than this is not live: its shards go to the others (ms). */
 export const READER_LIVE_MS = 5_000;
 
-/** A queue's readers as one heartbeat saw them: live tokens, and tokens to forget next time. */
+/** A queue's readers as one heartbeat saw them. */
 export interface ReadersSeen {
+  /** Live readers, sorted: the ones the split is between. */
   readonly live: readonly string[];
+  /** Readers not seen for READER_FORGET_MS, to remove at the next heartbeat. */
   readonly forget: readonly string[];
 }
 
@@ -92,18 +97,19 @@ export function fallbackRank(v: ReaderView, id: string): number {
 }
 
 /**
- * Whether the reader of `v` may claim a due job now, and on what ground: `own` (its job),
- * `fallback` (its owner left it too long), or false (another reader's, not yet overdue).
- * A lapsed lease (orphan) is anyone's: takeover never waits for a split.
+ * Whether the reader of `v` may claim a due job now, and on what ground: `own` (its job, or one
+ * nobody owns: an orphan or a prioritized job), `fallback` (its owner left it too long), or false
+ * (another reader's, not yet overdue).
  */
 export function claimGround(
   v: ReaderView,
-  c: { readonly id: string; readonly runAt: number; readonly orphan: boolean },
+  c: { readonly id: string; readonly runAt: number; readonly orphan: boolean; readonly priority: number },
   shard: number,
   shards: number,
   now: number,
 ): 'own' | 'fallback' | false {
-  if (c.orphan || ownsJob(v, c.id, shard, shards)) return 'own';
+  // Priority stays strict (every reader reads the one prioritized partition): only priority-0 jobs are split.
+  if (c.orphan || c.priority !== 0 || ownsJob(v, c.id, shard, shards)) return 'own';
   // One more reader per grace, starting at the job's fallback rank: a job left behind under a
   // backlog (every job waits then) is never claimed by every reader at once.
   const turn = (v.rank - fallbackRank(v, c.id) + v.count) % v.count;

@@ -4,7 +4,7 @@
  * `rd_<token>` = the store clock when it last leased. The write is unconditional (it touches only
  * this reader's attribute, and removes readers not seen for READER_FORGET_MS) and returns the item,
  * so one request both registers this reader and shows it the others. The live readers (seen within
- * READER_LIVE_MS) split the queue's ready shards between them (read-share.ts).
+ * READER_LIVE_MS) split the queue's priority-0 jobs between them (read-share.ts).
  *
  * Only a hint: a reader missing from a view, or a view that disagrees with another's, costs lost
  * claim races and nothing more; the conditional claim still decides. The item has no index keys
@@ -20,7 +20,7 @@ import { READER_LIVE_MS, type ReadersSeen } from './read-share.js';
 /** A reader not seen for this long is removed from the item by the next heartbeat (ms). */
 export const READER_FORGET_MS = 60_000;
 
-/** The attribute prefix of a reader's entry; the rest is its token (hex). */
+/** The attribute prefix of a reader's entry (when it last leased); the rest is its token (hex). */
 const ENTRY = 'rd_';
 
 /** The id of the readers item of `queue`. */

@@ -11,6 +11,7 @@ import { JobQueue, dynamoClient } from '../../src/job-queue.js';
 import { leaseKeys, shardOf } from '../../src/keys.js';
 import { GLOBAL_SHARDS, QUEUE_SHARDS } from '../../src/schema.js';
 import { HINT_TTL_MS } from '../../src/store/lease-hints.js';
+import { READER_LIVE_MS } from '../../src/store/read-share.js';
 import { countRequests } from '../support/count.js';
 import { endpoint, freshQueue, type rawAccess } from '../support/harness.js';
 
@@ -110,7 +111,7 @@ describe('orphans and due jobs', () => {
     const [orphanId] = idsOnShard(2, 1, 'orphan');
     await queue.enqueue({ queue: 'q', payload: null, id: orphanId! });
     expect(await queue.lease({ owner: 'gone', queues: ['q'], ttlMs: 1_000 })).toHaveLength(1);
-    clock.advance(1_001); // its lease lapsed
+    clock.advance(READER_LIVE_MS); // its lease lapsed, and its JobQueue left the queue's readers (no share of its own)
     const [dueId] = idsOnShard(1, 1, 'due');
     await queue.enqueue({ queue: 'q', payload: null, id: dueId! }); // newer than the orphan, on a shard the first read skips
     const w = ownClient(tableName, clock, () => 0); // first ready shard: 0
@@ -212,7 +213,7 @@ describe('orphans are never kept for later', () => {
       { queue: 'q', payload: null, id: 'o2' },
     ]);
     expect(await queue.lease({ owner: 'gone', queues: ['q'], ttlMs: 1_000, max: 2 })).toHaveLength(2);
-    clock.advance(1_001);
+    clock.advance(READER_LIVE_MS); // lapsed, and gone from the queue's readers
     const w = ownClient(tableName, clock, () => 0);
     const [taken] = await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 1 });
     expect(taken!.takenOverFrom).toBe('gone');

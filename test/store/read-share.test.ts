@@ -67,19 +67,22 @@ describe('read share (pure)', () => {
     for (const n of owners) expect(n).toBeGreaterThan(0);
   });
 
-  it("another reader's job is claimable by its fallback reader after the grace, by the next reader after two; an orphan at once", () => {
+  it("another reader's job is claimable by its fallback reader after the grace, by the next reader after two; an orphan or a prioritized job at once", () => {
     const view = { rank: 0, count: 2 };
     const shards = 4;
     const foreign = ids.filter((id) => !ownsJob(view, id, shardOf(id, shards), shards));
     const mineLater = foreign.find((id) => fallbackRank(view, id) === 0)!;
     const othersLater = foreign.find((id) => fallbackRank(view, id) === 1)!;
-    const at = (id: string, waited: number, orphan = false) => claimGround(view, { id, runAt: 10_000 - waited, orphan }, shardOf(id, shards), shards, 10_000);
+    const at = (id: string, waited: number, orphan = false, priority = 0) =>
+      claimGround(view, { id, runAt: 10_000 - waited, orphan, priority }, shardOf(id, shards), shards, 10_000);
     expect(at(mineLater, FOREIGN_GRACE_MS - 1)).toBe(false);
     expect(at(mineLater, FOREIGN_GRACE_MS)).toBe('fallback');
     expect(at(othersLater, FOREIGN_GRACE_MS)).toBe(false);
     expect(at(othersLater, 2 * FOREIGN_GRACE_MS - 1)).toBe(false);
     expect(at(othersLater, 2 * FOREIGN_GRACE_MS)).toBe('fallback');
     expect(at(othersLater, 0, true)).toBe('own');
+    expect(at(othersLater, 0, false, 1)).toBe('own'); // prioritized: not split
+    expect(at(othersLater, 0, false, -1)).toBe('own');
     const own = ids.find((id) => ownsJob(view, id, shardOf(id, shards), shards))!;
     expect(at(own, 0)).toBe('own');
   });
@@ -104,16 +107,18 @@ describe('readers heartbeat', () => {
     expect(item[TABLE_SCHEMA.ttlAttribute]).toBe(Math.ceil(clock.now / 1000) + 86_400);
   });
 
-  it('a JobQueue that never lost a claim race writes no readers item, however many calls it makes', async () => {
+  it('a JobQueue that meets no other reader registers on its first call and writes nothing more', async () => {
     const { queue, tableName, clock, raw } = await freshQueue();
     await queue.enqueueMany(ids.slice(0, 40).map((id) => ({ queue: 'q', payload: null, id })));
     const w = ownClient(tableName, clock);
+    expect(await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 4 })).toHaveLength(4);
+    expect((await raw.get(readersId('q')))![`rd_${hintsOf(w.queue).readerToken}`]).toBe(clock.now);
+    w.count.reset();
     for (let i = 0; i < 5; i++) {
       clock.advance(READER_LIVE_MS); // long past a heartbeat's period
       expect(await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 4 })).toHaveLength(4);
     }
     expect(w.count.counts.UpdateItem).toBe(20); // the claims only
-    expect(await raw.get(readersId('q'))).toBeUndefined();
     w.client.destroy();
   });
 });
@@ -157,7 +162,7 @@ describe('JobQueues that met in a race split the queue', () => {
     b.client.destroy();
   });
 
-  it('jobs their owner leaves are taken by their fallback reader after the grace, and by the next reader after two graces', async () => {
+  it('a reader with work of its own takes jobs their owner left only after the grace: its fallback ones first, the rest a grace later', async () => {
     let r = 0;
     const { queue, clock, a, b, viewOf } = await twoReaders({ random: () => r });
     const va = viewOf(a);
@@ -166,15 +171,31 @@ describe('JobQueues that met in a race split the queue', () => {
     const onB = ids.filter((x) => shardOf(x, QUEUE_SHARDS) === bShard);
     const toA = onB.find((x) => fallbackRank(va, x) === va.rank)!;
     const toB = onB.find((x) => fallbackRank(va, x) !== va.rank)!;
+    const ofA = ids.filter((x) => ownsJob(va, x, shardOf(x, QUEUE_SHARDS), QUEUE_SHARDS));
     await queue.enqueueMany([toA, toB].map((id) => ({ queue: 'q', payload: null, id })));
     r = (bShard + 0.5) / QUEUE_SHARDS; // a's patrols read b's shard
-    const lease = async () => (await a.queue.lease({ owner: 'a', queues: ['q'], ttlMs: TTL, max: 2 })).map((l) => l.id);
-    // (The exact bounds are the pure test's; a patrol reads at most once per PATROL_MS.)
-    expect(await lease()).toEqual([]);
+    // Each call, a has one job of its own (a short read: it patrols b's shard too).
+    const lease = async (k: number) => {
+      await queue.enqueue({ queue: 'q', payload: null, id: ofA[k]! });
+      return (await a.queue.lease({ owner: 'a', queues: ['q'], ttlMs: TTL, max: 3 })).map((l) => l.id);
+    };
+    expect(await lease(0)).toEqual([ofA[0]]);
     clock.advance(FOREIGN_GRACE_MS);
-    expect(await lease()).toEqual([toA]); // asked for 2: toB is not a's yet
+    expect(await lease(1)).toEqual([ofA[1], toA]); // (the exact bounds are the pure test's)
     clock.advance(FOREIGN_GRACE_MS);
-    expect(await lease()).toEqual([toB]);
+    expect(await lease(2)).toEqual([ofA[2], toB]);
+    a.client.destroy();
+    b.client.destroy();
+  });
+
+  it("a reader with nothing of its own never comes back empty while it read due jobs: it takes others' (and loses no job to the split)", async () => {
+    const { queue, a, b, viewOf } = await twoReaders();
+    const vb = viewOf(b);
+    const ofB = ids.filter((x) => ownsJob(vb, x, shardOf(x, QUEUE_SHARDS), QUEUE_SHARDS)).slice(0, 3);
+    await queue.enqueueMany(ofB.map((id) => ({ queue: 'q', payload: null, id })));
+    const got = (await a.queue.lease({ owner: 'a', queues: ['q'], ttlMs: TTL, max: 3 })).map((l) => l.id);
+    expect(got.length).toBeGreaterThan(0);
+    for (const id of got) expect(ofB).toContain(id);
     a.client.destroy();
     b.client.destroy();
   });
