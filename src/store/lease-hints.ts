@@ -200,6 +200,11 @@ export class LeaseHints {
     this.readers.set(queue, { seen, at: now, recheck: changed });
   }
 
+  /** Whether this JobQueue has had a heartbeat on `queue` answered (it registered there). */
+  sawReadersOf(queue: string): boolean {
+    return this.readers.has(queue);
+  }
+
   /** Readers of `queue` to remove from its item at the next heartbeat (not seen for long). */
   readersToForget(queue: string): readonly string[] {
     return this.readers.get(queue)?.seen.forget ?? [];

@@ -134,7 +134,8 @@ async function heartbeat(ctx: StoreContext, queues: readonly string[], now: numb
       .filter((q) => ctx.hints.readersDue(q, now))
       .map(async (q) => {
         try {
-          ctx.hints.sawReaders(q, await heartbeatReaders(ctx, q, ctx.hints.readerToken, now, ctx.hints.readersToForget(q)), now);
+          const first = !ctx.hints.sawReadersOf(q);
+          ctx.hints.sawReaders(q, await heartbeatReaders(ctx, q, ctx.hints.readerToken, now, ctx.hints.readersToForget(q), first), now);
         } catch (err) {
           ctx.logger.warn('readers.heartbeat_failed', { queue: q, error: err });
         }

@@ -30,14 +30,39 @@ export function readersId(queue: string): string {
 
 /**
  * Records that the reader `token` leases from `queue` at `now`, removes the entries of `forget`,
- * and returns the queue's readers as the item now shows them.
+ * and returns the queue's readers as the item now shows them. With `cleanNow` (a reader's first
+ * heartbeat: it may never send another, a Lambda sandbox leasing once), entries it finds not seen
+ * for READER_FORGET_MS are removed at once by a second write, so JobQueues that come and go
+ * cannot grow the item (every write pays for its size, and it has a 400 KB limit).
  */
-export async function heartbeatReaders(ctx: StoreContext, queue: string, token: string, now: number, forget: readonly string[] = []): Promise<ReadersSeen> {
+export async function heartbeatReaders(
+  ctx: StoreContext,
+  queue: string,
+  token: string,
+  now: number,
+  forget: readonly string[] = [],
+  cleanNow = false,
+): Promise<ReadersSeen> {
   const update = buildUpdate({
     set: { [`${ENTRY}${token}`]: now, [TABLE_SCHEMA.ttlAttribute]: Math.ceil(now / 1000) + 86_400 },
-    remove: forget.filter((t) => t !== token).map((t) => `${ENTRY}${t}`),
+    remove: entries(forget.filter((t) => t !== token)),
   });
   const item = (await updateIf(ctx, { Key: { id: readersId(queue) }, ...update })) ?? {};
+  const seen = readersOf(item, now);
+  if (!cleanNow || seen.forget.length === 0) return seen;
+  // A REMOVE alone names no values, and DynamoDB refuses an empty ExpressionAttributeValues.
+  const { ExpressionAttributeValues: _none, ...removal } = buildUpdate({ remove: entries(seen.forget) });
+  await updateIf(ctx, { Key: { id: readersId(queue) }, ...removal }, false);
+  return { live: seen.live, forget: [] };
+}
+
+/** The attribute names of the entries of `tokens`. */
+function entries(tokens: readonly string[]): string[] {
+  return tokens.map((t) => `${ENTRY}${t}`);
+}
+
+/** The live readers of a readers item at `now`, and those not seen for READER_FORGET_MS. */
+function readersOf(item: Record<string, unknown>, now: number): ReadersSeen {
   const live: string[] = [];
   const stale: string[] = [];
   for (const [attr, value] of Object.entries(item)) {

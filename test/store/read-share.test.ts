@@ -107,6 +107,22 @@ describe('readers heartbeat', () => {
     expect(item[TABLE_SCHEMA.ttlAttribute]).toBe(Math.ceil(clock.now / 1000) + 86_400);
   });
 
+  it("a reader's first heartbeat removes the entries of readers long gone, so JobQueues that come and go cannot grow the item", async () => {
+    const { queue, tableName, clock, raw } = await freshQueue();
+    await raw.put({ id: readersId('q'), rd_gone1: clock.now - READER_FORGET_MS, rd_gone2: clock.now - 2 * READER_FORGET_MS, rd_recent: clock.now - 10_000 });
+    await queue.enqueue({ queue: 'q', payload: null, id: 'j' });
+    const w = ownClient(tableName, clock);
+    expect(await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).toHaveLength(1);
+    const item = (await raw.get(readersId('q')))!;
+    expect(
+      Object.keys(item)
+        .filter((k) => k.startsWith('rd_'))
+        .sort(),
+    ).toEqual([`rd_${hintsOf(w.queue).readerToken}`, 'rd_recent'].sort());
+    expect(w.count.counts.UpdateItem).toBe(3); // registration, its clean-up, the claim
+    w.client.destroy();
+  });
+
   it('a JobQueue that meets no other reader registers on its first call and writes nothing more', async () => {
     const { queue, tableName, clock, raw } = await freshQueue();
     await queue.enqueueMany(ids.slice(0, 40).map((id) => ({ queue: 'q', payload: null, id })));
