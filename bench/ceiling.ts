@@ -14,6 +14,10 @@ export interface CeilingResult {
   readonly updatesPerSec: number;
   readonly maxJobsPerSec: number;
   readonly durationMs: number;
+  /** CPU ms this process (the client: document client, SDK, HTTP) spent per update in the counted window. */
+  readonly clientCpuMsPerUpdate: number;
+  /** Cores of CPU this process used in the counted window (1 means the client was the bottleneck). */
+  readonly clientCores: number;
 }
 
 /** Measures conditional UpdateItem/s with `concurrency` calls in flight for `durationMs` (after a short warm-up). */
@@ -54,14 +58,24 @@ export async function measureCeiling(endpoint: string, concurrency: number, dura
     const loops = Array.from({ length: concurrency }, (_, i) => loop(i));
     await sleep(Math.min(1_000, durationMs / 4));
     counting = true;
+    const cpu0 = process.cpuUsage();
     const t0 = performance.now();
     await sleep(durationMs);
     const elapsed = performance.now() - t0;
+    const cpu = process.cpuUsage(cpu0);
     counting = false;
     stop = true;
     await Promise.all(loops);
     const updatesPerSec = (ops * 1000) / elapsed;
-    return { concurrency, updatesPerSec, maxJobsPerSec: updatesPerSec / 3, durationMs: Math.round(elapsed) };
+    const cpuMs = (cpu.user + cpu.system) / 1000;
+    return {
+      concurrency,
+      updatesPerSec,
+      maxJobsPerSec: updatesPerSec / 3,
+      durationMs: Math.round(elapsed),
+      clientCpuMsPerUpdate: ops ? cpuMs / ops : 0,
+      clientCores: cpuMs / elapsed,
+    };
   } finally {
     await table.drop();
     client.destroy();

@@ -22,6 +22,7 @@ import type { MeterCounts } from '../tools/meter.js';
 import type { ShardCounts } from '../src/store/shard-layout.js';
 import { round } from '../tools/stats.js';
 import { workerImplementation } from '../tools/workers.js';
+import { measureRequestCosts, ratioBound, type RequestCosts } from './request-cost.js';
 import { measureProgressWrites, type ProgressResult } from './progress.js';
 import { measureScheduleDelay, type ScheduleDelayResult } from './schedules.js';
 import { measureTakeover, type TakeoverResult } from './takeover.js';
@@ -209,7 +210,11 @@ try {
 
   // 2. Ceiling and throughput, measured back to back, the ceiling before and after each run.
   await section('throughput', async () => {
-    const rows: { workers: number; shards: ShardCounts; t: ThroughputResult; before: CeilingResult; after: CeilingResult }[] = [];
+    const rows: { workers: number; shards: ShardCounts; t: ThroughputResult; before: CeilingResult; after: CeilingResult; costs: RequestCosts }[] = [];
+    // Warm-up, not reported: the first ceiling and the first run of a process are JIT-cold (a cold
+    // ceiling reads low and inflates the first rows' ratios; a cold row reads low).
+    await measureCeiling(emu.endpoint, plan.slots, 1_000);
+    await measureThroughput(emu.endpoint, { workers: 1, slots: plan.slots, jobs: 500, shards: plan.tputShards[0], emulatorPid: emu.pid });
     for (const workers of [1, 4, 16]) {
       const concurrency = workers * plan.slots;
       const before = await measureCeiling(emu.endpoint, concurrency, plan.ceilingMs);
@@ -229,15 +234,18 @@ try {
         });
       }
       const after = await measureCeiling(emu.endpoint, concurrency, plan.ceilingMs);
+      // What a job's own three writes cost this process, against which the ratio is bounded (request-cost.ts).
+      const costs = await measureRequestCosts(emu.endpoint, concurrency, Math.min(2_000, plan.tputJobs));
       for (const { shards, t } of runs) {
-        rows.push({ workers, shards, t, before, after });
+        rows.push({ workers, shards, t, before, after, costs });
         log(
           `   ${workers} worker(s), ${shardLabel(shards)} shards: ${round(t.jobsPerSec, 1)} jobs/s; ceiling ${round(before.updatesPerSec)} / ${round(after.updatesPerSec)} updates/s before/after`,
         );
       }
     }
-    const out = rows.map(({ workers, shards, t, before, after }) => {
+    const out = rows.map(({ workers, shards, t, before, after, costs }) => {
       const ceiling = (before.updatesPerSec + after.updatesPerSec) / 2;
+      const bound = ratioBound((before.clientCpuMsPerUpdate + after.clientCpuMsPerUpdate) / 2, costs);
       const perJob = perJobCounts(t.counts, t.jobs);
       const wcu = happyWcu + perJob.conditionalFailures;
       return {
@@ -250,6 +258,14 @@ try {
         ceilingUpdatesPerSec: round(ceiling, 1),
         maxJobsPerSec: round(ceiling / 3, 1),
         ratio: round(t.jobsPerSec / (ceiling / 3), 2),
+        ratioBound: round(bound, 2),
+        clientCores: { ceiling: round((before.clientCores + after.clientCores) / 2, 2), throughput: round((t.cpuMsPerJob.bench * t.jobsPerSec) / 1000, 2) },
+        clientCpuMs: {
+          ceilingUpdate: round((before.clientCpuMsPerUpdate + after.clientCpuMsPerUpdate) / 2, 3),
+          enqueue: round(costs.enqueueCpuMs, 3),
+          claim: round(costs.claimCpuMs, 3),
+          ack: round(costs.ackCpuMs, 3),
+        },
         requestsPerJob: perJob.requests,
         writesPerJob: perJob.writes,
         failedConditionalPerJob: round(perJob.conditionalFailures, 2),
@@ -259,7 +275,7 @@ try {
         dollarsPerMillionJobs: round(dollarsPerMillionJobs(wcu, perJob.readUnits), 2),
         memory: { rssMb: round(t.memory.rssMb, 0), heapUsedMb: round(t.memory.heapUsedMb, 0) },
         cpuMsPerJob: { bench: round(t.cpuMsPerJob.bench, 2), emulator: t.cpuMsPerJob.emulator === null ? null : round(t.cpuMsPerJob.emulator, 2) },
-        raw: { throughput: t, ceilingBefore: before, ceilingAfter: after },
+        raw: { throughput: t, ceilingBefore: before, ceilingAfter: after, requestCosts: costs },
       };
     });
     table(
@@ -269,6 +285,8 @@ try {
         'jobs/s',
         'ceiling/3',
         'ratio',
+        'bound',
+        'client cores',
         'req/job',
         'writes/job',
         'failed cond/job',
@@ -284,6 +302,8 @@ try {
         r.jobsPerSec,
         r.maxJobsPerSec,
         r.ratio,
+        r.ratioBound,
+        `${r.clientCores.throughput} (ceiling ${r.clientCores.ceiling})`,
         r.requestsPerJob.total,
         r.writesPerJob,
         r.failedConditionalPerJob,
@@ -303,6 +323,12 @@ try {
       `   * modelled (the emulator does not count index writes); SQS standard: $${sqsDollarsPerMillionJobs().toFixed(2)} per million jobs (3 requests). Prices: ${PRICES.region}, $${PRICES.writeRequestUnitPerMillion}/M WRU, $${PRICES.readRequestUnitPerMillion}/M RRU.`,
     );
     log(`   memory: the bench process hosting the workers and the producer, at the end of each run.`);
+    for (const workers of [...new Set(out.map((r) => r.workers))]) {
+      const r = out.find((x) => x.workers === workers)!;
+      log(
+        `   bound at ${workers} worker(s): 3 x ${r.clientCpuMs.ceilingUpdate} ms (client CPU of a ceiling update) / (${r.clientCpuMs.enqueue} enqueue + ${r.clientCpuMs.claim} claim + ${r.clientCpuMs.ack} ack ms per job) = ${r.ratioBound}: the most the ratio can be while this process is the bottleneck (client cores near 1).`,
+      );
+    }
     results.throughput = out;
     mkdirSync('bench/results', { recursive: true });
     writeFileSync(
