@@ -78,7 +78,16 @@ export async function measureRequestCosts(endpoint: string, concurrency: number,
           }),
         );
         for (const i of page.Items ?? []) {
-          candidates.push({ id: i.id, queue: 'bench', generation: i.leaseGeneration, incarnation: i.incarnation, priority: 0, runAt: i.runAt, orphan: false });
+          const entry = i as { id: string; leaseGeneration: number; incarnation: string; runAt: number };
+          candidates.push({
+            id: entry.id,
+            queue: 'bench',
+            generation: entry.leaseGeneration,
+            incarnation: entry.incarnation,
+            priority: 0,
+            runAt: entry.runAt,
+            orphan: false,
+          });
         }
         start = page.LastEvaluatedKey;
       } while (start);
