@@ -7,6 +7,7 @@
 import { DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { benchClient, freshBenchTable } from '../tools/env.js';
 import { sleep } from '../tools/stats.js';
+import { processCpuMs } from './cpu.js';
 
 /** One ceiling measurement. */
 export interface CeilingResult {
@@ -18,10 +19,12 @@ export interface CeilingResult {
   readonly clientCpuMsPerUpdate: number;
   /** Cores of CPU this process used in the counted window (1 means the client was the bottleneck). */
   readonly clientCores: number;
+  /** Cores the emulator process used in the counted window; null when its pid is unknown (DYNAMODB_ENDPOINT). */
+  readonly emulatorCores: number | null;
 }
 
 /** Measures conditional UpdateItem/s with `concurrency` calls in flight for `durationMs` (after a short warm-up). */
-export async function measureCeiling(endpoint: string, concurrency: number, durationMs: number): Promise<CeilingResult> {
+export async function measureCeiling(endpoint: string, concurrency: number, durationMs: number, emulatorPid: number | null = null): Promise<CeilingResult> {
   const client = benchClient(endpoint);
   const doc = DynamoDBDocumentClient.from(client);
   const table = await freshBenchTable(client, 'bench-ceiling');
@@ -59,10 +62,12 @@ export async function measureCeiling(endpoint: string, concurrency: number, dura
     await sleep(Math.min(1_000, durationMs / 4));
     counting = true;
     const cpu0 = process.cpuUsage();
+    const emu0 = processCpuMs(emulatorPid);
     const t0 = performance.now();
     await sleep(durationMs);
     const elapsed = performance.now() - t0;
     const cpu = process.cpuUsage(cpu0);
+    const emu1 = processCpuMs(emulatorPid);
     counting = false;
     stop = true;
     await Promise.all(loops);
@@ -75,6 +80,7 @@ export async function measureCeiling(endpoint: string, concurrency: number, dura
       durationMs: Math.round(elapsed),
       clientCpuMsPerUpdate: ops ? cpuMs / ops : 0,
       clientCores: cpuMs / elapsed,
+      emulatorCores: emu0 === null || emu1 === null ? null : (emu1 - emu0) / elapsed,
     };
   } finally {
     await table.drop();

@@ -22,7 +22,6 @@ import type { MeterCounts } from '../tools/meter.js';
 import type { ShardCounts } from '../src/store/shard-layout.js';
 import { round } from '../tools/stats.js';
 import { workerImplementation } from '../tools/workers.js';
-import { measureRequestCosts, ratioBound, type RequestCosts } from './request-cost.js';
 import { measureProgressWrites, type ProgressResult } from './progress.js';
 import { measureScheduleDelay, type ScheduleDelayResult } from './schedules.js';
 import { measureTakeover, type TakeoverResult } from './takeover.js';
@@ -210,14 +209,14 @@ try {
 
   // 2. Ceiling and throughput, measured back to back, the ceiling before and after each run.
   await section('throughput', async () => {
-    const rows: { workers: number; shards: ShardCounts; t: ThroughputResult; before: CeilingResult; after: CeilingResult; costs: RequestCosts }[] = [];
+    const rows: { workers: number; shards: ShardCounts; t: ThroughputResult; before: CeilingResult; after: CeilingResult }[] = [];
     // Warm-up, not reported: the first ceiling and the first run of a process are JIT-cold (a cold
     // ceiling reads low and inflates the first rows' ratios; a cold row reads low).
     await measureCeiling(emu.endpoint, plan.slots, 1_000);
     await measureThroughput(emu.endpoint, { workers: 1, slots: plan.slots, jobs: 500, shards: plan.tputShards[0], emulatorPid: emu.pid });
     for (const workers of [1, 4, 16]) {
       const concurrency = workers * plan.slots;
-      const before = await measureCeiling(emu.endpoint, concurrency, plan.ceilingMs);
+      const before = await measureCeiling(emu.endpoint, concurrency, plan.ceilingMs, emu.pid);
       // Every layout between the same two ceilings, so their ratios compare within one window.
       const runs: { shards: ShardCounts; t: ThroughputResult }[] = [];
       for (const shards of plan.tputShards) {
@@ -233,19 +232,16 @@ try {
           }),
         });
       }
-      const after = await measureCeiling(emu.endpoint, concurrency, plan.ceilingMs);
-      // What a job's own three writes cost this process, against which the ratio is bounded (request-cost.ts).
-      const costs = await measureRequestCosts(emu.endpoint, concurrency, Math.min(2_000, plan.tputJobs));
+      const after = await measureCeiling(emu.endpoint, concurrency, plan.ceilingMs, emu.pid);
       for (const { shards, t } of runs) {
-        rows.push({ workers, shards, t, before, after, costs });
+        rows.push({ workers, shards, t, before, after });
         log(
           `   ${workers} worker(s), ${shardLabel(shards)} shards: ${round(t.jobsPerSec, 1)} jobs/s; ceiling ${round(before.updatesPerSec)} / ${round(after.updatesPerSec)} updates/s before/after`,
         );
       }
     }
-    const out = rows.map(({ workers, shards, t, before, after, costs }) => {
+    const out = rows.map(({ workers, shards, t, before, after }) => {
       const ceiling = (before.updatesPerSec + after.updatesPerSec) / 2;
-      const bound = ratioBound((before.clientCpuMsPerUpdate + after.clientCpuMsPerUpdate) / 2, costs);
       const perJob = perJobCounts(t.counts, t.jobs);
       const wcu = happyWcu + perJob.conditionalFailures;
       return {
@@ -258,14 +254,18 @@ try {
         ceilingUpdatesPerSec: round(ceiling, 1),
         maxJobsPerSec: round(ceiling / 3, 1),
         ratio: round(t.jobsPerSec / (ceiling / 3), 2),
-        ratioBound: round(bound, 2),
-        clientCores: { ceiling: round((before.clientCores + after.clientCores) / 2, 2), throughput: round((t.cpuMsPerJob.bench * t.jobsPerSec) / 1000, 2) },
-        clientCpuMs: {
-          ceilingUpdate: round((before.clientCpuMsPerUpdate + after.clientCpuMsPerUpdate) / 2, 3),
-          enqueue: round(costs.enqueueCpuMs, 3),
-          claim: round(costs.claimCpuMs, 3),
-          ack: round(costs.ackCpuMs, 3),
+        // Cores each process used: the bench process (client) and the emulator, in the ceiling and in this row.
+        cores: {
+          ceiling: {
+            client: round((before.clientCores + after.clientCores) / 2, 2),
+            emulator: roundOrNull(mean(before.emulatorCores, after.emulatorCores), 2),
+          },
+          throughput: {
+            client: round((t.cpuMsPerJob.bench * t.jobsPerSec) / 1000, 2),
+            emulator: t.cpuMsPerJob.emulator === null ? null : round((t.cpuMsPerJob.emulator * t.jobsPerSec) / 1000, 2),
+          },
         },
+        clientCpuMsPerUpdate: round(mean(before.clientCpuMsPerUpdate, after.clientCpuMsPerUpdate)!, 3),
         requestsPerJob: perJob.requests,
         writesPerJob: perJob.writes,
         failedConditionalPerJob: round(perJob.conditionalFailures, 2),
@@ -275,7 +275,7 @@ try {
         dollarsPerMillionJobs: round(dollarsPerMillionJobs(wcu, perJob.readUnits), 2),
         memory: { rssMb: round(t.memory.rssMb, 0), heapUsedMb: round(t.memory.heapUsedMb, 0) },
         cpuMsPerJob: { bench: round(t.cpuMsPerJob.bench, 2), emulator: t.cpuMsPerJob.emulator === null ? null : round(t.cpuMsPerJob.emulator, 2) },
-        raw: { throughput: t, ceilingBefore: before, ceilingAfter: after, requestCosts: costs },
+        raw: { throughput: t, ceilingBefore: before, ceilingAfter: after },
       };
     });
     table(
@@ -285,8 +285,7 @@ try {
         'jobs/s',
         'ceiling/3',
         'ratio',
-        'bound',
-        'client cores',
+        'cores bench+emu (ceiling)',
         'req/job',
         'writes/job',
         'failed cond/job',
@@ -302,8 +301,7 @@ try {
         r.jobsPerSec,
         r.maxJobsPerSec,
         r.ratio,
-        r.ratioBound,
-        `${r.clientCores.throughput} (ceiling ${r.clientCores.ceiling})`,
+        `${r.cores.throughput.client}+${r.cores.throughput.emulator ?? '?'} (${r.cores.ceiling.client}+${r.cores.ceiling.emulator ?? '?'})`,
         r.requestsPerJob.total,
         r.writesPerJob,
         r.failedConditionalPerJob,
@@ -323,12 +321,9 @@ try {
       `   * modelled (the emulator does not count index writes); SQS standard: $${sqsDollarsPerMillionJobs().toFixed(2)} per million jobs (3 requests). Prices: ${PRICES.region}, $${PRICES.writeRequestUnitPerMillion}/M WRU, $${PRICES.readRequestUnitPerMillion}/M RRU.`,
     );
     log(`   memory: the bench process hosting the workers and the producer, at the end of each run.`);
-    for (const workers of [...new Set(out.map((r) => r.workers))]) {
-      const r = out.find((x) => x.workers === workers)!;
-      log(
-        `   bound at ${workers} worker(s): 3 x ${r.clientCpuMs.ceilingUpdate} ms (client CPU of a ceiling update) / (${r.clientCpuMs.enqueue} enqueue + ${r.clientCpuMs.claim} claim + ${r.clientCpuMs.ack} ack ms per job) = ${r.ratioBound}: the most the ratio can be while this process is the bottleneck (client cores near 1).`,
-      );
-    }
+    log(
+      `   cores: CPU the bench process (producer, workers, SDK) and the emulator used during the row, and during the ceiling; this machine has ${machine.cpus}.`,
+    );
     results.throughput = out;
     mkdirSync('bench/results', { recursive: true });
     writeFileSync(
@@ -532,4 +527,13 @@ function table(head: string[], rows: (string | number)[][]): void {
   const widths = head.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
   const line = (r: string[]) => `   ${r.map((c, i) => c.padEnd(widths[i]!)).join('  ')}`;
   process.stdout.write(`${line(head)}\n${line(widths.map((w) => '-'.repeat(w)))}\n${rows.map((r) => line(r.map(String))).join('\n')}\n`);
+}
+
+/** The mean of two figures, null when either is unknown. */
+function mean(a: number | null, b: number | null): number | null {
+  return a === null || b === null ? null : (a + b) / 2;
+}
+
+function roundOrNull(x: number | null, digits: number): number | null {
+  return x === null ? null : round(x, digits);
 }

@@ -4,9 +4,9 @@
  * concurrency in the same run. Every DynamoDB call is metered, so the run also yields requests,
  * failed conditional writes and modelled read units per job.
  */
-import { readFileSync } from 'node:fs';
 import type { ShardCounts } from '../src/store/shard-layout.js';
 import { benchClient, benchQueue, freshBenchTable } from '../tools/env.js';
+import { processCpuMs } from './cpu.js';
 import { createMeter, type MeterCounts } from '../tools/meter.js';
 import { waitFor } from '../tools/stats.js';
 import { createWorker, type BenchWorker } from '../tools/workers.js';
@@ -25,18 +25,6 @@ export interface ThroughputResult {
   readonly memory: { rssMb: number; heapUsedMb: number };
   /** CPU ms per job: this process (producer, workers, SDK) and the emulator process. */
   readonly cpuMsPerJob: { bench: number; emulator: number | null };
-}
-
-/** CPU time (user + system) of a process in ms, from /proc; null where unavailable. */
-function processCpuMs(pid: number | null): number | null {
-  if (pid === null) return null;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-  } catch {
-    return null;
-  }
 }
 
 /** The payload every bench job carries (its modelled cost is computed for the same shape). */
