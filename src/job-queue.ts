@@ -31,6 +31,7 @@ import { releaseIfLeaseHeld, type ReleaseOutcome } from './store/release.js';
 import { releaseUnownedIfLive, type ReleaseUnownedOutcome } from './store/release-unowned.js';
 import { renewIfLeaseHeld, type RenewOutcome } from './store/renew.js';
 import { purgeDeadBefore, type PurgeCounts } from './store/purge-dead.js';
+import { leaveReaders } from './store/readers.js';
 import { requeueIfDead, type RequeueOutcome } from './store/requeue-dead.js';
 import { Schedules } from './schedules.js';
 import { waitForJob, type WaitOptions, type WaitOutcome } from './wait-for.js';
@@ -281,6 +282,23 @@ export class JobQueue implements JobStore {
       else this.limitWaits.delete(queue);
     }
     return won;
+  }
+
+  /**
+   * Stops reading as one of the readers of every queue this JobQueue leased from: removes its entry
+   * from each queue's readers item, so the others split its ready shards at their next heartbeat
+   * (about a second) instead of once the entry is 5 s old, and no due job waits for a reader that
+   * has stopped. A worker's graceful stop calls it as soon as its loop claims no more. A later
+   * lease call registers again. Store errors are thrown (the worker logs them: only a hint is lost).
+   */
+  async leaveReaders(): Promise<void> {
+    const hints = this.ctx.hints;
+    await Promise.all(
+      hints.readerQueues().map(async (queue) => {
+        hints.leftReaders(queue);
+        await leaveReaders(this.ctx, queue, hints.readerToken);
+      }),
+    );
   }
 
   /**

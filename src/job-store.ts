@@ -38,6 +38,11 @@ export interface JobStore {
    * idle backoff).
    */
   limitWait?(queues: readonly string[]): LimitWait | undefined;
+  /**
+   * Optional: the worker claims no more (a graceful stop), so the store may stop counting it among
+   * the readers that split a queue (JobQueue has it; without it, the entry lapses in 5 s).
+   */
+  leaveReaders?(): Promise<void>;
 }
 
 export type { AckDoneOutcome, AckFailedOutcome };

@@ -205,6 +205,17 @@ export class LeaseHints {
     return this.readers.has(queue);
   }
 
+  /** The queues this JobQueue registered in as a reader (a heartbeat there was answered). */
+  readerQueues(): string[] {
+    return [...this.readers.keys()];
+  }
+
+  /** This JobQueue left `queue`'s readers (readers.ts, leaveReaders): its next lease call there registers again. */
+  leftReaders(queue: string): void {
+    this.readers.delete(queue);
+    this.share.delete(queue);
+  }
+
   /** Readers of `queue` to remove from its item at the next heartbeat (not seen for long). */
   readersToForget(queue: string): readonly string[] {
     return this.readers.get(queue)?.seen.forget ?? [];

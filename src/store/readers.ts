@@ -14,6 +14,7 @@
 import { TABLE_SCHEMA } from '../schema.js';
 import type { StoreContext } from './context.js';
 import { buildUpdate } from './expression.js';
+import { guarded, present } from './guards.js';
 import { updateIf } from './io.js';
 import { READER_LIVE_MS, type ReadersSeen } from './read-share.js';
 
@@ -54,6 +55,17 @@ export async function heartbeatReaders(
   const { ExpressionAttributeValues: _none, ...removal } = buildUpdate({ remove: entries(seen.forget) });
   await updateIf(ctx, { Key: { id: readersId(queue) }, ...removal }, false);
   return { live: seen.live, forget: [] };
+}
+
+/**
+ * Removes the entry of the reader `token` from `queue`'s readers item (a graceful stop): the other
+ * readers split its shards at their next heartbeat instead of once its entry is READER_LIVE_MS
+ * old. Touches only that entry, and never creates the item (a queue whose item is gone stays so).
+ */
+export async function leaveReaders(ctx: StoreContext, queue: string, token: string): Promise<void> {
+  // A REMOVE alone names no values, and DynamoDB refuses an empty ExpressionAttributeValues.
+  const { ExpressionAttributeValues: _none, ...removal } = buildUpdate({ remove: entries([token]) });
+  await updateIf(ctx, { Key: { id: readersId(queue) }, ...guarded(removal, present()) }, false);
 }
 
 /** The attribute names of the entries of `tokens`. */

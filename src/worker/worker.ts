@@ -534,6 +534,15 @@ export class Worker {
     this.events.emit('worker.idle', { at: this.options.clock() });
   }
 
+  /** Tells the store this worker reads its queues no more; a failure is logged (the entry then lapses on its own). */
+  private async leaveReaders(): Promise<void> {
+    try {
+      await this.options.store.leaveReaders?.();
+    } catch (err) {
+      this.options.logger.warn('worker.leave_readers_failed', { owner: this.owner, error: err });
+    }
+  }
+
   private async shutdown(graceMs: number): Promise<StopReport> {
     const o = this.options;
     const t0 = o.clock();
@@ -550,6 +559,8 @@ export class Worker {
     const heldAtStop = [...this.held.values()];
     this.kick();
     await this.loopDone;
+    // It claims nothing more: leave the queues' readers now, so the others take its shards while it drains.
+    const left = this.leaveReaders();
     const draining = [...new Set([...heldAtStop, ...this.held.values()])];
     let graceTimer: TimerHandle | undefined;
     let deadline = o.clock() + graceMs;
@@ -575,6 +586,7 @@ export class Worker {
     const results = await Promise.all(toRelease.map((h) => this.releaseHeld(h, `worker ${this.owner} stopped`)));
     // Acks already in flight finish (they are short); then nothing is held.
     await Promise.all(remaining.map((h) => h.ended));
+    await left;
     const releasedIds = toRelease.filter((_, i) => results[i]).map((h) => h.lease.id);
     const report: StopReport = {
       drained: draining.length - toRelease.length,

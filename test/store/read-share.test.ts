@@ -13,6 +13,7 @@ import type { LeaseHints } from '../../src/store/lease-hints.js';
 import type { StoreContext } from '../../src/store/context.js';
 import { FOREIGN_GRACE_MS, READER_LIVE_MS, claimGround, fallbackRank, homeShards, ownsJob, readerView } from '../../src/store/read-share.js';
 import { READER_FORGET_MS, heartbeatReaders, readersId } from '../../src/store/readers.js';
+import { READER_HEARTBEAT_MS } from '../../src/store/read-share.js';
 import { TABLE_SCHEMA } from '../../src/schema.js';
 import { countRequests } from '../support/count.js';
 import { endpoint, freshQueue } from '../support/harness.js';
@@ -136,6 +137,49 @@ describe('readers heartbeat', () => {
     }
     expect(w.count.counts.UpdateItem).toBe(20); // the claims only
     w.client.destroy();
+  });
+});
+
+describe('leaving the readers (a graceful stop)', () => {
+  it('removes only its own entry, never creates an item, and the next lease call registers again', async () => {
+    const { tableName, clock, raw } = await freshQueue();
+    const w = ownClient(tableName, clock);
+    await raw.put({ id: readersId('q'), rd_other: clock.now });
+    expect(await w.queue.lease({ owner: 'w', queues: ['q', 'p'], ttlMs: TTL })).toEqual([]); // registers in both
+    await raw.delete(readersId('p')); // as the item's TTL would
+    const entriesOf = async (queue: string) => Object.keys((await raw.get(readersId(queue))) ?? {}).filter((k) => k.startsWith('rd_'));
+    const mine = `rd_${hintsOf(w.queue).readerToken}`;
+    expect((await entriesOf('q')).sort()).toEqual([mine, 'rd_other'].sort());
+    w.count.reset();
+    await w.queue.leaveReaders();
+    expect(await entriesOf('q')).toEqual(['rd_other']);
+    expect(await raw.get(readersId('p'))).toBeUndefined();
+    expect(w.count.counts.UpdateItem).toBe(2);
+    await w.queue.leaveReaders(); // registered nowhere now: nothing to send
+    expect(w.count.counts.UpdateItem).toBe(2);
+    await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL });
+    expect((await entriesOf('q')).sort()).toEqual([mine, 'rd_other'].sort());
+    w.client.destroy();
+  });
+
+  it("the other readers take a leaver's jobs at their next heartbeat, without waiting for its entry to lapse or for the grace", async () => {
+    const { queue, tableName, clock } = await freshQueue();
+    const a = ownClient(tableName, clock);
+    const b = ownClient(tableName, clock);
+    // Both register through a lease call; b's shows both.
+    for (const w of [a, b]) expect(await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).toEqual([]);
+    const view = (w: typeof a) => readerView([hintsOf(a.queue).readerToken, hintsOf(b.queue).readerToken], hintsOf(w.queue).readerToken)!;
+    expect(hintsOf(b.queue).view('q', clock.now)).toEqual(view(b));
+    await a.queue.leaveReaders();
+    clock.advance(READER_HEARTBEAT_MS); // b's next heartbeat is due; a's entry, had it stayed, would still be live
+    // Jobs due now (no grace has passed): one of b's, three a's would own.
+    const owned = (w: typeof a) => ids.filter((x) => ownsJob(view(w), x, shardOf(x, QUEUE_SHARDS), QUEUE_SHARDS));
+    const jobs = [owned(b)[0]!, ...owned(a).slice(0, 3)];
+    await queue.enqueueMany(jobs.map((id) => ({ queue: 'q', payload: null, id })));
+    const got = (await b.queue.lease({ owner: 'b', queues: ['q'], ttlMs: TTL, max: 16 })).map((l) => l.id);
+    expect(got.sort()).toEqual(jobs.sort());
+    a.client.destroy();
+    b.client.destroy();
   });
 });
 

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import type { StoreContext } from '../../src/store/context.js';
+import { readersId } from '../../src/store/readers.js';
 import { manualTime } from '../../src/testing/manual-time.js';
-import { deferred, next, nth, record, workerTable } from './support.js';
+import { Worker } from '../../src/worker/worker.js';
+import { WatchedStore, deferred, next, nth, record, workerTable } from './support.js';
 
 describe('worker lifecycle: tracked leases, heartbeat, stop', () => {
   it('a gracefully stopped worker hands its jobs back at once: another worker runs them well before the lease would lapse', async () => {
@@ -59,6 +62,38 @@ describe('worker lifecycle: tracked leases, heartbeat, stop', () => {
     for (const c of claims) expect(c.at).toBeLessThan(aExpiry);
     for (const id of ids) expect(await t.queue.get(id)).toMatchObject({ state: 'done', attempts: 1 }); // a release gives the attempt back
     gate.resolve();
+  });
+
+  it("a gracefully stopped worker leaves its queues' readers as soon as it claims no more, before its handlers finish", async () => {
+    const t = await workerTable();
+    await t.queue.enqueue({ queue: 'slow', payload: null });
+    const gate = deferred();
+    const { worker, store } = t.worker({ handlers: { slow: () => gate.promise } });
+    const started = next(worker, 'job.started');
+    worker.start();
+    await started;
+    const entry = `rd_${(t.queue as unknown as { ctx: StoreContext }).ctx.hints.readerToken}`;
+    expect((await t.raw.get(readersId('slow')))?.[entry]).toBeTypeOf('number');
+    const stopped = worker.stop({ graceMs: 10_000 });
+    await store.left.promise;
+    expect(worker.running).toBe(1); // still draining
+    expect((await t.raw.get(readersId('slow')))?.[entry]).toBeUndefined();
+    gate.resolve();
+    expect(await stopped).toMatchObject({ drained: 1, abandoned: 0 });
+  });
+
+  it('a stop whose leaving fails still completes, and logs it (the entry then lapses on its own)', async () => {
+    const t = await workerTable();
+    class LeaveFails extends WatchedStore {
+      override leaveReaders(): Promise<void> {
+        return Promise.reject(new Error('table unavailable'));
+      }
+    }
+    const worker = new Worker({ store: new LeaveFails(t.queue), logger: t.logger, owner: 'leaver', pollIntervalMs: 50, handlers: { q: () => null } });
+    worker.start();
+    await worker.whenIdle();
+    await expect(worker.stop()).resolves.toMatchObject({ abandoned: 0, releaseFailures: 0 });
+    expect(t.logger.events('worker.leave_readers_failed')[0]?.fields).toMatchObject({ owner: 'leaver' });
   });
 
   it('a stopped worker claims nothing more, even when new jobs arrive', async () => {

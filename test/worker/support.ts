@@ -111,6 +111,13 @@ export class WatchedStore implements JobStore {
       this.renewing.delete(call);
     }
   }
+  /** Resolves when the worker has left its queues' readers (its graceful stop). */
+  readonly left = deferred();
+  async leaveReaders(): Promise<void> {
+    this.calls.push({ op: 'leaveReaders' });
+    await this.inner.leaveReaders?.();
+    this.left.resolve();
+  }
   release(lease: Lease, opts?: { reason?: string }) {
     this.calls.push({ op: 'release', id: lease.id, generation: lease.generation });
     return this.inner.release(lease, opts);
