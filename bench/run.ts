@@ -254,6 +254,9 @@ try {
         ceilingUpdatesPerSec: round(ceiling, 1),
         maxJobsPerSec: round(ceiling / 3, 1),
         ratio: round(t.jobsPerSec / (ceiling / 3), 2),
+        // The same between 10% and 90% of the jobs done: a steady rate, as the ceiling is (it counts after a warm-up).
+        steadyJobsPerSec: round(t.steadyJobsPerSec, 1),
+        steadyRatio: round(t.steadyJobsPerSec / (ceiling / 3), 2),
         // Cores each process used: the bench process (client) and the emulator, in the ceiling and in this row.
         cores: {
           ceiling: {
@@ -285,6 +288,7 @@ try {
         'jobs/s',
         'ceiling/3',
         'ratio',
+        'jobs/s, ratio 10-90%',
         'cores bench+emu (ceiling)',
         'req/job',
         'writes/job',
@@ -301,6 +305,7 @@ try {
         r.jobsPerSec,
         r.maxJobsPerSec,
         r.ratio,
+        `${r.steadyJobsPerSec}, ${r.steadyRatio}`,
         `${r.cores.throughput.client}+${r.cores.throughput.emulator ?? '?'} (${r.cores.ceiling.client}+${r.cores.ceiling.emulator ?? '?'})`,
         r.requestsPerJob.total,
         r.writesPerJob,
@@ -321,6 +326,9 @@ try {
       `   * modelled (the emulator does not count index writes); SQS standard: $${sqsDollarsPerMillionJobs().toFixed(2)} per million jobs (3 requests). Prices: ${PRICES.region}, $${PRICES.writeRequestUnitPerMillion}/M WRU, $${PRICES.readRequestUnitPerMillion}/M RRU.`,
     );
     log(`   memory: the bench process hosting the workers and the producer, at the end of each run.`);
+    log(
+      `   jobs/s and ratio: from the workers' start to the last job done; 10-90%: between 10% and 90% of the jobs done (the steady state, as the ceiling counts after a warm-up).`,
+    );
     log(
       `   cores: CPU the bench process (producer, workers, SDK) and the emulator used during the row, and during the ceiling; this machine has ${machine.cpus}.`,
     );

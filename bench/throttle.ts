@@ -10,7 +10,7 @@
 import { benchClient, benchQueue, freshBenchTable } from '../tools/env.js';
 import { capacity, DEFAULT_MIX, PARTITION_LIMITS } from '../tools/capacity-model.js';
 import { createMeter } from '../tools/meter.js';
-import { waitFor } from '../tools/stats.js';
+import { steadyRate, waitFor, type DoneMark } from '../tools/stats.js';
 import { startThrottleProxy, type ThrottleCounts } from '../tools/throttle-proxy.js';
 import { createWorker, type BenchWorker } from '../tools/workers.js';
 import { EnqueueIncompleteError } from '../src/errors.js';
@@ -91,7 +91,7 @@ export async function measureThrottled(
     };
     // The steady state: the rate between 10% and 90% of the jobs done (start-up and the last
     // stragglers are not what the model describes).
-    const marks: { at: number; done: number }[] = [];
+    const marks: DoneMark[] = [];
     const done = () => workers.reduce((a, w) => a + w.counters().done, 0);
     await Promise.all([
       produce(),
@@ -107,9 +107,7 @@ export async function measureThrottled(
       ),
     ]);
     const seconds = (performance.now() - t0) / 1000;
-    const from = marks.find((m) => m.done >= args.jobs * 0.1)!;
-    const to = marks.find((m) => m.done >= args.jobs * 0.9)!;
-    const steady = (to.done - from.done) / ((to.at - from.at) / 1000);
+    const steady = steadyRate(marks, args.jobs);
     const [stats] = await producer.stats(['bench']);
     const c = proxy.counts;
     const byKind: Record<string, number> = {};

@@ -8,7 +8,7 @@ import type { ShardCounts } from '../src/store/shard-layout.js';
 import { benchClient, benchQueue, freshBenchTable } from '../tools/env.js';
 import { processCpuMs } from './cpu.js';
 import { createMeter, type MeterCounts } from '../tools/meter.js';
-import { waitFor } from '../tools/stats.js';
+import { steadyRate, waitFor, type DoneMark } from '../tools/stats.js';
 import { createWorker, type BenchWorker } from '../tools/workers.js';
 
 /** One throughput measurement. */
@@ -18,6 +18,8 @@ export interface ThroughputResult {
   readonly jobs: number;
   readonly seconds: number;
   readonly jobsPerSec: number;
+  /** Jobs per second between 10% and 90% of the jobs done: the steady state, as the ceiling is measured (after a warm-up). */
+  readonly steadyJobsPerSec: number;
   readonly enqueueSeconds: number;
   readonly counts: MeterCounts;
   readonly leaseCalls: number;
@@ -79,7 +81,17 @@ export async function measureThroughput(
     await Promise.all(batches);
     const enqueueSeconds = (performance.now() - t0) / 1000;
     const total = args.jobs + 1;
-    await waitFor('all jobs done', () => (workers.reduce((a, w) => a + w.counters().done, 0) >= total ? true : undefined), 600_000, 5);
+    const marks: DoneMark[] = [];
+    await waitFor(
+      'all jobs done',
+      () => {
+        const done = workers.reduce((a, w) => a + w.counters().done, 0);
+        marks.push({ at: performance.now(), done });
+        return done >= total ? true : undefined;
+      },
+      600_000,
+      5,
+    );
     const seconds = (performance.now() - t0) / 1000;
     const cpu = process.cpuUsage(cpu0);
     const emu1 = processCpuMs(args.emulatorPid ?? null);
@@ -91,6 +103,7 @@ export async function measureThroughput(
       jobs: args.jobs,
       seconds,
       jobsPerSec: args.jobs / seconds,
+      steadyJobsPerSec: steadyRate(marks, total),
       enqueueSeconds,
       counts,
       leaseCalls: workers.reduce((a, w) => a + w.counters().polls, 0),

@@ -22,5 +22,22 @@ export async function waitFor<T>(what: string, check: () => T | undefined | Prom
   }
 }
 
+/** How many jobs were done at a moment (`at`: performance.now() ms). */
+export interface DoneMark {
+  readonly at: number;
+  readonly done: number;
+}
+
+/**
+ * The rate (per second) between the first marks with `from` and `to` of `total` jobs done: the
+ * steady state, without the start-up and the last stragglers.
+ */
+export function steadyRate(marks: readonly DoneMark[], total: number, from = 0.1, to = 0.9): number {
+  const a = marks.find((m) => m.done >= total * from);
+  const b = marks.find((m) => m.done >= total * to);
+  if (!a || !b || b.at <= a.at) throw new Error(`steadyRate: no marks spanning ${from * 100}%-${to * 100}% of ${total} jobs`);
+  return (b.done - a.done) / ((b.at - a.at) / 1000);
+}
+
 /** Rounds to `digits` decimals. */
 export const round = (x: number, digits = 2): number => Math.round(x * 10 ** digits) / 10 ** digits;
