@@ -169,6 +169,8 @@ export function lambdaWorker(opts: LambdaWorkerOptions): (event: unknown, contex
         leaseTtlMs: plan.leaseTtlMs,
         pollIntervalMs: opts.pollIntervalMs,
         handlerTimeoutMs: opts.handlerTimeoutMs,
+        // The sandbox may lease again at the next invocation: its reader entry stays (it lapses in 5 s).
+        leaveReadersOnStop: false,
         logger,
         clock,
       });

@@ -13,7 +13,7 @@
  */
 import { TABLE_SCHEMA } from '../schema.js';
 import type { StoreContext } from './context.js';
-import { buildUpdate } from './expression.js';
+import { buildUpdate, type ExpressionParts } from './expression.js';
 import { guarded, present } from './guards.js';
 import { updateIf } from './io.js';
 import { READER_LIVE_MS, type ReadersSeen } from './read-share.js';
@@ -51,9 +51,7 @@ export async function heartbeatReaders(
   const item = (await updateIf(ctx, { Key: { id: readersId(queue) }, ...update })) ?? {};
   const seen = readersOf(item, now);
   if (!cleanNow || seen.forget.length === 0) return seen;
-  // A REMOVE alone names no values, and DynamoDB refuses an empty ExpressionAttributeValues.
-  const { ExpressionAttributeValues: _none, ...removal } = buildUpdate({ remove: entries(seen.forget) });
-  await updateIf(ctx, { Key: { id: readersId(queue) }, ...removal }, false);
+  await updateIf(ctx, { Key: { id: readersId(queue) }, ...removalOf(seen.forget) }, false);
   return { live: seen.live, forget: [] };
 }
 
@@ -63,9 +61,14 @@ export async function heartbeatReaders(
  * old. Touches only that entry, and never creates the item (a queue whose item is gone stays so).
  */
 export async function leaveReaders(ctx: StoreContext, queue: string, token: string): Promise<void> {
+  await updateIf(ctx, { Key: { id: readersId(queue) }, ...guarded(removalOf([token]), present()) }, false);
+}
+
+/** An update that removes the entries of `tokens` and nothing else. */
+function removalOf(tokens: readonly string[]): Omit<ExpressionParts, 'ExpressionAttributeValues'> {
   // A REMOVE alone names no values, and DynamoDB refuses an empty ExpressionAttributeValues.
-  const { ExpressionAttributeValues: _none, ...removal } = buildUpdate({ remove: entries([token]) });
-  await updateIf(ctx, { Key: { id: readersId(queue) }, ...guarded(removal, present()) }, false);
+  const { ExpressionAttributeValues: _none, ...removal } = buildUpdate({ remove: entries(tokens) });
+  return removal;
 }
 
 /** The attribute names of the entries of `tokens`. */

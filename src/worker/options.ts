@@ -26,6 +26,7 @@ export interface ResolvedWorkerOptions {
   readonly maxPollIntervalMs: number;
   readonly handlerTimeoutMs: number | undefined;
   readonly isolateCrashes: boolean;
+  readonly leaveReadersOnStop: boolean;
   readonly clock: () => number;
   /** Every wait the worker makes, in the time of `clock`. */
   readonly timers: WorkerTimers;
@@ -47,6 +48,7 @@ const KNOWN = [
   'maxPollIntervalMs',
   'handlerTimeoutMs',
   'isolateCrashes',
+  'leaveReadersOnStop',
   'clock',
   'timers',
   'logger',
@@ -72,6 +74,11 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
       throw new ValidationError('options.store', store, `must implement JobStore (missing ${m}())`);
     }
   }
+  // The optional ones: absent, or functions (a value of another kind would fail only when called).
+  for (const m of ['limitWait', 'leaveReaders'] as const) {
+    const v = (store as unknown as Record<string, unknown>)[m];
+    if (v !== undefined && typeof v !== 'function') throw new ValidationError(`options.store.${m}`, v, 'must be a function when present');
+  }
   const handlers = new Map<string, HandlerDefinition>();
   const h = checkObject('options.handlers', options.handlers);
   for (const [name, value] of Object.entries(h)) {
@@ -93,8 +100,8 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
       throw new ValidationError('options.timers', Object.keys(t), 'needs setTimeout() and clearTimeout()');
     }
   }
-  if (options.isolateCrashes !== undefined && typeof options.isolateCrashes !== 'boolean') {
-    throw new ValidationError('options.isolateCrashes', options.isolateCrashes, 'must be a boolean');
+  for (const field of ['isolateCrashes', 'leaveReadersOnStop'] as const) {
+    if (options[field] !== undefined && typeof options[field] !== 'boolean') throw new ValidationError(`options.${field}`, options[field], 'must be a boolean');
   }
   const random = options.random ?? Math.random;
   const leaseTtlMs = options.leaseTtlMs === undefined ? WORKER_DEFAULTS.leaseTtlMs : checkTtl('options.leaseTtlMs', options.leaseTtlMs);
@@ -114,6 +121,7 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
     maxPollIntervalMs,
     handlerTimeoutMs: options.handlerTimeoutMs === undefined ? undefined : checkInt('options.handlerTimeoutMs', options.handlerTimeoutMs, 1, MAX_TTL_MS),
     isolateCrashes: options.isolateCrashes ?? true,
+    leaveReadersOnStop: options.leaveReadersOnStop ?? true,
     clock: options.clock ?? Date.now,
     timers: options.timers ?? REAL_TIMERS,
     logger: options.logger ?? defaultLogger(),

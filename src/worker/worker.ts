@@ -536,6 +536,7 @@ export class Worker {
 
   /** Tells the store this worker reads its queues no more; a failure is logged (the entry then lapses on its own). */
   private async leaveReaders(): Promise<void> {
+    if (!this.options.leaveReadersOnStop) return;
     try {
       await this.options.store.leaveReaders?.();
     } catch (err) {

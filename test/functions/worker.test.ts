@@ -39,6 +39,10 @@ class RecordingStore implements JobStore {
     this.calls.push({ op: 'release', at: Date.now(), id: lease.id });
     return out;
   }
+  async leaveReaders() {
+    this.calls.push({ op: 'leaveReaders', at: Date.now() });
+    await this.inner.leaveReaders?.();
+  }
 }
 
 function deferred<T = void>() {
@@ -149,6 +153,8 @@ describe('lambdaWorker', () => {
     expect(released).toMatchObject({ state: 'pending', attempts: 0, settledBy: 'released' });
     expect(released!.leaseOwner).toBeUndefined();
     expect(await raw.get('slow-unclaimed')).toMatchObject({ state: 'pending', attempts: 0 });
+    // The sandbox stays a reader (it may lease again at once): no leave and re-register, two writes, per invocation.
+    expect(store.calls.filter((c) => c.op === 'leaveReaders')).toEqual([]);
     // Another invocation is woken for what is left.
     expect(bodies(await drain(wakeUrl, 2))).toContainEqual({ queue: 'slow' });
   });

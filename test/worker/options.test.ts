@@ -31,6 +31,8 @@ describe('worker options', () => {
     ['options.timers', { timers: 'fake' }],
     ['options.timers.setTimeout', { timers: { setTimeout: 1, clearTimeout: () => undefined } }],
     ['options.timers', { timers: { setTimeout: () => 1 } }],
+    ['options.leaveReadersOnStop', { leaveReadersOnStop: 'no' }],
+    ['options.store.leaveReaders', { store: Object.assign(Object.create(queue) as object, { leaveReaders: 'not a function' }) }],
   ])('refuses a bad %s with a ValidationError naming it', (field, bad) => {
     const err = (() => {
       try {
