@@ -80,9 +80,11 @@ export async function measureThroughput(
     const total = args.jobs + 1;
     // Sampled from the start, while the producer enqueues: the steady rate's 10% and 90% marks.
     const marks: DoneMark[] = [];
+    let abandoned = false; // a producer failed: stop sampling, the row is lost
     const finished = waitFor(
       'all jobs done',
       () => {
+        if (abandoned) return false;
         const done = workers.reduce((a, w) => a + w.counters().done, 0);
         marks.push({ at: performance.now(), done });
         return done >= total ? true : undefined;
@@ -91,7 +93,10 @@ export async function measureThroughput(
       5,
     );
     for (let p = 0; p < (args.producers ?? 1); p++) batches.push(produce());
-    await Promise.all(batches);
+    await Promise.all(batches).catch((err: unknown) => {
+      abandoned = true;
+      throw err;
+    });
     const enqueueSeconds = (performance.now() - t0) / 1000;
     await finished;
     const seconds = (performance.now() - t0) / 1000;
