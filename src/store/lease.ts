@@ -24,7 +24,8 @@
  * scheduled reclaim. The index is only a hint; the conditional write decides.
  *
  * Read share (read-share.ts, readers.ts): a JobQueue registers among a queue's readers on its
- * first lease call there and keeps a heartbeat while it meets others or loses races. With other
+ * first lease call there (and looks again until they settle, so workers that start together
+ * split alike from their first claim) and keeps a heartbeat while it meets others or loses races. With other
  * live readers it reads its own ready shards and claims its own priority-0 jobs first (prioritized
  * jobs and orphans are anyone's), so readers of one queue lose no claim races; instead of a sweep,
  * a short read patrols one other shard now and then for jobs their owner left past the grace. A
@@ -43,7 +44,7 @@ import { updateIf } from './io.js';
 import { READ_AHEAD } from './lease-hints.js';
 import { partitionQuery, queryEach, queryItems, shardPartitions } from './query.js';
 import { claimGround, homeShards, type ReaderView } from './read-share.js';
-import { heartbeatReaders } from './readers.js';
+import { heartbeatReaders, joinReaders } from './readers.js';
 import { shardLayout } from './shard-layout.js';
 
 /** A due job as the index shows it; only a hint until the conditional write lands. */
@@ -134,8 +135,11 @@ async function heartbeat(ctx: StoreContext, queues: readonly string[], now: numb
       .filter((q) => ctx.hints.readersDue(q, now))
       .map(async (q) => {
         try {
-          const first = !ctx.hints.sawReadersOf(q);
-          ctx.hints.sawReaders(q, await heartbeatReaders(ctx, q, ctx.hints.readerToken, now, ctx.hints.readersToForget(q), first), now);
+          const token = ctx.hints.readerToken;
+          const forget = ctx.hints.readersToForget(q);
+          // The first on this queue joins: it registers, then looks until the readers settle (readers.ts).
+          const seen = ctx.hints.sawReadersOf(q) ? await heartbeatReaders(ctx, q, token, now, forget) : await joinReaders(ctx, q, token, now, forget);
+          ctx.hints.sawReaders(q, seen, now);
         } catch (err) {
           ctx.logger.warn('readers.heartbeat_failed', { queue: q, error: err });
         }

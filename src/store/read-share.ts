@@ -33,6 +33,18 @@ export interface ReadersSeen {
   readonly forget: readonly string[];
 }
 
+/**
+ * A JobQueue joining a queue's readers (its first lease call there) looks at the readers item
+ * again this long after it registered (ms of real time), and again while the live readers keep
+ * changing, at most JOIN_LOOKS times, before it claims: workers that start together (a deploy, a
+ * scale-out) then split the queue by the same view from their first claim instead of racing for
+ * one another's jobs until their next heartbeat.
+ */
+export const JOIN_SETTLE_MS = 50;
+
+/** The most looks a joining JobQueue takes at the readers item before it claims (see JOIN_SETTLE_MS). */
+export const JOIN_LOOKS = 3;
+
 /** How long a due job may wait for its owner before one more reader takes it (ms of the store clock). */
 export const FOREIGN_GRACE_MS = 1_000;
 

@@ -15,8 +15,8 @@ import { TABLE_SCHEMA } from '../schema.js';
 import type { StoreContext } from './context.js';
 import { buildUpdate, type ExpressionParts } from './expression.js';
 import { guarded, present } from './guards.js';
-import { updateIf } from './io.js';
-import { READER_LIVE_MS, type ReadersSeen } from './read-share.js';
+import { readItem, updateIf } from './io.js';
+import { JOIN_LOOKS, JOIN_SETTLE_MS, READER_LIVE_MS, type ReadersSeen } from './read-share.js';
 
 /** A reader not seen for this long is removed from the item by the next heartbeat (ms). */
 export const READER_FORGET_MS = 60_000;
@@ -53,6 +53,44 @@ export async function heartbeatReaders(
   if (!cleanNow || seen.forget.length === 0) return seen;
   await updateIf(ctx, { Key: { id: readersId(queue) }, ...removalOf(seen.forget) }, false);
   return { live: seen.live, forget: [] };
+}
+
+/**
+ * A reader's first heartbeat on `queue` (it joins): registers as `heartbeatReaders` does with
+ * `cleanNow`, then looks at the item again JOIN_SETTLE_MS later, and again while the live readers
+ * keep changing (at most JOIN_LOOKS looks), and returns the last view. Readers that joined a moment
+ * after this one are in it, so JobQueues that start together split the queue alike from their
+ * first claim. A failed look is logged and the view so far is kept: it only costs lost races.
+ */
+export async function joinReaders(ctx: StoreContext, queue: string, token: string, now: number, forget: readonly string[] = []): Promise<ReadersSeen> {
+  let seen = await heartbeatReaders(ctx, queue, token, now, forget, true);
+  for (let look = 0; look < JOIN_LOOKS; look++) {
+    await new Promise((resolve) => setTimeout(resolve, JOIN_SETTLE_MS));
+    let next: ReadersSeen;
+    try {
+      next = await lookAtReaders(ctx, queue, ctx.clock());
+    } catch (err) {
+      ctx.logger.warn('readers.look_failed', { queue, error: err });
+      break;
+    }
+    const settled = sameReaders(seen.live, next.live);
+    seen = next;
+    if (settled) break;
+  }
+  return seen;
+}
+
+/** Whether two sorted lists of live readers name the same readers. */
+function sameReaders(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((t, i) => b[i] === t);
+}
+
+/**
+ * The queue's readers as the item shows them at `now`, read consistently and without writing: how
+ * a joining reader looks again before it claims (JOIN_SETTLE_MS). A missing item shows none.
+ */
+export async function lookAtReaders(ctx: StoreContext, queue: string, now: number): Promise<ReadersSeen> {
+  return readersOf((await readItem(ctx, readersId(queue))) ?? {}, now);
 }
 
 /**

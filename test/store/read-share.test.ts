@@ -11,10 +11,11 @@ import { shardOf } from '../../src/keys.js';
 import { QUEUE_SHARDS } from '../../src/schema.js';
 import type { LeaseHints } from '../../src/store/lease-hints.js';
 import type { StoreContext } from '../../src/store/context.js';
-import { FOREIGN_GRACE_MS, READER_LIVE_MS, claimGround, fallbackRank, homeShards, ownsJob, readerView } from '../../src/store/read-share.js';
+import { FOREIGN_GRACE_MS, JOIN_LOOKS, READER_LIVE_MS, claimGround, fallbackRank, homeShards, ownsJob, readerView } from '../../src/store/read-share.js';
 import { READER_FORGET_MS, heartbeatReaders, readersId } from '../../src/store/readers.js';
 import { READER_HEARTBEAT_MS } from '../../src/store/read-share.js';
 import { TABLE_SCHEMA } from '../../src/schema.js';
+import { memoryLogger } from '../../src/log.js';
 import { countRequests } from '../support/count.js';
 import { endpoint, freshQueue } from '../support/harness.js';
 
@@ -137,6 +138,102 @@ describe('readers heartbeat', () => {
     }
     expect(w.count.counts.UpdateItem).toBe(20); // the claims only
     w.client.destroy();
+  });
+});
+
+/** Runs `then` after each request of `command` the client sends about `queue`'s readers item (with how many came before). */
+function onReadersItem(client: ReturnType<typeof dynamoClient>, command: 'UpdateItem' | 'GetItem', queue: string, then: (n: number) => Promise<void>) {
+  let n = 0;
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      // The document client's input: marshalled or not, depending on where in its stack this runs.
+      const id = (args.input as { Key?: { id?: string | { S?: string } } }).Key?.id;
+      const about = String(context.commandName) === `${command}Command` && (typeof id === 'string' ? id : id?.S) === readersId(queue);
+      const out = await next(args);
+      if (about) await then(n++);
+      return out;
+    },
+    { step: 'initialize', name: `readers-${Math.random()}` },
+  );
+}
+
+describe('joining the readers (workers that start together)', () => {
+  it('a reader that registered a moment after this one is in its view before its first claim: they split alike and lose no claim', async () => {
+    const { queue, tableName, clock } = await freshQueue();
+    await queue.enqueueMany(ids.slice(0, 40).map((id) => ({ queue: 'q', payload: null, id })));
+    const a = ownClient(tableName, clock);
+    const b = ownClient(tableName, clock);
+    // b registers right after a does, before a claims: two workers started together.
+    onReadersItem(a.client, 'UpdateItem', 'q', async (n) => {
+      if (n === 0) await heartbeatReaders(ctxOf(b.queue), 'q', hintsOf(b.queue).readerToken, clock.now);
+    });
+    const view = (w: typeof a) => readerView([hintsOf(a.queue).readerToken, hintsOf(b.queue).readerToken], hintsOf(w.queue).readerToken)!;
+    const taken = new Set<string>();
+    for (const [name, w] of [
+      ['a', a],
+      ['b', b],
+    ] as const) {
+      w.count.reset(); // b's counts held the registration this test made for it
+      const got = await w.queue.lease({ owner: name, queues: ['q'], ttlMs: TTL, max: 16 });
+      expect(got.length).toBeGreaterThan(0);
+      for (const l of got) {
+        expect(ownsJob(view(w), l.id, shardOf(l.id, QUEUE_SHARDS), QUEUE_SHARDS), `${name} took ${l.id}`).toBe(true);
+        taken.add(l.id);
+      }
+      expect(w.count.counts.UpdateItem).toBe(got.length + 1); // its registration, then only won claims
+      expect(hintsOf(w.queue).view('q', clock.now)).toEqual(view(w));
+    }
+    expect(taken.size).toBeGreaterThan(16);
+    a.client.destroy();
+    b.client.destroy();
+  });
+
+  it(`looks again while the readers keep changing, at most JOIN_LOOKS (${JOIN_LOOKS}) times; alone, once; and not on later calls`, async () => {
+    const { queue, tableName, clock, raw } = await freshQueue();
+    await queue.enqueueMany(ids.slice(0, 8).map((id) => ({ queue: 'q', payload: null, id })));
+    const busy = ownClient(tableName, clock);
+    // Another reader joins after the registration and after every look: the view never settles.
+    const joiners: string[] = [];
+    const join = async () => {
+      joiners.push(`joiner${joiners.length}`);
+      await raw.set(readersId('q'), { [`rd_${joiners.at(-1)}`]: clock.now });
+    };
+    const busyLooks: number[] = [];
+    onReadersItem(busy.client, 'UpdateItem', 'q', join);
+    onReadersItem(busy.client, 'GetItem', 'q', async (n) => {
+      busyLooks.push(n);
+      await join();
+    });
+    expect(await busy.queue.lease({ owner: 'busy', queues: ['q'], ttlMs: TTL })).toHaveLength(1);
+    expect(busyLooks).toEqual(Array.from({ length: JOIN_LOOKS }, (_, i) => i));
+    // The last look saw every joiner but the one added after it.
+    expect(hintsOf(busy.queue).view('q', clock.now)?.count).toBe(1 + joiners.length - 1);
+
+    const alone = ownClient(tableName, clock);
+    const looks: number[] = [];
+    onReadersItem(alone.client, 'GetItem', 'p', async (n) => void looks.push(n));
+    expect(await alone.queue.lease({ owner: 'alone', queues: ['p'], ttlMs: TTL })).toEqual([]);
+    expect(looks).toEqual([0]);
+    clock.advance(READER_LIVE_MS);
+    await alone.queue.lease({ owner: 'alone', queues: ['p'], ttlMs: TTL });
+    expect(looks).toEqual([0]); // registered: no more looks
+    busy.client.destroy();
+    alone.client.destroy();
+  });
+
+  it("a failed look is logged and the lease call goes on with the registration's view", async () => {
+    const { queue, tableName, clock } = await freshQueue();
+    await queue.enqueue({ queue: 'q', payload: null, id: 'j' });
+    const client = dynamoClient({ endpoint: endpoint() });
+    const logger = memoryLogger();
+    const w = new JobQueue({ tableName, client, clock, logger });
+    onReadersItem(client, 'GetItem', 'q', async () => {
+      throw new Error('look refused');
+    });
+    expect((await w.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).map((l) => l.id)).toEqual(['j']);
+    expect(logger.events('readers.look_failed')).toHaveLength(1);
+    expect(hintsOf(w).sawReadersOf('q')).toBe(true);
+    client.destroy();
   });
 });
 
