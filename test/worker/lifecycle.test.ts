@@ -75,7 +75,12 @@ describe('worker lifecycle: tracked leases, heartbeat, stop', () => {
     const entry = `rd_${(t.queue as unknown as { ctx: StoreContext }).ctx.hints.readerToken}`;
     expect((await t.raw.get(readersId('slow')))?.[entry]).toBeTypeOf('number');
     const stopped = worker.stop({ graceMs: 10_000 });
-    await store.left.promise;
+    // The leave comes within a round trip of the stop; a worker that never leaves fails here in 5 s, not at the test's timeout.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      store.left.promise,
+      new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('the stopping worker did not leave the readers while it drained')), 5_000))),
+    ]).finally(() => clearTimeout(timer));
     expect(worker.running).toBe(1); // still draining
     expect((await t.raw.get(readersId('slow')))?.[entry]).toBeUndefined();
     gate.resolve();
