@@ -18,19 +18,21 @@
  * Candidates come from the sparse "work" index, never a Scan. A call first reads little: the
  * queue's prioritized partition (unless a fresh hint says it is empty), ONE ready shard (this
  * JobQueue's own for a few calls, then the next: see `nextShard` in lease-hints.ts), and the
- * scheduled shards a hint says may hold due jobs. Only when that cannot fill the request does it
- * sweep every partition (while it is losing claim races, only when it found nothing), and then,
- * still short, running jobs whose lease lapsed (orphans), so takeover does not wait for the
- * scheduled reclaim. The index is only a hint; the conditional write decides.
+ * scheduled shards a hint says may hold due jobs (with a read share, only its home shards'). Only
+ * when that cannot fill the request does it sweep every partition (while it is losing claim
+ * races, only when it found nothing), and then, still short, running jobs whose lease lapsed
+ * (orphans), so takeover does not wait for the scheduled reclaim. The index is only a hint; the
+ * conditional write decides.
  *
  * Read share (read-share.ts, readers.ts): a JobQueue registers among a queue's readers on its
  * first lease call there (and looks again until they settle, so workers that start together
- * split alike from their first claim) and keeps a heartbeat while it meets others or loses races. With other
- * live readers it reads its own ready shards and claims its own priority-0 jobs first (prioritized
- * jobs and orphans are anyone's), so readers of one queue lose no claim races; instead of a sweep,
- * a short read patrols one other shard now and then for jobs their owner left past the grace. A
- * call that found nothing of its own sweeps as before and takes others' jobs (its claim share of
- * them): the split never makes a lease come back empty while it read due jobs.
+ * split alike from their first claim) and keeps a heartbeat while it meets others or loses races.
+ * With other live readers it reads its own ready and scheduled shards and claims its own
+ * priority-0 jobs first (prioritized jobs and orphans are anyone's), so readers of one queue lose
+ * no claim races; instead of a sweep, a short read patrols one other shard (its ready and
+ * scheduled partitions) now and then for jobs their owner left past the grace. A call that found
+ * nothing of its own sweeps as before and takes others' jobs (its claim share of them): the split
+ * never makes a lease come back empty while it read due jobs.
  */
 import type { Lease } from '../job.js';
 import { leaseKeys, leasePartition, prioritizedPartition, readyPartition, scheduledPartition, shardOf } from '../keys.js';
@@ -45,7 +47,7 @@ import { READ_AHEAD } from './lease-hints.js';
 import { partitionQuery, queryEach, queryItems, shardPartitions } from './query.js';
 import { claimGround, homeShards, type ReaderView } from './read-share.js';
 import { heartbeatReaders, joinReaders } from './readers.js';
-import { shardLayout } from './shard-layout.js';
+import { shardLayout, type ShardLayout } from './shard-layout.js';
 
 /** A due job as the index shows it; only a hint until the conditional write lands. */
 export interface Candidate {
@@ -289,7 +291,7 @@ export async function findCandidates(
     const view = shared?.get(queue);
     const shard = view ? ctx.hints.nextHome(queue, homeShards(view, layout.queueShards)) : ctx.hints.nextShard(queue, queueShards);
     first.push({ kind: 'ready', queue, pk: readyPartition(queue, shard) });
-    for (let s = 0; s < queueShards; s++) {
+    for (const s of scheduledShards(view, layout)) {
       if (ctx.hints.scheduledMayBeDue(queue, s, now)) first.push({ kind: 'sched', queue, shard: s, pk: scheduledPartition(queue, s) });
     }
   }
@@ -312,9 +314,14 @@ export async function findCandidates(
     if (found.length === 0) {
       await readAll(sweepOf(queues, queueShards));
     } else {
-      const patrols = queues.flatMap((queue) => {
+      const patrols = queues.flatMap((queue): PartitionRead[] => {
         const shard = ctx.hints.patrol(queue, now, queueShards);
-        return shard === undefined ? [] : [{ kind: 'ready' as const, queue, pk: readyPartition(queue, shard) }];
+        if (shard === undefined) return [];
+        // The shard's scheduled partition too: its home readers may be busy when its jobs fall due.
+        const sched: PartitionRead[] = ctx.hints.scheduledMayBeDue(queue, shard, now)
+          ? [{ kind: 'sched', queue, shard, pk: scheduledPartition(queue, shard) }]
+          : [];
+        return [{ kind: 'ready', queue, pk: readyPartition(queue, shard) }, ...sched];
       });
       if (patrols.length === 0) return ownDue.sort(byPriorityThenAge).slice(0, limit);
       await readAll(patrols);
@@ -333,6 +340,18 @@ export async function findCandidates(
   // reclaim returns them within one period, and an idle worker takes them over at once.
   if (found.length < orphansBelow) all = found.concat(await findOrphans(ctx, queues, now, limit));
   return all.sort(byPriorityThenAge).slice(0, limit);
+}
+
+/**
+ * The scheduled shards a lease call reads first. Without a share, every one the layout covers.
+ * With one, those of its home shards (their other readers read the rest, and a patrol now and
+ * then), so a queue's scheduled reads a second grow with its shards, not with shards x readers;
+ * during a layout change also the old layout's shards past the new one, which are nobody's home.
+ */
+function scheduledShards(view: ReaderView | undefined, layout: ShardLayout): number[] {
+  const all = Array.from({ length: layout.read.queueShards }, (_, s) => s);
+  if (!view) return all;
+  return [...homeShards(view, layout.queueShards), ...all.slice(layout.queueShards)];
 }
 
 /** Every partition of `queues` a lease call may claim from (of `queueShards` ready and scheduled shards each). */

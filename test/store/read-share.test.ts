@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { JobQueue, dynamoClient } from '../../src/job-queue.js';
-import { shardOf } from '../../src/keys.js';
+import { scheduledPartition, shardOf } from '../../src/keys.js';
 import { QUEUE_SHARDS } from '../../src/schema.js';
 import type { LeaseHints } from '../../src/store/lease-hints.js';
 import type { StoreContext } from '../../src/store/context.js';
@@ -341,6 +341,60 @@ describe('JobQueues that met in a race split the queue', () => {
     expect(await lease(1)).toEqual([ofA[1], toA]); // (the exact bounds are the pure test's)
     clock.advance(FOREIGN_GRACE_MS);
     expect(await lease(2)).toEqual([ofA[2], toB]);
+    a.client.destroy();
+    b.client.destroy();
+  });
+
+  it("reads the scheduled partitions of its home shards only, and a patrolled shard's: a busy owner's due scheduled job is taken after the grace", async () => {
+    let r = 0;
+    const { queue, clock, a, b, viewOf } = await twoReaders({ random: () => r });
+    const va = viewOf(a);
+    const bShard = homeShards(viewOf(b), QUEUE_SHARDS)[0]!;
+    // A job of b's shard that falls back to a, scheduled a second on; b leases no more (busy).
+    const later = ids.find((x) => shardOf(x, QUEUE_SHARDS) === bShard && fallbackRank(va, x) === va.rank)!;
+    await queue.enqueue({ queue: 'q', payload: null, id: later, runAt: clock.now + 1_000 });
+    // a's jobs on the home shard its first call reads first.
+    const ofA = ids.filter((x) => shardOf(x, QUEUE_SHARDS) === homeShards(va, QUEUE_SHARDS)[0]);
+    const scheduledReads: string[] = [];
+    a.client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const values = (args.input as { ExpressionAttributeValues?: Record<string, unknown> }).ExpressionAttributeValues;
+        const pk = values?.[':pk'];
+        const text = typeof pk === 'string' ? pk : (pk as { S?: string } | undefined)?.S;
+        if (String(context.commandName).startsWith('Query') && text?.startsWith('sched|')) scheduledReads.push(text);
+        return next(args);
+      },
+      { step: 'initialize', name: 'scheduled-reads' },
+    );
+    r = (bShard + 0.5) / QUEUE_SHARDS; // a's patrols read b's shard
+    // A job of its own fills the call: no patrol, and only a's home shards' scheduled partitions are read.
+    await queue.enqueue({ queue: 'q', payload: null, id: ofA[0]! });
+    expect((await a.queue.lease({ owner: 'a', queues: ['q'], ttlMs: TTL, max: 1 })).map((l) => l.id)).toEqual([ofA[0]]);
+    expect(scheduledReads.sort()).toEqual(
+      homeShards(va, QUEUE_SHARDS)
+        .map((s) => scheduledPartition('q', s))
+        .sort(),
+    );
+    // Due, and a grace on: a's short read patrols b's shard, its scheduled partition too, and takes the job.
+    clock.advance(1_000 + FOREIGN_GRACE_MS);
+    scheduledReads.length = 0;
+    await queue.enqueue({ queue: 'q', payload: null, id: ofA[1]! });
+    expect((await a.queue.lease({ owner: 'a', queues: ['q'], ttlMs: TTL, max: 3 })).map((l) => l.id)).toEqual([ofA[1], later]); // its own first, then the fallback
+    expect(scheduledReads).toContain(scheduledPartition('q', bShard));
+    a.client.destroy();
+    b.client.destroy();
+  });
+
+  it("during a layout shrink, a reader with a share also reads the old layout's scheduled shards past the new one (nobody's home)", async () => {
+    const { queue, clock, a, b, viewOf } = await twoReaders({ random: () => 0 }); // patrols read shard 0
+    const retired = ids.find((x) => shardOf(x, QUEUE_SHARDS) === QUEUE_SHARDS - 1)!;
+    await queue.enqueue({ queue: 'q', payload: null, id: retired, runAt: clock.now + 1_000 });
+    await queue.configureShards({ queueShards: 2, globalShards: 2 });
+    clock.advance(1_000 + 2 * FOREIGN_GRACE_MS); // due, and past any reader's grace
+    const own = ids.find((x) => x !== retired && ownsJob(viewOf(a), x, shardOf(x, 2), 2) && shardOf(x, 2) === homeShards(viewOf(a), 2)[0])!;
+    await queue.enqueue({ queue: 'q', payload: null, id: own });
+    const got = (await a.queue.lease({ owner: 'a', queues: ['q'], ttlMs: TTL, max: 3 })).map((l) => l.id);
+    expect(got.sort()).toEqual([own, retired].sort());
     a.client.destroy();
     b.client.destroy();
   });
