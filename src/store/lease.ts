@@ -345,7 +345,7 @@ export async function findCandidates(
 /**
  * The scheduled shards a lease call reads first. Without a share, every one the layout covers.
  * With one, those of its home shards (their other readers read the rest, and a patrol now and
- * then), so a queue's scheduled reads a second grow with its shards, not with shards x readers;
+ * then), so a queue's scheduled reads a second are about max(shards, readers), not their product;
  * during a layout change also the old layout's shards past the new one, which are nobody's home.
  */
 function scheduledShards(view: ReaderView | undefined, layout: ShardLayout): number[] {
