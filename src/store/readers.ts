@@ -89,7 +89,7 @@ function sameReaders(a: readonly string[], b: readonly string[]): boolean {
  * The queue's readers as the item shows them at `now`, read consistently and without writing: how
  * a joining reader looks again before it claims (JOIN_SETTLE_MS). A missing item shows none.
  */
-export async function lookAtReaders(ctx: StoreContext, queue: string, now: number): Promise<ReadersSeen> {
+async function lookAtReaders(ctx: StoreContext, queue: string, now: number): Promise<ReadersSeen> {
   return readersOf((await readItem(ctx, readersId(queue))) ?? {}, now);
 }
 
