@@ -45,11 +45,21 @@ export class TableUnavailableError extends FenceqError {
 /** A batch enqueue could not write every job (DynamoDB kept some unprocessed); the others were written. */
 export class EnqueueIncompleteError extends FenceqError {
   override name = 'EnqueueIncompleteError';
-  /** Ids of the jobs that were not written. */
+  /**
+   * Ids of the jobs not written, or not known to be (a request that failed may have landed); every
+   * other job of the call was written. Enqueueing each again with its `id` is safe to repeat: an
+   * enqueue with an id writes nothing when the job exists.
+   */
   readonly unwrittenIds: readonly string[];
-  constructor(unwrittenIds: readonly string[], attempts: number, options?: { cause?: unknown }) {
-    super(`enqueue: ${unwrittenIds.length} job(s) still unprocessed after ${attempts} BatchWriteItem attempts; the rest were written`, options);
+  /** Where those jobs were in the `enqueueMany` inputs, in the same order (empty when not known). */
+  readonly unwrittenIndexes: readonly number[];
+  constructor(unwrittenIds: readonly string[], attempts: number, options?: { cause?: unknown; unwrittenIndexes?: readonly number[] }) {
+    super(
+      `enqueue: ${unwrittenIds.length} job(s) not written, or not known to be (BatchWriteItem gave up after ${attempts} attempts, or a request failed); every other job was written`,
+      options?.cause === undefined ? undefined : { cause: options.cause },
+    );
     this.unwrittenIds = unwrittenIds;
+    this.unwrittenIndexes = options?.unwrittenIndexes ?? [];
   }
 }
 

@@ -1,7 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { clientConfig } from './client-config.js';
-import { UnknownQueueError, ValidationError } from './errors.js';
+import { EnqueueIncompleteError, UnknownQueueError, ValidationError } from './errors.js';
 import { checkLimits, isUnlimited, type QueueLimits } from './flow-limits.js';
 import type { Job, Json, Lease } from './job.js';
 import type { JobStore, LeaseRequest } from './job-store.js';
@@ -15,7 +15,7 @@ import { cancelIfLive, type CancelOutcome } from './store/cancel.js';
 import { itemToJob } from './store/codec.js';
 import { fireHook, type DeadJobNotice, type QueueHooks, type StoreContext } from './store/context.js';
 import { findUndeliveredDeadNotices, markDeadNotifiedIfUndelivered } from './store/dead-notices.js';
-import { checkEnqueue, withPendingKeys, putGenerated, putIfAbsent, type EnqueueInput, type EnqueueOutcome } from './store/enqueue.js';
+import { checkEnqueue, incompleteEnqueue, withPendingKeys, putGenerated, putIfAbsent, type EnqueueInput, type EnqueueOutcome } from './store/enqueue.js';
 import { ensureTable } from './store/ensure-table.js';
 import { readItem } from './store/io.js';
 import { listQueuePage, nextQueueRotation, registerQueues, upgradeLegacyRegistry, type QueuePage } from './store/queue-registry.js';
@@ -229,17 +229,32 @@ export class JobQueue implements JobStore {
       for (const item of grouped) out.set(item.id as string, await enqueueGrouped(this.ctx, item, () => this.groupOnDead(item.queue as string)));
     };
     const chunks = Array.from({ length: Math.ceil(generated.length / 100) }, (_, k) => generated.slice(k * 100, k * 100 + 100));
+    // Jobs a chunk that gave up wrote before it did: written, though it has no outcome for them.
+    const writtenBeforeFailure = new Set<string>();
     const writeGenerated = async (): Promise<void> => {
-      for (let chunk = chunks.shift(); chunk; chunk = chunks.shift()) for (const o of await putGenerated(this.ctx, chunk)) out.set(o.id, o);
+      for (let chunk = chunks.shift(); chunk; chunk = chunks.shift()) {
+        try {
+          for (const o of await putGenerated(this.ctx, chunk)) out.set(o.id, o);
+        } catch (err) {
+          if (err instanceof EnqueueIncompleteError) {
+            const left = new Set(err.unwrittenIds);
+            for (const item of chunk) if (!left.has(item.id as string)) writtenBeforeFailure.add(item.id as string);
+          }
+          throw err; // this writer stops; the others take the chunks left
+        }
+      }
     };
     const writeKeyed = async (): Promise<void> => {
       for (let item = keyed.shift(); item; item = keyed.shift()) out.set(item.id as string, await putIfAbsent(this.ctx, item));
     };
-    await Promise.all([
+    // Every writer runs to its end, so a failure reports every job the call did not write.
+    const settled = await Promise.allSettled([
       writeGrouped(),
       ...Array.from({ length: Math.min(4, chunks.length) }, writeGenerated),
       ...Array.from({ length: Math.min(16, keyed.length) }, writeKeyed),
     ]);
+    const errors = settled.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
+    if (errors.length > 0) throw incompleteEnqueue(items, (id) => out.has(id) || writtenBeforeFailure.has(id), errors);
     return new Map(items.map((i) => [i.id as string, out.get(i.id as string)!]));
   }
 

@@ -46,6 +46,7 @@ export interface ErrorPayload {
   readonly state?: string;
   readonly tableName?: string;
   readonly unwrittenIds?: readonly string[];
+  readonly unwrittenIndexes?: readonly number[];
 }
 
 /** The reply of a direct invoke of the API or admin function. */
@@ -57,7 +58,8 @@ export function errorToPayload(err: unknown): ErrorPayload | undefined {
   if (err instanceof JobNotFoundError) return { name: err.name, message: err.message, jobId: err.jobId };
   if (err instanceof InvalidStateError) return { name: err.name, message: err.message, jobId: err.jobId, state: err.state };
   if (err instanceof TableUnavailableError) return { name: err.name, message: err.message, tableName: err.tableName };
-  if (err instanceof EnqueueIncompleteError) return { name: err.name, message: err.message, unwrittenIds: err.unwrittenIds };
+  if (err instanceof EnqueueIncompleteError)
+    return { name: err.name, message: err.message, unwrittenIds: err.unwrittenIds, unwrittenIndexes: err.unwrittenIndexes };
   if (err instanceof FenceqError) return { name: err.name, message: err.message };
   return undefined;
 }
@@ -82,7 +84,7 @@ export function errorFromPayload(p: ErrorPayload): FenceqError {
       err = new TableUnavailableError(p.tableName ?? '', p.message);
       break;
     case 'EnqueueIncompleteError':
-      err = new EnqueueIncompleteError(p.unwrittenIds ?? [], 0);
+      err = new EnqueueIncompleteError(p.unwrittenIds ?? [], 0, { unwrittenIndexes: p.unwrittenIndexes ?? [] });
       break;
     default:
       err = new FenceqError(p.message);

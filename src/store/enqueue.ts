@@ -139,28 +139,83 @@ const BATCH_WRITE_ITEMS = 25;
 
 /**
  * Writes prepared items whose ids the store generated, 25 per BatchWriteItem, retrying what
- * DynamoDB leaves unprocessed (throttling) as BATCH_WRITE_RETRY says. Throws if some are still
- * unwritten after that: the caller then knows the batch did not all land.
+ * DynamoDB leaves unprocessed (throttling) as BATCH_WRITE_RETRY says, one batch after another.
+ * Once a batch gives up (items still unprocessed) or its request fails, no later batch is sent,
+ * the items written so far are logged and announced (onJobsDue) as usual, and it throws
+ * EnqueueIncompleteError naming every item not known to be written: that batch's rest (all of it
+ * after a failed request, which may or may not have landed) and every later batch. A request that
+ * fails before anything was written throws its own error (translated), as before.
  */
 export async function putGenerated(ctx: StoreContext, items: readonly Item[]): Promise<EnqueueOutcome[]> {
+  let written = 0;
+  let stopped: { readonly rest: readonly Item[]; readonly attempts: number; readonly error?: unknown } | undefined;
   // Stryker disable next-line EqualityOperator: equivalent, a slice at the end is empty and its retry loop never runs
-  for (let i = 0; i < items.length; i += BATCH_WRITE_ITEMS) {
-    let rest = items.slice(i, i + BATCH_WRITE_ITEMS).map((Item) => ({ PutRequest: { Item } }));
-    for (let attempt = 1; rest.length > 0; attempt++) {
-      if (attempt > BATCH_WRITE_RETRY.attempts)
-        throw new EnqueueIncompleteError(
-          rest.map((r) => r.PutRequest.Item.id as string),
-          BATCH_WRITE_RETRY.attempts,
-        );
-      if (attempt > 1) await new Promise((r) => setTimeout(r, backoffDelay(BATCH_WRITE_RETRY.policy, attempt - 1, ctx.random)));
-      try {
-        const out = await ctx.doc.send(new BatchWriteCommand({ RequestItems: { [ctx.tableName]: rest } }));
-        rest = (out.UnprocessedItems?.[ctx.tableName] ?? []) as typeof rest;
-      } catch (err) {
-        throw translate(ctx, err);
-      }
+  for (let i = 0; i < items.length && !stopped; i += BATCH_WRITE_ITEMS) {
+    const batch = items.slice(i, i + BATCH_WRITE_ITEMS);
+    const left = await writeBatch(ctx, batch);
+    const unwritten = left.unwritten.length;
+    written += batch.length - unwritten;
+    if (unwritten > 0) stopped = { rest: [...left.unwritten, ...items.slice(i + BATCH_WRITE_ITEMS)], attempts: left.attempts, error: left.error };
+  }
+  const unwrittenIds = new Set(stopped?.rest.map((item) => item.id as string));
+  const out = announce(
+    ctx,
+    items.filter((item) => !unwrittenIds.has(item.id as string)),
+  );
+  if (stopped && written === 0 && stopped.error !== undefined) throw translate(ctx, stopped.error);
+  if (stopped)
+    throw new EnqueueIncompleteError([...unwrittenIds], stopped.attempts, { cause: stopped.error === undefined ? undefined : translate(ctx, stopped.error) });
+  return out;
+}
+
+/**
+ * Sends one batch (at most 25 items) until DynamoDB has processed all of it or BATCH_WRITE_RETRY
+ * gives up; returns what is left: the items still unprocessed, or the whole remainder (with the
+ * error) when a request failed, since that request may or may not have landed.
+ */
+async function writeBatch(
+  ctx: StoreContext,
+  batch: readonly Item[],
+): Promise<{ readonly unwritten: readonly Item[]; readonly attempts: number; readonly error?: unknown }> {
+  let rest = batch.map((Item) => ({ PutRequest: { Item } }));
+  let attempt = 0;
+  while (rest.length > 0) {
+    if (attempt === BATCH_WRITE_RETRY.attempts) break;
+    attempt++;
+    if (attempt > 1) await new Promise((r) => setTimeout(r, backoffDelay(BATCH_WRITE_RETRY.policy, attempt - 1, ctx.random)));
+    try {
+      const out = await ctx.doc.send(new BatchWriteCommand({ RequestItems: { [ctx.tableName]: rest } }));
+      rest = (out.UnprocessedItems?.[ctx.tableName] ?? []) as typeof rest;
+    } catch (error) {
+      return { unwritten: rest.map((r) => r.PutRequest.Item), attempts: attempt, error };
     }
   }
+  return { unwritten: rest.map((r) => r.PutRequest.Item), attempts: attempt };
+}
+
+/**
+ * What a batch enqueue that failed part-way throws, once every writer has ended: the first error
+ * itself when nothing was written (a missing table, say: the call failed whole), else
+ * EnqueueIncompleteError naming every job `written` does not vouch for, with where each was in
+ * the inputs (`items` are in input order) and the first failed request's error as its cause.
+ */
+export function incompleteEnqueue(items: readonly Item[], written: (id: string) => boolean, errors: readonly unknown[]): unknown {
+  const unwritten = items.flatMap((item, index) => (written(item.id as string) ? [] : [{ id: item.id as string, index }]));
+  const partial = errors.some((e) => e instanceof EnqueueIncompleteError);
+  if (!partial && unwritten.length === items.length) return errors[0];
+  return new EnqueueIncompleteError(
+    unwritten.map((u) => u.id),
+    BATCH_WRITE_RETRY.attempts,
+    // The error behind it: a failed request's, not a chunk's report of it (a give-up has none).
+    {
+      cause: errors.map((e) => (e instanceof EnqueueIncompleteError ? e.cause : e)).find((e) => e !== undefined),
+      unwrittenIndexes: unwritten.map((u) => u.index),
+    },
+  );
+}
+
+/** Logs each written item, notes it in the lease hints, and wakes workers once for those due now. */
+function announce(ctx: StoreContext, items: readonly Item[]): EnqueueOutcome[] {
   const due = new Set<string>();
   const out = items.map((item) => {
     notePending(ctx, item);

@@ -4,10 +4,11 @@ import { EnqueueIncompleteError, InvalidStateError, TableUnavailableError } from
 
 describe('typed errors across a direct invoke', () => {
   it('come back as their own class with their fields', () => {
-    const incomplete = errorFromPayload(JSON.parse(JSON.stringify(errorToPayload(new EnqueueIncompleteError(['a', 'b'], 8)))));
+    const incomplete = errorFromPayload(JSON.parse(JSON.stringify(errorToPayload(new EnqueueIncompleteError(['a', 'b'], 8, { unwrittenIndexes: [3, 7] })))));
     expect(incomplete).toBeInstanceOf(EnqueueIncompleteError);
     expect((incomplete as EnqueueIncompleteError).unwrittenIds).toEqual(['a', 'b']);
-    expect(incomplete.message).toMatch(/2 job\(s\) still unprocessed after 8/);
+    expect((incomplete as EnqueueIncompleteError).unwrittenIndexes).toEqual([3, 7]);
+    expect(incomplete.message).toMatch(/2 job\(s\) not written, or not known to be \(BatchWriteItem gave up after 8 attempts/);
     const state = errorFromPayload(JSON.parse(JSON.stringify(errorToPayload(new InvalidStateError('j', 'done', 'only a dead job can be requeued')))));
     expect(state).toBeInstanceOf(InvalidStateError);
     expect((state as InvalidStateError).state).toBe('done');

@@ -79,4 +79,79 @@ describe('enqueueMany of jobs whose ids the store generates', () => {
     expect(all).toHaveLength(7);
     expect(all.map((l) => l.id).some((id) => unwritten.includes(id))).toBe(false);
   });
+
+  it('a batch that gives up ends the call: the error names every job not written, later batches too, with where each was in the inputs', async () => {
+    const due: string[][] = [];
+    const { queue, client, logger } = await freshQueue({ random: () => 0, hooks: { onJobsDue: (q) => void due.push([...q]) } });
+    const count = countRequests(client);
+    leaveUnprocessed(client, (call, n) => (call === 0 ? 0 : n)); // the first batch lands, the second never does
+    const inputs = Array.from({ length: 60 }, (_, i) => ({ queue: 'q', payload: i }));
+    const err = await queue.enqueueMany(inputs).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(EnqueueIncompleteError);
+    const { unwrittenIds, unwrittenIndexes } = err as EnqueueIncompleteError;
+    expect(unwrittenIndexes).toEqual(Array.from({ length: 35 }, (_, i) => 25 + i)); // the second batch's 25 and the third's 10
+    expect(unwrittenIds).toHaveLength(35);
+    expect(count.counts.BatchWriteItem).toBe(1 + 8); // the third batch is not sent
+    // The first batch is written, logged and announced, though the call threw.
+    const leased = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 30_000, max: 100 });
+    expect(leased.map((l) => l.payload).sort((a, b) => Number(a) - Number(b))).toEqual(Array.from({ length: 25 }, (_, i) => i));
+    expect(logger.events('job.enqueued')).toHaveLength(25);
+    expect(due).toEqual([['q']]);
+    // The rest, enqueued again with their ids and the inputs at those indexes: every job once.
+    count.reset();
+    const again = await queue.enqueueMany(unwrittenIds.map((id, k) => ({ ...inputs[unwrittenIndexes[k]!]!, id })));
+    expect([...again.values()].every((o) => o.outcome === 'created')).toBe(true);
+    const [st] = await queue.stats(['q']);
+    expect(st!.pending + st!.running).toBe(60);
+  });
+
+  it('a request that fails part-way (it may have landed): the error names its batch and the later ones, and enqueueing them again with their ids is safe', async () => {
+    const { queue, client } = await freshQueue({ random: () => 0 });
+    let call = 0;
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName !== 'BatchWriteItemCommand') return next(args);
+        const out = await next(args);
+        if (call++ === 1) throw new Error('connection reset after the write'); // the second batch landed, its answer is lost
+        return out;
+      },
+      { step: 'initialize', name: 'lost-answer' },
+    );
+    const inputs = Array.from({ length: 60 }, (_, i) => ({ queue: 'q', payload: i }));
+    const err = await queue.enqueueMany(inputs).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(EnqueueIncompleteError);
+    expect(((err as EnqueueIncompleteError).cause as Error).message).toBe('connection reset after the write');
+    const { unwrittenIds, unwrittenIndexes } = err as EnqueueIncompleteError;
+    expect(unwrittenIndexes).toEqual(Array.from({ length: 35 }, (_, i) => 25 + i));
+    const again = await queue.enqueueMany(unwrittenIds.map((id, k) => ({ ...inputs[unwrittenIndexes[k]!]!, id })));
+    const outcomes = unwrittenIndexes.map((i, k) => [i, again.get(unwrittenIds[k]!)!.outcome]);
+    expect(outcomes.filter(([, o]) => o === 'exists').map(([i]) => i)).toEqual(Array.from({ length: 25 }, (_, i) => 25 + i)); // the batch that landed
+    expect(outcomes.filter(([, o]) => o === 'created')).toHaveLength(10);
+    expect((await queue.stats(['q']))[0]!.pending).toBe(60);
+  });
+
+  it('a request that fails before anything is written throws its own error; with several chunks, the failed one is named whole', async () => {
+    const { queue, client } = await freshQueue({ random: () => 0 });
+    let failFirst = true;
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName !== 'BatchWriteItemCommand') return next(args);
+        // Items of the third chunk (inputs 200-249) carry a marker in their payload: their batches fail.
+        const marked = JSON.stringify(args.input).includes('tail');
+        if (failFirst || marked) throw new Error(marked ? 'third chunk refused' : 'first request refused');
+        return next(args);
+      },
+      { step: 'initialize', name: 'refuse' },
+    );
+    const first = await queue.enqueueMany([{ queue: 'q', payload: 0 }]).catch((e: unknown) => e);
+    expect(first).not.toBeInstanceOf(EnqueueIncompleteError);
+    expect((first as Error).message).toBe('first request refused');
+    expect((await queue.stats(['q']))[0]?.pending ?? 0).toBe(0);
+    failFirst = false;
+    const inputs = Array.from({ length: 250 }, (_, i) => ({ queue: 'q', payload: i < 200 ? i : { tail: i } }));
+    const err = await queue.enqueueMany(inputs).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(EnqueueIncompleteError);
+    expect((err as EnqueueIncompleteError).unwrittenIndexes).toEqual(Array.from({ length: 50 }, (_, i) => 200 + i));
+    expect((await queue.stats(['q']))[0]!.pending).toBe(200);
+  });
 });
