@@ -2,7 +2,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { clientConfig } from './client-config.js';
 import { EnqueueIncompleteError, UnknownQueueError, ValidationError } from './errors.js';
-import { checkLimits, isUnlimited, type QueueLimits } from './flow-limits.js';
+import { checkLimits, type QueueLimits } from './flow-limits.js';
 import type { Job, Json, Lease } from './job.js';
 import type { JobStore, LeaseRequest } from './job-store.js';
 import { defaultLogger, type Logger } from './log.js';
@@ -19,10 +19,10 @@ import { checkEnqueue, incompleteEnqueue, withPendingKeys, putGenerated, putIfAb
 import { ensureTable } from './store/ensure-table.js';
 import { readItem } from './store/io.js';
 import { listQueuePage, nextQueueRotation, registerQueues, upgradeLegacyRegistry, type QueuePage } from './store/queue-registry.js';
-import { leaseDue } from './store/lease.js';
+import { leaseAcrossQueues } from './store/lease-plan.js';
 import { makeSlots, releaseSlotIfHeld, renewSlotIfHeld } from './store/concurrency-slots.js';
 import { FlowConfigCache, readLimits, writeLimits } from './store/flow-config.js';
-import { leaseUnderLimits, type LimitWait } from './store/flow-lease.js';
+import type { LimitWait } from './store/flow-lease.js';
 import { flowStatus, type FlowStatus } from './store/flow-status.js';
 import { advanceGroup, enqueueGrouped, groupPosition, listedGroups } from './store/group-order.js';
 import { LeaseHints } from './store/lease-hints.js';
@@ -258,7 +258,10 @@ export class JobQueue implements JobStore {
     return new Map(items.map((i) => [i.id as string, out.get(i.id as string)!]));
   }
 
-  /** Claims up to `max` due jobs: strictly by priority, then oldest first within a shard; may take over lapsed leases. */
+  /**
+   * Claims up to `max` due jobs of `queues`, limited or not: highest priority first across every
+   * queue, queues of equal priority in turns, oldest first within a queue; may take over lapsed leases.
+   */
   async lease(req: LeaseRequest): Promise<Lease[]> {
     const o = checkObject('lease', req);
     checkKnownKeys('lease', o, ['owner', 'queues', 'ttlMs', 'max']);
@@ -284,19 +287,13 @@ export class JobQueue implements JobStore {
       queues = req.queues.map((q, i) => checkQueue(`lease.queues[${i}]`, q));
     }
     if (queues.length === 0) return [];
-    // Queues without limits take the plain path: no read or write beyond it (the limits
-    // themselves are read once per queue per refresh period, not per job).
+    // The limits are read once per queue per refresh period, not per job; queues without limits
+    // pay nothing for them. One plan ranks every queue's jobs (lease-plan.ts).
     const limits = await this.flowConfig.limitsOf(this.ctx, queues);
-    const plain = queues.filter((q) => isUnlimited(limits.get(q)!));
-    const won = plain.length ? await leaseDue(this.ctx, { owner, queues: plain, ttlMs, max }) : [];
-    for (const queue of queues) {
-      if (won.length >= max || isUnlimited(limits.get(queue)!)) continue;
-      const out = await leaseUnderLimits(this.ctx, { owner, queue, limits: limits.get(queue)!, ttlMs, max: max - won.length });
-      won.push(...out.leases);
-      if (out.wait) this.limitWaits.set(queue, out.wait);
-      else this.limitWaits.delete(queue);
-    }
-    return won;
+    const out = await leaseAcrossQueues(this.ctx, { owner, queues, limits, ttlMs, max });
+    for (const queue of queues) this.limitWaits.delete(queue);
+    for (const w of out.waits) this.limitWaits.set(w.queue, w);
+    return out.leases;
   }
 
   /**

@@ -9,6 +9,7 @@
 
 import { randomBytes } from 'node:crypto';
 import { ClaimShare } from './claim-share.js';
+import { QueueTurns } from './lease-rank.js';
 import { READER_HEARTBEAT_MS, READER_LIVE_MS, readerView, type ReaderView, type ReadersSeen } from './read-share.js';
 
 /** How long a hint about a partition read by this JobQueue is trusted (ms of the store clock). */
@@ -51,6 +52,8 @@ export class LeaseHints {
   private readonly nextDue = new Map<string, SeenAt<number>>();
   /** Per queue: the prioritized partition was empty when read. */
   private readonly prioEmpty = new Map<string, number>();
+  /** Per queue: a read of every partition of the queue found no due job, at this time. */
+  private readonly queueEmpty = new Map<string, number>();
   private spreadUntil = -Infinity;
   /** When this JobQueue last lost a claim race. */
   private lostAt = -Infinity;
@@ -66,6 +69,9 @@ export class LeaseHints {
 
   /** How much of a page this JobQueue tries while losing claim races (see claim-share.ts). */
   readonly claimShare: ClaimShare;
+
+  /** Which queue this JobQueue served when: queues of equal priority take turns (lease-rank.ts). */
+  readonly turns = new QueueTurns();
 
   /** This JobQueue's token among a queue's readers: random, never reused. */
   readonly readerToken: string = randomBytes(8).toString('hex');
@@ -121,6 +127,18 @@ export class LeaseHints {
     else this.prioEmpty.delete(queue);
   }
 
+  /** Whether a sweep of `queue` alone may find a due job (unknown, stale, or written here since: yes). */
+  queueMayHoldJobs(queue: string, now: number): boolean {
+    const at = this.queueEmpty.get(queue);
+    return at === undefined || now < at || now - at >= HINT_TTL_MS;
+  }
+
+  /** Records whether a read of every partition of `queue` found a due job. */
+  sawQueue(queue: string, empty: boolean, now: number): void {
+    if (empty) this.queueEmpty.set(queue, now);
+    else this.queueEmpty.delete(queue);
+  }
+
   /**
    * Candidates read at most `HINT_TTL_MS` ago for the same queues and not tried yet, best first,
    * with when they were read; none after a lost race (they are likely taken) or once a scheduled
@@ -149,7 +167,10 @@ export class LeaseHints {
     if (queue === undefined || (kind !== 'prio' && kind !== 'sched')) return;
     const runAt = kind === 'sched' ? Number(gsk.slice(0, gsk.indexOf('|'))) : now;
     // A prioritized job, or a scheduled one due already, may outrank what the read-ahead holds.
-    if (runAt <= now) for (const key of this.ahead.keys()) if (key.split('\u0000').includes(queue)) this.ahead.delete(key);
+    if (runAt <= now) {
+      for (const key of this.ahead.keys()) if (key.split('\u0000').includes(queue)) this.ahead.delete(key);
+      this.queueEmpty.delete(queue);
+    }
     if (kind === 'prio') this.prioEmpty.delete(queue);
     if (kind === 'sched' && shard !== undefined) {
       const key = `${queue}|${shard}`;

@@ -44,6 +44,7 @@ import { buildUpdate } from './expression.js';
 import { allOf, atGeneration, dueAt, guarded, orphanAt } from './guards.js';
 import { updateIf } from './io.js';
 import { READ_AHEAD } from './lease-hints.js';
+import { rankAcrossQueues } from './lease-rank.js';
 import { partitionQuery, queryEach, queryItems, shardPartitions } from './query.js';
 import { claimGround, homeShards, type ReaderView } from './read-share.js';
 import { heartbeatReaders, joinReaders } from './readers.js';
@@ -64,24 +65,48 @@ export interface Candidate {
 
 const ROUNDS = 3;
 
-/** Claims up to `max` due jobs of `queues` for `owner`, best first; returns the leases won. */
-export async function leaseDue(ctx: StoreContext, args: { owner: string; queues: readonly string[]; ttlMs: number; max: number }): Promise<Lease[]> {
+/**
+ * Another kind of queue's part of a lease call (a limited queue: flow-lease.ts): its due
+ * candidates, read before the call ranks them, and how to claim those it is given.
+ */
+export interface Lane {
+  readonly queue: string;
+  /** Due candidates, best first, as many as the lane may start in this call. */
+  readonly candidates: readonly Candidate[];
+  /** Claims `picks` (this lane's candidates that rank within the call's `max`); returns the leases won. */
+  claim(picks: readonly Candidate[]): Promise<Lease[]>;
+}
+
+/**
+ * Claims up to `max` due jobs of `queues` (and of `lanes`) for `owner`, in the order of
+ * lease-rank.ts: priority across every queue, queues of equal priority in turns, oldest first
+ * within a queue. Returns the leases won.
+ */
+export async function leaseDue(
+  ctx: StoreContext,
+  args: { owner: string; queues: readonly string[]; ttlMs: number; max: number; lanes?: readonly Lane[] },
+): Promise<Lease[]> {
   const won: Lease[] = [];
   const tried = new Set<string>();
-  await heartbeat(ctx, args.queues, ctx.clock());
+  let lanes = args.lanes ?? [];
+  const served = (leases: readonly Lease[]) => {
+    for (const l of leases) ctx.hints.turns.serve(l.queue);
+    won.push(...leases);
+  };
+  if (args.queues.length > 0) await heartbeat(ctx, args.queues, ctx.clock());
   for (let round = 0; round < ROUNDS && won.length < args.max; round++) {
     const now = ctx.clock();
     const want = args.max - won.length;
     const { queueShards } = await shardLayout(ctx);
     // With other live readers, each JobQueue claims its own share of every queue first (read-share.ts).
-    const shared = shareOf(ctx, args.queues, now);
+    const shared = args.queues.length > 0 ? shareOf(ctx, args.queues, now) : undefined;
     // What the previous call read and did not try, if fresh and enough; else read the index.
     const ahead = round === 0 ? ctx.hints.takeReadAhead<Candidate>(args.queues, now) : undefined;
     const fromIndex = !ahead || ahead.candidates.length < want;
     const readAt = fromIndex ? now : ahead.readAt;
     // Read a little more than wanted (the rest is the read-ahead); a wider window while spreading.
     const limit = Math.max(want * 2 + 2, ctx.hints.spreading(now) ? 2 * READ_AHEAD : READ_AHEAD);
-    const read = fromIndex ? await findCandidates(ctx, args.queues, now, limit, want, shared) : ahead.candidates;
+    const read = args.queues.length === 0 ? [] : fromIndex ? await findCandidates(ctx, args.queues, now, limit, want, shared) : ahead.candidates;
     // Skip what this call tried, and what this JobQueue claimed lately (a lagging index still shows it).
     const unseen = read.filter((c) => !tried.has(entryKey(c)) && !ctx.hints.claimedLately(entryKey(c), now));
     const own = shared ? ownFirst(unseen, shared, queueShards, now) : unseen;
@@ -89,16 +114,25 @@ export async function leaseDue(ctx: StoreContext, args: { owner: string; queues:
     // and nothing won, it tries others' (spread, and only its claim share of them).
     const split = shared !== undefined && (own.length > 0 || won.length > 0);
     const found = split ? own : unseen;
-    if (found.length === 0) break;
+    if (found.length === 0 && lanes.length === 0) break;
     // While losing races (or borrowing): each JobQueue starts on its own shard's jobs, and tries only its share.
     const near = !shared && ctx.hints.spreading(now) ? await homeFirst(ctx) : undefined;
     const spread = shared ? spreadWithinPriority(found, ctx.random) : near ? spreadWithinPriority(found, ctx.random, near) : found;
-    const candidates = split ? found : ctx.hints.claimShare.pick(spread, near);
+    const candidates = rankAcrossQueues(split ? found : ctx.hints.claimShare.pick(spread, near), ctx.hints.turns);
+    if (lanes.length > 0) {
+      // The lanes' candidates ranked with these: each lane claims those within the call's max
+      // (before the others: they rank at least as high), and these fill what the lanes did not.
+      const ranked = rankAcrossQueues([...candidates, ...lanes.flatMap((l) => l.candidates)], ctx.hints.turns).slice(0, want);
+      const byLane = await Promise.all(lanes.map((l) => l.claim(ranked.filter((c) => c.queue === l.queue))));
+      lanes = [];
+      for (const leases of byLane) served(leases);
+      if (found.length === 0) break;
+    }
     // Claim as of now, not as of the read: a job enqueued while the index was read is due too.
     const claimAt = fromIndex ? ctx.clock() : now;
     let lost = 0;
     let next = 0;
-    // Claim in priority order, a window of `want` at a time, in parallel within the window.
+    // Claim in rank order, a window of `want` at a time, in parallel within the window.
     while (next < candidates.length && won.length < args.max) {
       const window = candidates.slice(next, next + (args.max - won.length));
       next += window.length;
@@ -107,18 +141,17 @@ export async function leaseDue(ctx: StoreContext, args: { owner: string; queues:
         const c = window[k]!;
         tried.add(entryKey(c));
         if (lease) {
-          won.push(lease);
+          served([lease]);
           ctx.hints.claimedEntry(entryKey(c), now);
         } else lost++;
       }
     }
     ctx.hints.claimShare.record(next, lost);
     if (lost === 0) {
-      ctx.hints.keepReadAhead(
-        args.queues,
-        candidates.slice(next).filter((c) => !c.orphan),
-        readAt,
-      );
+      // Kept only while it still holds every queue this call read: else the next call reads
+      // again, so a queue whose read jobs were all taken gets its turn from its other shards.
+      const rest = candidates.slice(next).filter((c) => !c.orphan);
+      if (candidates.every((c) => rest.some((r) => r.queue === c.queue))) ctx.hints.keepReadAhead(args.queues, rest, readAt);
       break;
     }
     ctx.hints.lostClaim(now);
@@ -296,12 +329,28 @@ export async function findCandidates(
     }
   }
   await readAll(first);
+  // Queues of equal priority take turns (lease-rank.ts): a queue whose first read found nothing,
+  // beside others that did, reads the rest of its own partitions (its home shards, with a share),
+  // so another queue's backlog never hides its jobs. A queue found empty so is not read so again
+  // for a moment (the hint), so an idle queue beside a busy one costs a sweep a second, not a call.
+  if (queues.length > 1 && found.length > 0) {
+    const thin = queues.filter((q) => !found.some((c) => c.queue === q) && ctx.hints.queueMayHoldJobs(q, now));
+    await readAll(
+      thin.flatMap((q) => {
+        const view = shared?.get(q);
+        return view
+          ? homeShards(view, layout.queueShards).map((s) => ({ kind: 'ready' as const, queue: q, pk: readyPartition(q, s) }))
+          : sweepOf([q], queueShards);
+      }),
+    );
+    for (const q of thin) ctx.hints.sawQueue(q, !found.some((c) => c.queue === q), now);
+  }
   const atLeastZero = found.filter((c) => c.priority >= 0);
   if (shared) {
     // With a share, the other shards have readers of their own: no sweep of a short read that found
     // jobs. It reads one other shard (and orphans) now and then, for jobs a busy, stopped or dead
     // reader left; a read that found nothing at all sweeps.
-    if (atLeastZero.length >= orphansBelow) return atLeastZero.sort(byPriorityThenAge).slice(0, limit);
+    if (atLeastZero.length >= orphansBelow) return ranked(ctx, atLeastZero).slice(0, limit);
     // Short: this JobQueue's other home shards first, so it comes back empty only when none of its shards holds a due job.
     await readAll(
       queues.flatMap((queue) =>
@@ -323,23 +372,23 @@ export async function findCandidates(
           : [];
         return [{ kind: 'ready', queue, pk: readyPartition(queue, shard) }, ...sched];
       });
-      if (patrols.length === 0) return ownDue.sort(byPriorityThenAge).slice(0, limit);
+      if (patrols.length === 0) return ranked(ctx, ownDue).slice(0, limit);
       await readAll(patrols);
     }
     const orphans = found.length < orphansBelow ? await findOrphans(ctx, queues, now, limit) : [];
-    return found.concat(orphans).sort(byPriorityThenAge).slice(0, limit);
+    return ranked(ctx, found.concat(orphans)).slice(0, limit);
   }
   // A short read is widened into a sweep of every partition, except while this JobQueue is losing
   // claim races to other workers (spreading): then the other shards have readers of their own,
   // and a sweep would only put every worker on the same candidates. Nothing found: always a sweep.
   const enough = ctx.hints.spreading(now) ? Math.min(1, orphansBelow) : orphansBelow;
-  if (atLeastZero.length >= enough) return atLeastZero.sort(byPriorityThenAge).slice(0, limit);
+  if (atLeastZero.length >= enough) return ranked(ctx, atLeastZero).slice(0, limit);
   await readAll(sweepOf(queues, queueShards));
   let all = found;
   // Orphans only when the due jobs cannot fill the request: under a backlog the scheduled
   // reclaim returns them within one period, and an idle worker takes them over at once.
   if (found.length < orphansBelow) all = found.concat(await findOrphans(ctx, queues, now, limit));
-  return all.sort(byPriorityThenAge).slice(0, limit);
+  return ranked(ctx, all).slice(0, limit);
 }
 
 /**
@@ -428,6 +477,11 @@ function toCandidate(i: Item, orphan: boolean): Candidate {
     orphan,
     previousOwner: orphan ? (i.leaseOwner as string | undefined) : undefined,
   };
+}
+
+/** Candidates in hand-out order: by priority, then age within a queue, queues of equal priority in turns. */
+function ranked(ctx: StoreContext, found: readonly Candidate[]): Candidate[] {
+  return rankAcrossQueues([...found].sort(byPriorityThenAge), ctx.hints.turns);
 }
 
 function byPriorityThenAge(a: Candidate, b: Candidate): number {
