@@ -103,9 +103,25 @@ export function scheduleKeys(name: string): { id: string } & IndexKeys {
   return { id: `~sched|${name}`, gpk: SCHEDULE_PARTITION, gsk: name };
 }
 
+/** The id prefix of a schedule tick's job (`sched:<name>:<tick ms>`): the fire mints these, no caller may. */
+const SCHEDULE_JOB_ID_PREFIX = 'sched:';
+
+/**
+ * Id prefixes the store mints for itself inside the job id alphabet: no caller may write a new job
+ * with one (reads and operations on an existing job may name it). The store's other items
+ * (`~queue|`, `~sched|`, `~group|`, `~rate|`, `~slot|`, `~readers|`, `~shards`, ...) start with
+ * `~`, which the job id alphabet already excludes.
+ */
+const RESERVED_JOB_ID_PREFIXES: readonly string[] = [SCHEDULE_JOB_ID_PREFIX];
+
+/** The reserved prefix a job id starts with, or undefined when a caller may write a job with it. */
+export function reservedJobIdPrefix(id: string): string | undefined {
+  return RESERVED_JOB_ID_PREFIXES.find((prefix) => id.startsWith(prefix));
+}
+
 /** The id of the one job a schedule fires for one tick: the same for every scheduler that fires it. */
 export function scheduleJobId(name: string, tick: number): string {
-  return `sched:${name}:${tick}`;
+  return `${SCHEDULE_JOB_ID_PREFIX}${name}:${tick}`;
 }
 
 /** The schedule and tick a job id names, when it is a tick's job (`sched:<name>:<tick ms>`; names hold no `:`). */

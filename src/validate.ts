@@ -1,6 +1,6 @@
 import { ValidationError } from './errors.js';
 import type { Json, Lease } from './job.js';
-import { PRIORITY_LIMIT } from './keys.js';
+import { PRIORITY_LIMIT, reservedJobIdPrefix } from './keys.js';
 
 /** Largest payload (or result), as UTF-8 JSON text: well under DynamoDB's 400 KB item limit. */
 export const PAYLOAD_LIMIT_BYTES = 64 * 1024;
@@ -42,6 +42,23 @@ export function checkId(field: string, value: unknown): string {
     throw new ValidationError(field, value, 'a job id is 1-200 characters of A-Z a-z 0-9 _ . : @ = + / - starting with a letter, digit or _');
   }
   return value;
+}
+
+/**
+ * The id a caller gives a new job: a {@link checkId} id outside the store's own namespace
+ * (`sched:`, the ids of schedule ticks' jobs), so no producer can take a tick's id ahead of it.
+ */
+export function checkNewJobId(field: string, value: unknown): string {
+  const id = checkId(field, value);
+  const prefix = reservedJobIdPrefix(id);
+  if (prefix !== undefined) {
+    throw new ValidationError(
+      field,
+      value,
+      `ids starting with "${prefix}" are reserved for the jobs fenceq writes itself (a schedule's ticks); choose another id`,
+    );
+  }
+  return id;
 }
 
 /** An ordered group's key: the job id alphabet (1-200 of A-Z a-z 0-9 _ . : @ = + / -). */

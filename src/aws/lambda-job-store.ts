@@ -11,6 +11,7 @@ import { LAMBDA_INVOKE_ATTEMPTS } from '../retry-policy.js';
 import { checkId, checkNesting, checkProgress, errorText } from '../validate.js';
 import { waitForJob, type WaitOptions, type WaitOutcome } from '../wait-for.js';
 import { lambdaClient } from './lambda-client.js';
+import { SYNC_INVOKE_REQUEST_BYTES } from './lambda-types.js';
 import { errorFromPayload, RemoteInvocationError, type InvokeReply } from './errors.js';
 import { checkEventNesting, type AdminEvent, type ApiEvent, type EnqueueEvent } from './operations.js';
 
@@ -111,7 +112,11 @@ export class LambdaProducer extends FunctionTransport<EnqueueEvent> {
     return this.call({ op: 'enqueue', job: wireInput(input) });
   }
 
-  /** Enqueues many jobs, all validated before any is written (see JobQueue.enqueueMany); outcomes keyed by id. */
+  /**
+   * Enqueues many jobs, all validated before any is written (see JobQueue.enqueueMany); outcomes
+   * keyed by id. The call is one invocation: over 6 MB of JSON (1,000 jobs of more than about 6 KB)
+   * it is a ValidationError on `event` and nothing is sent.
+   */
   async enqueueMany(inputs: readonly EnqueueInput[]): Promise<Map<string, EnqueueOutcome>> {
     if (!Array.isArray(inputs)) throw new ValidationError('jobs', inputs, 'must be an array');
     const outcomes = await this.call<EnqueueOutcome[]>({ op: 'enqueueMany', jobs: inputs.map(wireInput) });
@@ -138,13 +143,24 @@ function checkFunctionName(options: LambdaJobStoreOptions): string {
 
 /**
  * Invokes one of fenceq's direct-invoke functions (enqueue, api or admin) and unwraps its reply: the value,
- * or the typed error it carries rethrown as its own class; a function failure, a timeout or a reply
- * that is not fenceq's envelope is a RemoteInvocationError.
+ * or the typed error it carries rethrown as its own class; a function failure, a timeout, a reply
+ * over Lambda's limit or one that is not fenceq's envelope is a RemoteInvocationError. An event over
+ * the request limit is a ValidationError, refused before it is sent.
  */
 export async function invokeFenceq<T>(client: LambdaClient, functionName: string, event: EnqueueEvent | ApiEvent | AdminEvent, qualifier?: string): Promise<T> {
   // Refused here as the function would refuse it: JSON.stringify of a too-deep value overflows.
   checkEventNesting(event);
-  const out = await client.send(new InvokeCommand({ FunctionName: functionName, Qualifier: qualifier, Payload: Buffer.from(JSON.stringify(event)) }));
+  const payload = Buffer.from(JSON.stringify(event));
+  // Refused here as Lambda would refuse it (413), before anything is sent or written: only an
+  // enqueueMany of large payloads grows this big.
+  if (payload.length > SYNC_INVOKE_REQUEST_BYTES) {
+    throw new ValidationError(
+      'event',
+      payload.length,
+      `${event.op} would send ${payload.length} bytes of JSON; a synchronous Lambda invocation takes at most ${SYNC_INVOKE_REQUEST_BYTES}: send fewer or smaller jobs per call`,
+    );
+  }
+  const out = await client.send(new InvokeCommand({ FunctionName: functionName, Qualifier: qualifier, Payload: payload }));
   const text = out.Payload ? Buffer.from(out.Payload).toString('utf8') : '';
   let body: unknown;
   try {

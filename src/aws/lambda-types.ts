@@ -15,3 +15,9 @@ export interface LambdaContext {
 export interface SqsBatchResponse {
   batchItemFailures: { itemIdentifier: string }[];
 }
+
+/**
+ * Largest request payload of a synchronous (RequestResponse) Lambda invocation, in bytes: AWS's
+ * "6 MB" quota. Lambda answers a larger one with HTTP 413 `RequestEntityTooLargeException`.
+ */
+export const SYNC_INVOKE_REQUEST_BYTES = 6 * 1024 * 1024;

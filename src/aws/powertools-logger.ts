@@ -4,18 +4,38 @@
  * @types/aws-lambda, which a consumer may not have).
  */
 import { Logger as PowertoolsLogger } from '@aws-lambda-powertools/logger';
-import type { Logger } from '../log.js';
+import { ValidationError } from '../errors.js';
+import { LOG_LEVELS, logLevelFromEnv, type Logger, type LogLevel } from '../log.js';
+import { ConfigError } from './errors.js';
 
 export { PowertoolsLogger };
 
 /** Service name of fenceq's functions in logs and metrics, unless POWERTOOLS_SERVICE_NAME says otherwise. */
 export const SERVICE_NAME = 'fenceq';
 
-/** A Powertools logger for a handler; FENCEQ_LOG=silent silences it (tests). */
-export function handlerLogger(): PowertoolsLogger {
+/** Powertools' name of each FENCEQ_LOG level. */
+const POWERTOOLS_LEVEL = { silent: 'SILENT', error: 'ERROR', warn: 'WARN', info: 'INFO', debug: 'DEBUG' } as const satisfies Record<LogLevel, string>;
+
+/**
+ * A Powertools logger for a handler, at FENCEQ_LOG's level when it is set (silent, error, warn,
+ * info, debug; case-insensitive), else at Powertools' own (POWERTOOLS_LOG_LEVEL, default INFO).
+ * Throws a ConfigError naming FENCEQ_LOG for a level it does not know, so the function does not start.
+ */
+export function handlerLogger(env: Readonly<Record<string, string | undefined>> = process.env): PowertoolsLogger {
+  let level: LogLevel | undefined;
+  try {
+    level = env.FENCEQ_LOG?.trim() ? logLevelFromEnv(env) : undefined;
+  } catch (err) {
+    if (err instanceof ValidationError) {
+      throw new ConfigError('FENCEQ_LOG', `environment variable FENCEQ_LOG must be one of ${LOG_LEVELS.join(', ')}; got ${JSON.stringify(env.FENCEQ_LOG)}`, {
+        cause: err,
+      });
+    }
+    throw err;
+  }
   return new PowertoolsLogger({
-    serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? SERVICE_NAME,
-    ...(process.env.FENCEQ_LOG === 'silent' ? { logLevel: 'SILENT' as const } : {}),
+    serviceName: env.POWERTOOLS_SERVICE_NAME ?? SERVICE_NAME,
+    ...(level === undefined ? {} : { logLevel: POWERTOOLS_LEVEL[level] }),
   });
 }
 
@@ -25,6 +45,7 @@ export function handlerLogger(): PowertoolsLogger {
  */
 export function fenceqLogger(pt: PowertoolsLogger): Logger {
   return {
+    debug: (event, fields) => pt.debug(event, { ...fields }),
     info: (event, fields) => pt.info(event, { ...fields }),
     warn: (event, fields) => pt.warn(event, { ...fields }),
     error: (event, fields) => pt.error(event, { ...fields }),

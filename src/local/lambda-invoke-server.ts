@@ -8,12 +8,15 @@
  * `X-Amz-Function-Error: Unhandled` and `{ errorType, errorMessage, trace }`; a handler that runs
  * past its timeout is answered `Sandbox.Timedout` (it keeps running: this is one process, not a
  * sandbox); an unknown function is 404 `ResourceNotFoundException`. `X-Amz-Invocation-Type: Event`
- * is answered 202 at once and `DryRun` 204.
+ * is answered 202 at once and `DryRun` 204. AWS's limits on a synchronous invocation hold here too:
+ * a request over 6,291,456 bytes is 413 `RequestEntityTooLargeException` and the handler never
+ * runs; a return value over 6,291,556 bytes of JSON is 200 with `X-Amz-Function-Error: Unhandled`
+ * and `Function.ResponseSizeTooLarge` (the handler ran: what it wrote stays written).
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { LambdaContext } from '../aws/lambda-types.js';
+import { SYNC_INVOKE_REQUEST_BYTES, type LambdaContext } from '../aws/lambda-types.js';
 
 /** A Lambda handler as the server calls it. */
 export type LocalHandler = (event: unknown, context: LambdaContext) => unknown;
@@ -47,7 +50,8 @@ export interface LambdaInvokeServer {
 }
 
 const ROUTE = /^\/2015-03-31\/functions\/([^/]+)\/invocations\/?$/;
-const MAX_PAYLOAD_BYTES = 6 * 1024 * 1024;
+/** Largest response payload of a synchronous invocation: the figure AWS's error names (100 bytes over 6 MiB). */
+const SYNC_INVOKE_RESPONSE_BYTES = 6_291_556;
 
 /** Starts the server on loopback. */
 export async function startLambdaInvokeServer(opts: LambdaInvokeServerOptions): Promise<LambdaInvokeServer> {
@@ -81,12 +85,12 @@ export async function startLambdaInvokeServer(opts: LambdaInvokeServerOptions): 
       );
       return;
     }
-    if (body.length > MAX_PAYLOAD_BYTES) {
+    if (body.length > SYNC_INVOKE_REQUEST_BYTES) {
       reply(
         res,
         413,
-        { 'x-amzn-ErrorType': 'RequestTooLargeException' },
-        { Type: 'User', message: `Request must be smaller than ${MAX_PAYLOAD_BYTES} bytes for the InvokeFunction operation` },
+        { 'x-amzn-ErrorType': 'RequestEntityTooLargeException' },
+        { Type: 'User', message: `Request must be smaller than ${SYNC_INVOKE_REQUEST_BYTES} bytes for the InvokeFunction operation` },
       );
       return;
     }
@@ -110,15 +114,25 @@ export async function startLambdaInvokeServer(opts: LambdaInvokeServerOptions): 
       return;
     }
     const outcome = await run;
-    if (outcome.ok) reply(res, 200, { 'X-Amz-Executed-Version': '$LATEST' }, outcome.value ?? null);
-    else reply(res, 200, { 'X-Amz-Executed-Version': '$LATEST', 'X-Amz-Function-Error': 'Unhandled' }, outcome.error);
+    if (!outcome.ok) reply(res, 200, { 'X-Amz-Executed-Version': '$LATEST', 'X-Amz-Function-Error': 'Unhandled' }, outcome.error);
+    else if (Buffer.byteLength(outcome.json) > SYNC_INVOKE_RESPONSE_BYTES) {
+      reply(
+        res,
+        200,
+        { 'X-Amz-Executed-Version': '$LATEST', 'X-Amz-Function-Error': 'Unhandled' },
+        {
+          errorMessage: `Response payload size exceeded maximum allowed payload size (${SYNC_INVOKE_RESPONSE_BYTES} bytes).`,
+          errorType: 'Function.ResponseSizeTooLarge',
+        },
+      );
+    } else send(res, 200, { 'X-Amz-Executed-Version': '$LATEST' }, outcome.json);
   }
 
   async function invoke(
     name: string,
     fn: { handler: LocalHandler; timeoutMs: number },
     event: unknown,
-  ): Promise<{ ok: true; value: unknown } | { ok: false; error: { errorType: string; errorMessage: string; trace: string[] } }> {
+  ): Promise<{ ok: true; json: string } | { ok: false; error: { errorType: string; errorMessage: string; trace: string[] } }> {
     const deadline = Date.now() + fn.timeoutMs;
     const context = lambdaContext(name, region, deadline, fn.timeoutMs);
     let timer: NodeJS.Timeout | undefined;
@@ -131,7 +145,8 @@ export async function startLambdaInvokeServer(opts: LambdaInvokeServerOptions): 
           error: { errorType: 'Sandbox.Timedout', errorMessage: `Task timed out after ${(fn.timeoutMs / 1000).toFixed(2)} seconds`, trace: [] },
         };
       }
-      return { ok: true, value: JSON.parse(JSON.stringify(value ?? null)) as unknown };
+      // A value JSON cannot write (a function) is null, as Lambda's runtime writes it.
+      return { ok: true, json: JSON.stringify(value ?? null) ?? 'null' };
     } catch (err) {
       const e = err instanceof Error ? err : new Error(String(err));
       return { ok: false, error: { errorType: e.name, errorMessage: e.message, trace: (e.stack ?? '').split('\n') } };
@@ -194,7 +209,10 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
 }
 
 function reply(res: ServerResponse, status: number, headers: Record<string, string>, body: unknown): void {
-  const text = body === undefined ? '' : JSON.stringify(body);
+  send(res, status, headers, body === undefined ? '' : JSON.stringify(body));
+}
+
+function send(res: ServerResponse, status: number, headers: Record<string, string>, text: string): void {
   res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), ...headers });
   res.end(text);
 }

@@ -12,6 +12,14 @@
  * Advance: UpdateItem of the next tick (and lastTick), version + 1. Guard: scheduleAtVersion (the
  *          version as read), so only one of any racing, retried or replayed schedulers advances,
  *          and never over a put, pause or resume it did not see.
+ * Own job: each tick's job is marked `schedule: <name>`, which no enqueue input can set, and tick
+ *          ids (`sched:`) are reserved: no caller may enqueue a job with one (checkNewJobId). A tick
+ *          whose id is taken counts as `existed` only when the job holding it is this schedule's
+ *          (marked, or, written before the mark, on its queue with its payload). Any other job
+ *          there was squatted by a producer before ids were reserved: it is left alone (it is
+ *          someone's job), logged loudly (`schedule.tick_squatted`, warn, with the id and the
+ *          squatter's queue), counted in `squatted`, never as fired; the tick cannot be fired
+ *          under its id, and the fire goes on with the others and advances past it.
  * Lost race: the advance matches nothing: logged (`schedule.advance_lost`), counted; the jobs it
  *          enqueued are the same ids the winner enqueued, so nothing is doubled. If it lost to a
  *          pause (seen in the item sent with the failure, else a consistent read, only when it
@@ -21,8 +29,9 @@
  */
 import { TABLE_SCHEMA } from '../schema.js';
 import { SCHEDULE_PARTITION } from '../keys.js';
+import type { Item } from './codec.js';
 import type { StoreContext } from './context.js';
-import { prepareEnqueue, putIfAbsent } from './enqueue.js';
+import { checkEnqueue, putElseCurrent, withPendingKeys } from './enqueue.js';
 import { buildUpdate } from './expression.js';
 import { absentOrWithdrawn, guarded, scheduleAtVersion } from './guards.js';
 import { withdrawJobs } from './schedule-withdraw.js';
@@ -40,6 +49,8 @@ export interface FireCounts {
   readonly created: number;
   /** Ticks whose job already existed (another scheduler, or an earlier try, made it). */
   readonly existed: number;
+  /** Ticks whose id a job not of this schedule holds (a producer took it before ids were reserved): not fired. */
+  readonly squatted: number;
   /** Past ticks dropped by catchUp. */
   readonly missed: number;
   /** Advances another writer beat. */
@@ -66,7 +77,7 @@ export async function fireDueSchedules(ctx: StoreContext, opts: FireOptions): Pr
     ExpressionAttributeValues: { ':pk': SCHEDULE_PARTITION, ':active': 'active', ':horizon': opts.horizon },
     ProjectionExpression: '#sk',
   });
-  const totals = { schedules: 0, created: 0, existed: 0, missed: 0, lostRaces: 0 };
+  const totals = { schedules: 0, created: 0, existed: 0, squatted: 0, missed: 0, lostRaces: 0 };
   const todo = due.map((i) => i[sortKey] as string);
   await inLanes(todo, FAN_OUT_LANES, async (n) => {
     const item = await readItem(ctx, scheduleKeys(n).id);
@@ -75,6 +86,7 @@ export async function fireDueSchedules(ctx: StoreContext, opts: FireOptions): Pr
     totals.schedules += 1;
     totals.created += c.created;
     totals.existed += c.existed;
+    totals.squatted += c.squatted;
     totals.missed += c.missed;
     totals.lostRaces += c.lostRaces;
   });
@@ -122,20 +134,22 @@ export async function fireSchedule(ctx: StoreContext, s: Schedule, opts: FireOpt
   const { ticks, missed, next } = ticksToFire(s, now, opts);
   const createdTicks: number[] = [];
   let existed = 0;
+  let squatted = 0;
   const { queueShards } = await shardLayout(ctx);
   for (const tick of ticks) {
-    const item = prepareEnqueue(
-      'schedule',
-      { id: tickJobId(s.name, tick), queue: s.queue, payload: s.payload, runAt: tick, priority: s.priority, maxAttempts: s.maxAttempts },
-      now,
-      queueShards,
-    );
-    const out = await putIfAbsent(ctx, item, absentOrWithdrawn());
-    if (out.outcome === 'created') createdTicks.push(tick);
-    else existed++;
+    const job = checkEnqueue('schedule', { queue: s.queue, payload: s.payload, runAt: tick, priority: s.priority, maxAttempts: s.maxAttempts }, now);
+    // The tick's id is the store's own (reserved, so no caller's id check would pass it): it replaces the generated one.
+    const item = withPendingKeys({ ...job, id: tickJobId(s.name, tick), schedule: s.name }, now, queueShards);
+    const out = await putElseCurrent(ctx, item, absentOrWithdrawn());
+    if (out.outcome.outcome === 'created') createdTicks.push(tick);
+    else if (isOwnTick(out.current, s.name, item)) existed++;
+    else {
+      squatted++;
+      ctx.logger.warn('schedule.tick_squatted', { name: s.name, id: item.id, tick, queue: out.current!.queue, state: out.current!.state });
+    }
   }
   const created = createdTicks.length;
-  if (next === s.nextTick) return { created, existed, missed, lostRaces: 0 };
+  if (next === s.nextTick) return { created, existed, squatted, missed, lostRaces: 0 };
   const update = buildUpdate({
     set: { runAt: next ?? undefined, lastTick: ticks.at(-1), updatedAt: now },
     setExpr: { version: '#version + :one' },
@@ -153,10 +167,22 @@ export async function fireSchedule(ctx: StoreContext, s: Schedule, opts: FireOpt
         ctx,
         createdTicks.map((t) => tickJobId(s.name, t)),
       );
-      return { created: created - withdrawn.length, existed, missed, lostRaces: 1 };
+      return { created: created - withdrawn.length, existed, squatted, missed, lostRaces: 1 };
     }
-    return { created, existed, missed, lostRaces: 1 };
+    return { created, existed, squatted, missed, lostRaces: 1 };
   }
-  ctx.logger.info('schedule.fired', { name: s.name, queue: s.queue, created, existed, missed, nextTick: next });
-  return { created, existed, missed, lostRaces: 0 };
+  ctx.logger.info('schedule.fired', { name: s.name, queue: s.queue, created, existed, squatted, missed, nextTick: next });
+  return { created, existed, squatted, missed, lostRaces: 0 };
+}
+
+/**
+ * Whether `current`, the job holding a tick's id, is this schedule's: marked with its name, or,
+ * unmarked (fired before the mark), on the queue and with the payload the fire writes. A job gone
+ * by the time it was read (retention deleted it after the put failed) leaves nothing to tell by,
+ * and counts as existed.
+ */
+function isOwnTick(current: Item | undefined, name: string, fired: Item): boolean {
+  if (current === undefined) return true;
+  if (current.schedule !== undefined) return current.schedule === name;
+  return current.queue === fired.queue && current.payload === fired.payload;
 }

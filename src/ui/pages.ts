@@ -17,20 +17,25 @@ export interface PageFrame {
   readonly page: string;
   readonly tableName: string;
   readonly target: string;
-  readonly token: string;
+  /** The session token, on the pages an action can start from; absent on error pages. */
+  readonly token?: string;
   readonly refreshMs: number;
   readonly allowActions: boolean;
 }
 
-/** Wraps a page body in the document: head, navigation, session token and scripts. */
+/** Wraps a page body in the document: head, navigation, session token (when the frame has one) and scripts. */
 export function layout(frame: PageFrame, body: SafeHtml): SafeHtml {
   return html`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="fenceq-token" content="${frame.token}">
-<meta name="fenceq-refresh-ms" content="${frame.refreshMs}">
+${
+  frame.token === undefined
+    ? ''
+    : html`<meta name="fenceq-token" content="${frame.token}">
+`
+}<meta name="fenceq-refresh-ms" content="${frame.refreshMs}">
 <title>${frame.title} · fenceq</title>
 <link rel="stylesheet" href="/assets/uPlot.min.css">
 <link rel="stylesheet" href="/assets/dashboard.css">

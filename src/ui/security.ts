@@ -2,8 +2,8 @@
  * What keeps another web site (or a DNS-rebound name) from driving the dashboard through the
  * operator's browser: the server binds 127.0.0.1 only; every request must name this server in its
  * Host header (a rebound domain sends its own name); every POST must carry the session token
- * embedded in the pages (random per server start, compared in constant time) and, when the
- * browser sends them, an Origin of this server and `Sec-Fetch-Site: same-origin`.
+ * embedded in the pages (random per server start, compared in constant time), an Origin of this
+ * server and `Sec-Fetch-Site: same-origin`. Error pages never carry the token.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 
@@ -31,14 +31,24 @@ export function checkHost(host: string | undefined, port: number): Refusal | und
   return { status: 421, field: 'Host', value: host, reason: `this dashboard answers only to 127.0.0.1:${port} or localhost:${port}` };
 }
 
-/** The cross-site checks of a state-changing request: undefined when it comes from this dashboard's own page. */
+/**
+ * The cross-site checks of a state-changing request: undefined when it comes from this dashboard's
+ * own page. Both headers are required, as every current browser sends both on a form POST
+ * (`Sec-Fetch-Site` since Chromium 76, Firefox 90, Safari 16.4): a POST lacking either is refused,
+ * and so is one whose `Sec-Fetch-Site` is not `same-origin` or whose `Origin` is not this server
+ * (`null` included). A script posting to the dashboard sends them itself.
+ */
 export function checkSameOrigin(headers: { origin?: string; secFetchSite?: string }, port: number): Refusal | undefined {
-  if (headers.secFetchSite !== undefined && headers.secFetchSite !== 'same-origin') {
-    return { status: 403, field: 'Sec-Fetch-Site', value: headers.secFetchSite, reason: "actions are accepted only from the dashboard's own pages" };
+  if (headers.secFetchSite !== 'same-origin') {
+    const reason =
+      headers.secFetchSite === undefined
+        ? "required: actions are accepted only with 'Sec-Fetch-Site: same-origin'"
+        : "actions are accepted only from the dashboard's own pages";
+    return { status: 403, field: 'Sec-Fetch-Site', value: headers.secFetchSite, reason };
   }
-  if (headers.origin !== undefined) {
-    const ok = [...allowedHosts(port)].some((h) => headers.origin === `http://${h}`);
-    if (!ok) return { status: 403, field: 'Origin', value: headers.origin, reason: `actions are accepted only from http://127.0.0.1:${port}` };
+  if (![...allowedHosts(port)].some((h) => headers.origin === `http://${h}`)) {
+    const reason = `${headers.origin === undefined ? 'required: ' : ''}actions are accepted only from http://127.0.0.1:${port} or http://localhost:${port}`;
+    return { status: 403, field: 'Origin', value: headers.origin, reason };
   }
   return undefined;
 }

@@ -10,6 +10,7 @@
  * page and its refresh are 1 GetItem each; a jobs listing is 1 registry Query plus at most one Query per
  * partition of the state (9 pending, 4 running, 4 dead), up to 10 listing calls with an id prefix.
  */
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
@@ -66,6 +67,7 @@ const PREFIX_PAGE = 200;
 const PREFIX_CALLS = 10;
 const ID_PREFIX_RE = /^[A-Za-z0-9_][A-Za-z0-9_.:@=+/-]{0,199}$/;
 const ACTIONS = ['release', 'cancel', 'requeue', 'run-now'] as const;
+const OUTCOME_KEY_RE = /^[A-Za-z0-9_-]{16}$/;
 
 /** Starts the dashboard on 127.0.0.1 and resolves once it listens. */
 export async function startDashboard(opts: DashboardOptions): Promise<Dashboard> {
@@ -124,10 +126,11 @@ function dashboardApp(o: AppOptions): Hono {
     page,
     tableName: o.queue.tableName,
     target: o.target,
-    token: o.token,
+    ...(page === 'error' ? {} : { token: o.token }),
     refreshMs: o.refreshMs,
     allowActions,
   });
+  const outcomes = new OutcomeBook();
   const view = { reclaimPeriodMs: o.reclaimPeriodMs, allowActions, token: o.token };
   const uplot = readUplot();
 
@@ -210,9 +213,10 @@ function dashboardApp(o: AppOptions): Hono {
   });
 
   app.get('/job', async (c) => {
-    onlyParams(c, ['id']);
+    onlyParams(c, ['id', 'outcome']);
     const job = await mustGet(o.queue, c.req.query('id'));
-    return c.html(layout(frame(`Job ${job.id}`, 'job'), jobPage(job, clock(), view)).text);
+    const outcome = outcomes.read(c.req.query('outcome'), job.id);
+    return c.html(layout(frame(`Job ${job.id}`, 'job'), jobPage(job, clock(), view, outcome)).text);
   });
 
   app.get('/job/live', async (c) => {
@@ -241,8 +245,8 @@ function dashboardApp(o: AppOptions): Hono {
       if (!(err instanceof InvalidStateError)) throw err;
       outcome = { ok: false, text: err.message };
     }
-    const job = await mustGet(o.queue, id);
-    return c.html(layout(frame(`Job ${id}`, 'job'), jobPage(job, clock(), view, outcome)).text, outcome.ok ? 200 : 409);
+    // Post/Redirect/Get: the job's page shows the outcome, and reloading it sends nothing again.
+    return c.redirect(`/job?id=${encodeURIComponent(id)}&outcome=${outcomes.keep(id, outcome)}`, 303);
   });
 
   app.notFound((c) => page(c, 404, `no page at ${c.req.path}`));
@@ -267,6 +271,31 @@ function dashboardApp(o: AppOptions): Hono {
   }
 
   return app;
+}
+
+/**
+ * The outcomes of recent actions, for the job page the action redirects to: a random key per
+ * action (so a link cannot show a made-up outcome), the latest {@link OutcomeBook.SIZE} kept.
+ */
+class OutcomeBook {
+  static readonly SIZE = 100;
+  private readonly byKey = new Map<string, { readonly id: string; readonly outcome: ActionOutcome }>();
+
+  /** Keeps an outcome and returns its key for the redirect. */
+  keep(id: string, outcome: ActionOutcome): string {
+    const key = randomBytes(12).toString('base64url');
+    this.byKey.set(key, { id, outcome });
+    if (this.byKey.size > OutcomeBook.SIZE) this.byKey.delete(this.byKey.keys().next().value!);
+    return key;
+  }
+
+  /** The outcome under `key` for job `id`; undefined when none was asked for, or it is no longer kept (or is another job's). */
+  read(key: string | undefined, id: string): ActionOutcome | undefined {
+    if (key === undefined) return undefined;
+    if (!OUTCOME_KEY_RE.test(key)) throw new ValidationError('outcome', key, "is not an action's outcome key (16 of A-Z a-z 0-9 _ -)");
+    const kept = this.byKey.get(key);
+    return kept?.id === id ? kept.outcome : undefined;
+  }
 }
 
 async function perform(queue: JobQueue, action: (typeof ACTIONS)[number], id: string): Promise<ActionOutcome> {

@@ -53,9 +53,9 @@ describe('enqueue', () => {
     expect(run.code).toBe(0);
     const out = json(run);
     expect(out.outcome).toBe('created');
-    expect(out.job.runAt).toBeGreaterThanOrEqual(before + 300_000);
-    expect(out.job.priority).toBe(7);
-    expect(out.job.maxAttempts).toBe(2);
+    expect(out.runAt).toBeGreaterThanOrEqual(before + 300_000);
+    expect(out.priority).toBe(7);
+    expect(out.maxAttempts).toBe(2);
     const again = await cli(['--json', 'enqueue', 'emails', '"other"', '--id', 'opt-1'], { env });
     expect(again.code).toBe(0);
     expect(json(again)).toMatchObject({ outcome: 'exists', state: 'pending' });
@@ -79,6 +79,14 @@ describe('enqueue', () => {
       expect(run.stderr).toMatch(/^fenceq: /);
     }
     for (let i = 1; i <= 7; i++) expect(await queue.get(`bad-${i}`)).toBeNull();
+  });
+  it("refuses a schedule tick's id (reserved) with exit 2, naming job.id, writing nothing; get still reads the id", async () => {
+    const id = 'sched:nightly:1777600860000';
+    const run = await cli(['enqueue', 'emails', '{"mine":true}', '--id', id], { env });
+    expect(run.code).toBe(EXIT.usage);
+    expect(run.stderr).toMatch(/^fenceq: invalid job\.id \("sched:nightly:1777600860000"\)/);
+    expect(await queue.get(id)).toBeNull();
+    expect((await cli(['get', id], { env })).code).toBe(EXIT.notFound);
   });
 });
 

@@ -178,6 +178,26 @@ describe('functions/api: bad events are refused with a typed error and nothing w
     ],
     ['100,000-deep error', { op: 'ackFailed', lease: validLease, error: deep(100_000) }, 'error', tooDeep],
     ['65-deep payload', { op: 'enqueue', job: { queue: 'bad', payload: deep(65), id: 'deep-2' } }, 'job.payload', '(a value nested more than 64 levels deep)'],
+    [
+      "a schedule tick's id (reserved)",
+      { op: 'enqueue', job: { queue: 'bad', payload: 1, id: 'sched:nightly:1777600860000' } },
+      'job.id',
+      'sched:nightly:1777600860000',
+    ],
+    [
+      "a schedule tick's id in a batch",
+      {
+        op: 'enqueueMany',
+        jobs: [
+          { queue: 'bad', payload: 1, id: 'ok-3' },
+          { queue: 'bad', payload: 1, id: 'ok-4' },
+          { queue: 'bad', payload: 1 },
+          { queue: 'bad', payload: 1, id: 'sched:nightly:1777600920000' },
+        ],
+      },
+      'jobs[3].id',
+      'sched:nightly:1777600920000',
+    ],
   ];
 
   it.each(cases)('%s', async (_what, event, field, badValue) => {
@@ -205,7 +225,8 @@ describe('functions/api: bad events are refused with a typed error and nothing w
   it('wrote nothing for any of them: no job, no queue registered, no wake-up', async () => {
     await drain(wakeUrl, 2);
     for (const e of cases) await api(e[1]);
-    for (const id of ['ok-1', 'ok-2', 'too-big', 'x-1', 'deep-1', 'deep-2']) expect(await raw.get(id)).toBeUndefined();
+    for (const id of ['ok-1', 'ok-2', 'ok-3', 'ok-4', 'sched:nightly:1777600860000', 'sched:nightly:1777600920000', 'too-big', 'x-1', 'deep-1', 'deep-2'])
+      expect(await raw.get(id)).toBeUndefined();
     const stats = value<{ queue: string }[]>(await admin({ op: 'stats' }));
     expect(stats.map((s) => s.queue)).not.toContain('bad');
     expect(await drain(wakeUrl, 1)).toEqual([]);

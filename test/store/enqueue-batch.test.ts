@@ -43,6 +43,30 @@ describe('enqueueMany of jobs whose ids the store generates', () => {
     expect(leased).toHaveLength(61);
   });
 
+  it('outcomes name each job and its generation, never the payload sent: generated, keyed, grouped, existing and single', async () => {
+    const { queue, clock } = await freshQueue();
+    const big = 'p'.repeat(10_000);
+    await queue.enqueue({ queue: 'echo', payload: big, id: 'taken' });
+    const out = await queue.enqueueMany([
+      { queue: 'echo', payload: big },
+      { queue: 'echo', payload: big, id: 'keyed', priority: 3, maxAttempts: 2, runAt: clock.now + 5_000 },
+      { queue: 'echo', payload: big, id: 'grouped', group: 'g' },
+      { queue: 'echo', payload: big, id: 'taken' },
+    ]);
+    const [generated] = [...out.keys()];
+    const created = { outcome: 'created', queue: 'echo', generation: clock.now, runAt: clock.now, priority: 0, maxAttempts: 5 };
+    expect(Object.fromEntries(out)).toEqual({
+      [generated!]: { ...created, id: generated },
+      keyed: { ...created, id: 'keyed', runAt: clock.now + 5_000, priority: 3, maxAttempts: 2 },
+      grouped: { ...created, id: 'grouped' },
+      taken: { outcome: 'exists', id: 'taken', state: 'pending' },
+    });
+    expect(await queue.enqueue({ queue: 'echo', payload: big, id: 'single' })).toEqual({ ...created, id: 'single' });
+    // The generation is the job's fencing token as written: its first lease takes the next one.
+    const [lease] = await queue.lease({ owner: 'w', queues: ['echo'], ttlMs: 30_000 });
+    expect(lease!.generation).toBe(clock.now + 1);
+  });
+
   it('logs each job, and wakes workers once per batch only for jobs due now', async () => {
     const due: string[][] = [];
     const { queue, logger, clock } = await freshQueue({ hooks: { onJobsDue: (q) => void due.push([...q]) } });

@@ -23,17 +23,17 @@ describe('lease secret', () => {
     const created = await queue.enqueue({ queue: 'pay', payload: { amount: 5 }, id: 'forged-a' });
     if (created.outcome !== 'created') throw new Error('not created');
     const [real] = await queue.lease({ owner: 'worker-1', queues: ['pay'], ttlMs: TTL });
-    expect(real!.generation).toBe(created.job.createdAt + 1);
+    expect(real!.generation).toBe(created.generation + 1);
 
-    // Everything a producer can see: id, incarnation, generation = createdAt + 1; any owner.
+    // Everything a producer can see (the enqueue reply and get): id, incarnation, generation + 1; any owner.
     const fromReply = {
       id: created.id,
-      incarnation: created.job.incarnation,
-      generation: created.job.createdAt + 1,
+      incarnation: (await queue.get('forged-a'))!.incarnation,
+      generation: created.generation + 1,
       owner: 'producer',
-      expiresAt: created.job.createdAt + TTL,
+      expiresAt: created.generation + TTL,
       attempt: 1,
-      maxAttempts: created.job.maxAttempts,
+      maxAttempts: created.maxAttempts,
       queue: 'pay',
       payload: null,
     };

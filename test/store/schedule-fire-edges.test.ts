@@ -22,6 +22,7 @@ describe('firing a schedule: edges', () => {
     expect(await fireSchedule(ctxOf(queue), { ...read, paused: true }, { horizon: clock.now + 120_000, lateGraceMs: 0 })).toEqual({
       created: 0,
       existed: 0,
+      squatted: 0,
       missed: 0,
       lostRaces: 0,
     });
@@ -39,7 +40,7 @@ describe('firing a schedule: edges', () => {
     expect(await queue.get(tickId('c', '2026-05-01T10:02:00Z'))).toBeNull();
     expect(await queue.schedules.get('c')).toMatchObject({ lastTick: at('2026-05-01T10:05:00Z'), nextTick: at('2026-05-01T10:06:00Z') });
     expect(logger.events('schedule.fired').map((r) => r.fields)).toEqual([
-      { name: 'c', queue: 'q', created: 3, existed: 0, missed: 2, nextTick: at('2026-05-01T10:06:00Z') },
+      { name: 'c', queue: 'q', created: 3, existed: 0, squatted: 0, missed: 2, nextTick: at('2026-05-01T10:06:00Z') },
     ]);
   });
 
@@ -52,6 +53,7 @@ describe('firing a schedule: edges', () => {
     expect(await fireSchedule(ctxOf(queue), read, { horizon: clock.now + 120_000, lateGraceMs: 0 })).toEqual({
       created: 1,
       existed: 1,
+      squatted: 0,
       missed: 0,
       lostRaces: 1,
     });

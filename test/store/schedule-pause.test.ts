@@ -168,7 +168,13 @@ describe('pausing a schedule withdraws what it fired ahead', () => {
     const before = (await queue.schedules.get('f'))!;
     expect(await queue.schedules.pause('f')).toMatchObject({ withdrawn: [] });
     const ctx = (queue as unknown as { ctx: Parameters<typeof fireSchedule>[0] }).ctx;
-    expect(await fireSchedule(ctx, before, { horizon: clock.now + 120_000, lateGraceMs: 0 })).toEqual({ created: 0, existed: 0, missed: 0, lostRaces: 1 });
+    expect(await fireSchedule(ctx, before, { horizon: clock.now + 120_000, lateGraceMs: 0 })).toEqual({
+      created: 0,
+      existed: 0,
+      squatted: 0,
+      missed: 0,
+      lostRaces: 1,
+    });
     expect(await pendingTicks(queue, 'q')).toEqual([]);
   });
 

@@ -37,7 +37,7 @@ describe('which ticks a fire pass picks', () => {
     t.clock.now = at('2026-05-01T10:00:30Z');
     await t.queue.schedules.put({ name: 'e', cron: '* * * * *', queue: 'q', catchUp: 'latest' });
     t.clock.now = at('2026-05-01T10:04:00Z'); // 10:01, 10:02, 10:03 passed; 10:04 is now
-    expect(await t.queue.schedules.fire({ horizonMs: 1 })).toEqual({ schedules: 1, created: 2, existed: 0, missed: 2, lostRaces: 0 });
+    expect(await t.queue.schedules.fire({ horizonMs: 1 })).toEqual({ schedules: 1, created: 2, existed: 0, squatted: 0, missed: 2, lostRaces: 0 });
     for (const hhmm of ['10:03', '10:04']) expect(await t.queue.get(tickId('e', hhmm))).toMatchObject({ state: 'pending' });
     expect(await t.queue.schedules.get('e')).toMatchObject({ lastTick: at('2026-05-01T10:04:00Z'), nextTick: at('2026-05-01T10:05:00Z') });
   });
@@ -48,7 +48,7 @@ describe('which ticks a fire pass picks', () => {
     await t.queue.schedules.put({ name: 'a', cron: '* * * * *', queue: 'q' });
     expect(await t.queue.schedules.fire({ horizonMs: 120_000 })).toMatchObject({ created: 2 }); // 10:01, 10:02
     t.clock.now = at('2026-05-01T10:00:40Z');
-    expect(await t.queue.schedules.fire({ horizonMs: 180_000 })).toEqual({ schedules: 1, created: 1, existed: 0, missed: 0, lostRaces: 0 });
+    expect(await t.queue.schedules.fire({ horizonMs: 180_000 })).toEqual({ schedules: 1, created: 1, existed: 0, squatted: 0, missed: 0, lostRaces: 0 });
     expect(await t.queue.get(tickId('a', '10:03'))).toMatchObject({ state: 'pending' });
   });
 
@@ -61,6 +61,7 @@ describe('which ticks a fire pass picks', () => {
     expect(await fireSchedule(ctxOf(t.queue), { ...read, nextTick: null }, { horizon: t.clock.now + 60_000, lateGraceMs: 60_000 })).toEqual({
       created: 0,
       existed: 0,
+      squatted: 0,
       missed: 0,
       lostRaces: 0,
     });
@@ -73,7 +74,7 @@ describe('which ticks a fire pass picks', () => {
     t.clock.now = at('2026-05-01T10:00:30Z');
     await t.queue.schedules.put({ name: 'f', cron: '* * * * *', queue: 'q' });
     await t.raw.set(scheduleKeys('f').id, { cron: NEVER }); // 10:01 stays the next tick
-    expect(await t.queue.schedules.fire({ horizonMs: 60_000 })).toEqual({ schedules: 1, created: 1, existed: 0, missed: 0, lostRaces: 0 });
+    expect(await t.queue.schedules.fire({ horizonMs: 60_000 })).toEqual({ schedules: 1, created: 1, existed: 0, squatted: 0, missed: 0, lostRaces: 0 });
     expect(await t.queue.get(tickId('f', '10:01'))).toMatchObject({ state: 'pending' });
     expect(await t.queue.schedules.get('f')).toMatchObject({ nextTick: null, lastTick: at('2026-05-01T10:01:00Z') });
     expect(await t.queue.schedules.fire({ horizonMs: 86_400_000 })).toMatchObject({ schedules: 0, created: 0 });
@@ -85,7 +86,7 @@ describe('which ticks a fire pass picks', () => {
     await t.queue.schedules.put({ name: 'm', cron: '* * * * *', queue: 'q', catchUp: 'latest' });
     await t.raw.set(scheduleKeys('m').id, { cron: NEVER });
     t.clock.now = at('2026-05-01T10:01:30Z');
-    expect(await t.queue.schedules.fire({ horizonMs: 60_000 })).toEqual({ schedules: 1, created: 0, existed: 0, missed: 1, lostRaces: 0 });
+    expect(await t.queue.schedules.fire({ horizonMs: 60_000 })).toEqual({ schedules: 1, created: 0, existed: 0, squatted: 0, missed: 1, lostRaces: 0 });
     expect(await t.queue.get(tickId('m', '10:01'))).toBeNull();
     expect(await t.queue.schedules.get('m')).toMatchObject({ nextTick: null });
   });
@@ -108,7 +109,7 @@ describe('which ticks a fire pass picks', () => {
       },
       { step: 'initialize', name: 'removed-meanwhile' },
     );
-    expect(await t.queue.schedules.fire({ horizonMs: 60_000 })).toEqual({ schedules: 1, created: 1, existed: 0, missed: 0, lostRaces: 0 });
+    expect(await t.queue.schedules.fire({ horizonMs: 60_000 })).toEqual({ schedules: 1, created: 1, existed: 0, squatted: 0, missed: 0, lostRaces: 0 });
     expect(removed).toBe(true);
     expect(await t.queue.get(tickId('r', '10:01'))).toBeNull();
     expect(await t.queue.get(tickId('k', '10:01'))).toMatchObject({ state: 'pending' });
@@ -131,6 +132,7 @@ describe('which ticks a fire pass picks', () => {
     expect(await fireSchedule(ctxOf(t.queue), read, { horizon: t.clock.now + 120_000, lateGraceMs: 0 })).toEqual({
       created: 0,
       existed: 2,
+      squatted: 0,
       missed: 0,
       lostRaces: 1,
     });
@@ -159,7 +161,7 @@ describe('which ticks a fire pass picks', () => {
     await t.queue.schedules.put({ name: 'z', cron: '* * * * *', queue: 'q' });
     await t.raw.set(scheduleKeys('z').id, { cron: 'not a cron' });
     const read = (await t.queue.schedules.get('z'))!;
-    const none = { created: 0, existed: 0, missed: 0, lostRaces: 0 };
+    const none = { created: 0, existed: 0, squatted: 0, missed: 0, lostRaces: 0 };
     // The next tick (10:01) at exactly the horizon is not before it.
     expect(await fireSchedule(ctxOf(t.queue), read, { horizon: at('2026-05-01T10:01:00Z'), lateGraceMs: 0 })).toEqual(none);
     expect(await fireSchedule(ctxOf(t.queue), read, { horizon: at('2026-05-01T10:00:40Z'), lateGraceMs: 0 })).toEqual(none);

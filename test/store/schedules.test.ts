@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../../src/errors.js';
-import type { JobQueue } from '../../src/job-queue.js';
+import { JobQueue, dynamoClient } from '../../src/job-queue.js';
 import { PAYLOAD_LIMIT_BYTES } from '../../src/validate.js';
-import { freshQueue } from '../support/harness.js';
+import { endpoint, freshQueue } from '../support/harness.js';
 
 const at = (iso: string) => Date.parse(iso);
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -73,18 +73,37 @@ describe('recurring schedules', () => {
     expect(await queue.schedules.fire({ horizonMs: 120_000 })).toMatchObject({ created: 2 });
     const ctx = (queue as unknown as { ctx: Parameters<typeof fireSchedule>[0] }).ctx;
     // The same pass again, from the same read: every tick exists, and its advance matches nothing.
-    expect(await fireSchedule(ctx, stale, { horizon: clock.now + 120_000, lateGraceMs: 0 })).toEqual({ created: 0, existed: 2, missed: 0, lostRaces: 1 });
+    expect(await fireSchedule(ctx, stale, { horizon: clock.now + 120_000, lateGraceMs: 0 })).toEqual({
+      created: 0,
+      existed: 2,
+      squatted: 0,
+      missed: 0,
+      lostRaces: 1,
+    });
     expect(await tickJobs(queue, 'q')).toHaveLength(2);
     expect(iso((await queue.schedules.get('r'))!.nextTick!)).toBe('2026-05-01T10:03:00.000Z');
   });
 
   it('a scheduler that died between its enqueues and its advance is finished by the next, without doubles', async () => {
-    const { queue, clock } = await freshQueue();
+    const { queue, clock, tableName, logger } = await freshQueue();
     clock.now = at('2026-05-01T10:00:30Z');
     await queue.schedules.put({ name: 'd', cron: '* * * * *', queue: 'q' });
-    // The dead scheduler's first enqueue landed; nothing else did.
-    await queue.enqueue({ id: `sched:d:${at('2026-05-01T10:01:00Z')}`, queue: 'q', payload: null, runAt: at('2026-05-01T10:01:00Z') });
-    expect(await queue.schedules.fire({ horizonMs: 120_000 })).toMatchObject({ created: 1, existed: 1, lostRaces: 0 });
+    // The dead scheduler, on its own client: its first enqueue lands, then it dies (every later request fails).
+    class Died extends Error {}
+    const client = dynamoClient({ endpoint: endpoint() });
+    let puts = 0;
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'PutItemCommand' && ++puts > 1) throw new Died('scheduler died');
+        return next(args);
+      },
+      { step: 'initialize', name: 'die-after-first-put' },
+    );
+    const dying = new JobQueue({ tableName, client, clock, logger });
+    await expect(dying.schedules.fire({ horizonMs: 120_000 })).rejects.toBeInstanceOf(Died);
+    client.destroy();
+    expect(await tickJobs(queue, 'q')).toEqual(['2026-05-01T10:01:00.000Z']);
+    expect(await queue.schedules.fire({ horizonMs: 120_000 })).toMatchObject({ created: 1, existed: 1, squatted: 0, lostRaces: 0 });
     expect(await tickJobs(queue, 'q')).toEqual(['2026-05-01T10:01:00.000Z', '2026-05-01T10:02:00.000Z']);
   });
 

@@ -32,9 +32,14 @@ describe('actions', () => {
     expect((await producer.get('invoice-9'))!.state).toBe('dead');
 
     page.once('dialog', (d) => void d.accept());
-    await Promise.all([page.waitForURL(/\/job\/action$/), page.locator('button[data-action="requeue"]').click()]);
+    await Promise.all([page.waitForURL(/\/job\?id=invoice-9&outcome=[\w-]{16}$/), page.locator('button[data-action="requeue"]').click()]);
     await seeText(page, '#outcome.ok', 'Requeued: pending and due now, attempts reset');
     expect(await producer.get('invoice-9')).toMatchObject({ state: 'pending', attempts: 0, leaseGeneration: lease!.generation + 1 });
+    // The action answered with a redirect (Post/Redirect/Get): reloading shows the outcome again and sends nothing.
+    requests.reset();
+    await page.reload();
+    await seeText(page, '#outcome.ok', 'Requeued: pending and due now, attempts reset');
+    expect(requests.counts.UpdateItem ?? 0).toBe(0);
 
     const worker = new Worker({
       store: queue,
@@ -68,7 +73,7 @@ describe('actions', () => {
     });
     const act = async (id: string, action: string) => {
       await page.goto(url(`/job?id=${id}`));
-      await Promise.all([page.waitForURL(/\/job\/action$/), page.locator(`button[data-action="${action}"]`).click()]);
+      await Promise.all([page.waitForURL(new RegExp(`/job\\?id=${id}&outcome=`)), page.locator(`button[data-action="${action}"]`).click()]);
       return textOf(page, '#outcome');
     };
 
@@ -88,7 +93,7 @@ describe('actions', () => {
     ]);
   });
 
-  test('an action the state no longer allows says so with 409 and writes nothing', async () => {
+  test('an action the state no longer allows shows the reason on the job page and writes nothing', async () => {
     const { url, producer, dashboard } = await dashboardOnFreshTable({ allowActions: true, refreshMs: 60_000 });
     await producer.enqueue({ queue: 'q', id: 'alive', payload: 1 });
     const page = await openPage('action-conflict');
@@ -96,9 +101,14 @@ describe('actions', () => {
     const token = (await page.locator('meta[name="fenceq-token"]').getAttribute('content'))!;
     const before = (await producer.get('alive'))!;
     const origin = dashboard.url.replace(/\/$/, '');
-    const res = await rawPost(url('/job/action'), { token, id: 'alive', action: 'requeue' }, { origin, host: new URL(origin).host });
-    expect(res.status).toBe(409);
-    expect(res.body).toContain('job &quot;alive&quot; is pending; only a dead job can be requeued');
+    const res = await rawPost(
+      url('/job/action'),
+      { token, id: 'alive', action: 'requeue' },
+      { origin, host: new URL(origin).host, 'sec-fetch-site': 'same-origin' },
+    );
+    expect(res.status).toBe(303);
+    await page.goto(url(String(res.headers.location)));
+    await seeText(page, '#outcome.error', 'job "alive" is pending; only a dead job can be requeued');
     expect(await producer.get('alive')).toEqual(before);
   });
 

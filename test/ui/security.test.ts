@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Job } from '../../src/job.js';
-import { dashboardOnFreshTable, openPage, rawPost, rawRequest, seeText } from './support.js';
+import { dashboardOnFreshTable, openPage, rawPost, rawRequest, seeText, type RawResponse } from './support.js';
 
 let fx: Awaited<ReturnType<typeof dashboardOnFreshTable>>;
 let token: string;
@@ -61,7 +61,7 @@ describe('cross-site requests', () => {
     const post = (form: Record<string, string>, headers: Record<string, string> = {}) =>
       rawPost(fx.url('/job/action'), { id: 'target', action: 'cancel', ...form }, { host, origin, 'sec-fetch-site': 'same-origin', ...headers });
     fx.requests.reset();
-    const cases: [Promise<{ status: number; body: string }>, number, string][] = [
+    const cases: [Promise<RawResponse>, number, string][] = [
       [post({}), 403, 'refused: invalid token (absent): missing'],
       [post({ token: 'x'.repeat(43) }), 403, 'refused: invalid token (&quot;xxxxxxxxxxxx&quot;): does not match this dashboard session'],
       [post({ token }, { origin: 'http://evil.example' }), 403, 'refused: invalid Origin (&quot;http://evil.example&quot;)'],
@@ -78,10 +78,11 @@ describe('cross-site requests', () => {
       expect(r.body).toContain(text);
     }
     await untouched();
-    // The same request with the token, from the dashboard's own origin, is accepted.
+    // The same request with the token, from the dashboard's own origin, is accepted: a redirect to the job's page.
     const ok = await post({ token, action: 'run-now' });
-    expect(ok.status).toBe(200);
-    expect(ok.body).toContain('Already due since');
+    expect(ok.status).toBe(303);
+    const shown = await fetch(new URL(String(ok.headers.location), origin));
+    expect(await shown.text()).toContain('Already due since');
   });
 
   test('a page read through a DNS-rebound name is refused too', async () => {

@@ -87,18 +87,25 @@ export async function textOf(page: Page, selector: string): Promise<string> {
 }
 
 /** POSTs a form to the dashboard with raw headers (node:http, so Host and Origin can be anything). */
-export function rawPost(url: string, form: Record<string, string>, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
+export function rawPost(url: string, form: Record<string, string>, headers: Record<string, string> = {}): Promise<RawResponse> {
   return rawRequest(url, 'POST', new URLSearchParams(form).toString(), { 'content-type': 'application/x-www-form-urlencoded', ...headers });
 }
 
+/** What {@link rawRequest} answers: the status, the headers (lower-case names) and the body; redirects are not followed. */
+export interface RawResponse {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  readonly body: string;
+}
+
 /** A request with exactly the given headers. */
-export function rawRequest(url: string, method: string, body: string | undefined, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+export function rawRequest(url: string, method: string, body: string | undefined, headers: Record<string, string>): Promise<RawResponse> {
   return new Promise((resolveReq, reject) => {
     const req = request(url, { method, headers }, (res) => {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (d: string) => (text += d));
-      res.on('end', () => resolveReq({ status: res.statusCode ?? 0, body: text }));
+      res.on('end', () => resolveReq({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
     });
     req.on('error', reject);
     req.end(body);

@@ -156,12 +156,12 @@ export async function workerTable(opts: Partial<JobQueueOptions> & { time?: Manu
       state: 'running',
       leaseOwner: args.owner ?? 'ghost-worker-1',
       leaseExpiresAt: expiresAt,
-      leaseGeneration: e.job.leaseGeneration + 1,
+      leaseGeneration: e.generation + 1,
       attempts: 1,
       updatedAt: now,
       ...leaseKeys(e.id, args.queue),
     });
-    return { id: e.id, expiresAt, generation: e.job.leaseGeneration + 1 };
+    return { id: e.id, expiresAt, generation: e.generation + 1 };
   };
   return { ...env, logger, worker, deadWorkerJob };
 }

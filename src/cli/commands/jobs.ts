@@ -47,9 +47,8 @@ export async function enqueueCommand(ctx: CommandContext, queueName: string, pay
   const outcome = await ctx.queue().enqueue(input);
   ctx.print(() => {
     if (outcome.outcome === 'exists') return `job ${outcome.id} already exists (${outcome.state ?? 'gone'}); nothing written`;
-    const due =
-      runAt === undefined || outcome.job.runAt <= now ? 'due now' : `due ${formatInstant(outcome.job.runAt)} (in ${formatDuration(outcome.job.runAt - now)})`;
-    return `enqueued ${outcome.id} on queue ${outcome.job.queue}, ${due}`;
+    const due = runAt === undefined || outcome.runAt <= now ? 'due now' : `due ${formatInstant(outcome.runAt)} (in ${formatDuration(outcome.runAt - now)})`;
+    return `enqueued ${outcome.id} on queue ${outcome.queue}, ${due}`;
   }, outcome);
 }
 
