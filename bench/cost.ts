@@ -40,7 +40,7 @@ export async function modelLives(endpoint: string): Promise<{ happy: LifeModel[]
   const lifeOf = async (label: string, payload: unknown, id: string): Promise<LifeModel> => {
     await queue.enqueue({ queue: 'cost', id, payload: payload as never });
     const enqueued = await read(id);
-    const [lease] = await queue.lease({ owner: 'cost-model', queues: ['cost'], ttlMs: 30_000, max: 1 });
+    const [lease] = (await queue.lease({ owner: 'cost-model', queues: ['cost'], ttlMs: 30_000, max: 1 })).leases;
     const leased = await read(id);
     // A result of `null`, as most handlers return.
     await queue.ackDone(lease!, null);
@@ -64,7 +64,7 @@ export async function modelLives(endpoint: string): Promise<{ happy: LifeModel[]
     for (const s of payloadShapes(fits)) happy.push(await lifeOf(s.label, s.payload, `life-${n++}`));
     // A failed attempt that is retried, then a graceful release: the extra steps they add.
     await queue.enqueue({ queue: 'cost', id: 'retry', payload: { n: 1, body: 'x'.repeat(100) } });
-    const [l1] = await queue.lease({ owner: 'cost-model', queues: ['cost'], ttlMs: 30_000, max: 1 });
+    const [l1] = (await queue.lease({ owner: 'cost-model', queues: ['cost'], ttlMs: 30_000, max: 1 })).leases;
     const leased = await read('retry');
     await queue.ackFailed(l1!, new Error('boom'));
     const retrying = await read('retry');
@@ -78,7 +78,7 @@ export async function modelLives(endpoint: string): Promise<{ happy: LifeModel[]
       1,
     );
     await queue.enqueue({ queue: 'cost', id: 'release', payload: { n: 1, body: 'x'.repeat(100) } });
-    const [l2] = await queue.lease({ owner: 'cost-model', queues: ['cost'], ttlMs: 30_000, max: 1 });
+    const [l2] = (await queue.lease({ owner: 'cost-model', queues: ['cost'], ttlMs: 30_000, max: 1 })).leases;
     const held = await read('release');
     await queue.release(l2!);
     const released = await read('release');

@@ -36,7 +36,7 @@ export async function modelFlowCost(endpoint: string): Promise<FlowCostRow[]> {
     await queue.enqueue({ queue: 'slots', id: 's1', payload });
     await queue.setLimits('slots', { maxRunning: 10 });
     const slotId = (k: number) => `~slot|slots|${k}`;
-    const [l] = await queue.lease({ owner: 'cost', queues: ['slots'], ttlMs: 30_000 });
+    const [l] = (await queue.lease({ owner: 'cost', queues: ['slots'], ttlMs: 30_000 })).leases;
     const k = l!.slot!;
     const held = await read(slotId(k));
     const freeImage = { ...held!, state: 'free' } as Record<string, unknown>;
@@ -60,10 +60,10 @@ export async function modelFlowCost(endpoint: string): Promise<FlowCostRow[]> {
     await queue.enqueue({ queue: 'rate', id: 'r1', payload });
     await queue.enqueue({ queue: 'rate', id: 'r2', payload });
     await queue.setLimits('rate', { ratePerSecond: 100, burst: 10 });
-    const [r1] = await queue.lease({ owner: 'cost', queues: ['rate'], ttlMs: 30_000 });
+    const [r1] = (await queue.lease({ owner: 'cost', queues: ['rate'], ttlMs: 30_000 })).leases;
     const bucket1 = await read('~rate|rate');
     await queue.ackDone(r1!);
-    const [r2] = await queue.lease({ owner: 'cost', queues: ['rate'], ttlMs: 30_000 });
+    const [r2] = (await queue.lease({ owner: 'cost', queues: ['rate'], ttlMs: 30_000 })).leases;
     const bucket2 = await read('~rate|rate');
     await queue.ackDone(r2!);
     const rateLife = modelLife([
@@ -78,7 +78,7 @@ export async function modelFlowCost(endpoint: string): Promise<FlowCostRow[]> {
     await queue.enqueue({ queue: 'grp', id: 'g2', payload, group: 'cust-1' });
     const group2 = await read('~group|grp|cust-1');
     const parked = await read('g2');
-    const [g1] = await queue.lease({ owner: 'cost', queues: ['grp'], ttlMs: 30_000 });
+    const [g1] = (await queue.lease({ owner: 'cost', queues: ['grp'], ttlMs: 30_000 })).leases;
     await queue.ackDone(g1!);
     const group3 = await read('~group|grp|cust-1');
     const unparked = await read('g2');

@@ -119,6 +119,8 @@ export interface ChaosReport {
   readonly scheduleTicks: number;
   /** The flow queue's invariants (absent without a flow queue). */
   readonly flow?: FlowVerdict;
+  /** Longest waits past due of the plain queue's jobs and of the flow queue's, apart (ms). */
+  readonly waitsByQueue: { readonly plain: ChaosVerdict['waitPastDueMs']; readonly flow?: ChaosVerdict['waitPastDueMs'] };
 }
 
 type Action = 'kill' | 'pause' | 'term';
@@ -369,6 +371,10 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       verdict,
       scheduleTicks: scheduleCheck.ticks,
       ...(flow ? { flow } : {}),
+      waitsByQueue: {
+        plain: checkRun(planned, jobs, effects, starts).waitPastDueMs,
+        ...(opts.flow ? { flow: checkRun(flowPlanned, jobs, effects, starts).waitPastDueMs } : {}),
+      },
     };
   } finally {
     finished = true;

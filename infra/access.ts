@@ -4,34 +4,141 @@ import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { GROUP_ID_PREFIX, QUEUE_REGISTRY_ID_PREFIX } from '../src/keys.js';
 import { TABLE_SCHEMA } from '../src/schema.js';
 
-/** What one principal may do: actions on the table, on its work index, and which queues it sends to. */
+/**
+ * Table actions on some items only, as one IAM statement: the items by their partition key
+ * (`dynamodb:LeadingKeys`) and, when `attributes` is given, the only top-level attribute names
+ * the request may name in its item, key, update or condition (`dynamodb:Attributes`).
+ */
+export interface ItemGrant {
+  readonly actions: readonly string[];
+  /** `jobs`: every id that does not start with `~` (job ids cannot); else id patterns (`StringLike`, `*` and `?`). */
+  readonly items: 'jobs' | readonly string[];
+  /** Attribute name patterns (`StringLike`). @default any attribute */
+  readonly attributes?: readonly string[];
+}
+
+/** What one principal may do: actions on the table, on some of its items, on its work index, and which queues it sends to. */
 export interface AccessProfile {
+  /** Table actions on every item. */
   readonly table: readonly string[];
-  /** Table actions allowed on the queue registry's and ordered groups' items only (`dynamodb:LeadingKeys` like `~queue|*`, `~group|*`). */
-  readonly registry?: readonly string[];
+  /** Table actions on some items only (each its own statement). */
+  readonly items?: readonly ItemGrant[];
   readonly index: readonly string[];
   readonly sendTo: readonly ('wake' | 'dead')[];
 }
 
 /**
- * Least privilege per principal, as data (docs/security.md explains each line). Every action
- * here is proven needed: test/iam/necessity.ts removes each one in turn and a test under the
- * IAM-enforcing proxy goes red (test/iam/necessity.json). Nothing Scans.
+ * The ids the store generates (`randomUUID()` in src/store/enqueue.ts), the only ones a producer
+ * writes with BatchWriteItem: a BatchWriteItem delete (IAM cannot tell it from a put) reaches no
+ * other item.
+ */
+const GENERATED_ID = '????????-????-????-????-????????????';
+
+/** What an enqueue writes into a new job (src/store/enqueue.ts). */
+const JOB_PUT = [
+  'id',
+  'queue',
+  'payload',
+  'state',
+  'runAt',
+  'priority',
+  'maxAttempts',
+  'attempts',
+  'leaseGeneration',
+  'incarnation',
+  'group',
+  'groupEntry',
+  'createdAt',
+  'updatedAt',
+  'gpk',
+  'gsk',
+];
+
+/** What the worker's transitions read in their conditions and write in a job (lease, renew, ack-done, ack-failed, release, group unpark): never its queue or payload. */
+const JOB_WORK = [
+  'id',
+  'state',
+  'runAt',
+  'attempts',
+  'maxAttempts',
+  'leaseGeneration',
+  'incarnation',
+  'leaseOwner',
+  'leaseExpiresAt',
+  'leaseRenewedUntil',
+  'leaseSecretHash',
+  'lastError',
+  'result',
+  'progress',
+  'progressAt',
+  'settledGeneration',
+  'settledBy',
+  'settledSecretHash',
+  'deadNotified',
+  'updatedAt',
+  'expireAt',
+  'gpk',
+  'gsk',
+];
+
+/** A queue's registry item as a producer registers it (never its flow limits). */
+const REGISTRY_ENTRY = ['id', 'gpk', 'gsk', 'queue', 'createdAt'];
+/** An ordered group's item: appending (producers), popping the head and leaving the index (workers). */
+const GROUP_ENTRY = ['id', 'gpk', 'gsk', 'queue', 'group', 'members'];
+/** A concurrency slot, claimed, renewed and freed (src/store/concurrency-slots.ts; slots are made by the admin). */
+const SLOT_HOLD = ['id', 'state', 'holderId', 'leaseGeneration', 'holderSecretHash', 'leaseExpiresAt', 'updatedAt'];
+/** A rate limit's token bucket (src/store/rate-tokens.ts). */
+const RATE_BUCKET = ['id', 'tokens', 'at', 'queue', 'version'];
+/** A queue's readers item: one `rd_<token>` entry per reader (src/store/readers.ts). */
+const READERS_ENTRY = ['id', 'rd_*', 'expireAt'];
+
+/**
+ * Least privilege per principal, as data (docs/security.md explains each line, and what IAM
+ * cannot tell apart). Every action here is proven needed: test/iam/necessity.ts removes each one
+ * in turn and a test under the IAM-enforcing proxy goes red (test/iam/necessity.json). Nothing Scans.
  *
  * - Every transition is a conditional UpdateItem; reads are consistent GetItems; lease, list and
  *   stats Query the work index; the queue registry is one UpdateItem per new queue name.
  * - An ack-failed can kill a job (dead-job notice) and a release or retry makes one due
  *   (wake-up), so every role that acks sends to both queues.
+ * - Producers and workers write each kind of item in its own statement, limited to the attributes
+ *   their operations name (test/iam/grants.test.ts tries each statement's edges).
  */
 export const ACCESS = {
   /**
-   * Producers: enqueue one (conditional PutItem) or many (BatchWriteItem for store-made ids), read
-   * their jobs, wait for them; wake the worker. UpdateItem (registering a new queue name, appending
-   * to an ordered group) only on registry and group items, so a producer's credentials cannot ack, release or cancel a job.
+   * Producers: enqueue one (conditional PutItem of a job) or many (BatchWriteItem, store-made ids
+   * only), read any item, wait for jobs; register a queue name and append to an ordered group
+   * (UpdateItem of those items, not their flow limits); wake the worker. No job UpdateItem: a
+   * producer's credentials cannot ack, release or cancel.
    */
-  producer: { table: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:BatchWriteItem'], registry: ['dynamodb:UpdateItem'], index: [], sendTo: ['wake'] },
-  /** Workers (the API function, the Lambda worker, a Fargate worker): lease, renew, progress, ack-done, ack-failed, release. */
-  worker: { table: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], index: ['dynamodb:Query'], sendTo: ['wake', 'dead'] },
+  producer: {
+    table: ['dynamodb:GetItem'],
+    items: [
+      { actions: ['dynamodb:PutItem'], items: 'jobs', attributes: JOB_PUT },
+      { actions: ['dynamodb:BatchWriteItem'], items: [GENERATED_ID], attributes: JOB_PUT },
+      { actions: ['dynamodb:UpdateItem'], items: [`${QUEUE_REGISTRY_ID_PREFIX}*`], attributes: REGISTRY_ENTRY },
+      { actions: ['dynamodb:UpdateItem'], items: [`${GROUP_ID_PREFIX}*`], attributes: GROUP_ENTRY },
+    ],
+    index: [],
+    sendTo: ['wake'],
+  },
+  /**
+   * Workers (the API function, the Lambda worker, a Fargate worker): lease, renew, progress,
+   * ack-done, ack-failed, release; the read share's readers item, slots and rate tokens of limited
+   * queues, ordered groups' heads. Never a job's queue or payload, a registry item or a schedule.
+   */
+  worker: {
+    table: ['dynamodb:GetItem'],
+    items: [
+      { actions: ['dynamodb:UpdateItem'], items: 'jobs', attributes: JOB_WORK },
+      { actions: ['dynamodb:UpdateItem'], items: ['~readers|*'], attributes: READERS_ENTRY },
+      { actions: ['dynamodb:UpdateItem'], items: ['~slot|*'], attributes: SLOT_HOLD },
+      { actions: ['dynamodb:UpdateItem'], items: ['~rate|*'], attributes: RATE_BUCKET },
+      { actions: ['dynamodb:UpdateItem'], items: [`${GROUP_ID_PREFIX}*`], attributes: GROUP_ENTRY },
+    ],
+    index: ['dynamodb:Query'],
+    sendTo: ['wake', 'dead'],
+  },
   /** Operators: force-release, cancel, requeue, run-now, inspect, list, stats, purge dead jobs, schedules. */
   admin: { table: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem'], index: ['dynamodb:Query'], sendTo: ['wake'] },
   /** The scheduled reclaim: schedules fired ahead (conditional PutItem), lapsed leases, undelivered dead-job notices, figures. */
@@ -59,17 +166,28 @@ function workIndexArn(table: ITable): string {
   return `${table.tableArn}/index/${TABLE_SCHEMA.workIndex.name}`;
 }
 
-/** Grants exactly the profile's actions: table actions on the table ARN (registry ones with their key condition), Query on the index ARN, SendMessage per queue. */
+/**
+ * The conditions of an {@link ItemGrant}. `ForAllValues`: every key and attribute the request
+ * names must match (DynamoDB requires it for `LeadingKeys`); a job is any id not like `~*`.
+ */
+function itemConditions(g: ItemGrant): Record<string, Record<string, string[]>> {
+  const like: Record<string, string[]> = {};
+  if (g.items !== 'jobs') like['dynamodb:LeadingKeys'] = [...g.items];
+  if (g.attributes) like['dynamodb:Attributes'] = [...g.attributes];
+  return {
+    ...(Object.keys(like).length > 0 ? { 'ForAllValues:StringLike': like } : {}),
+    ...(g.items === 'jobs' ? { 'ForAllValues:StringNotLike': { 'dynamodb:LeadingKeys': [`${INTERNAL_ID_PREFIX}*`] } } : {}),
+  };
+}
+
+/** Every item that is not a job has an id starting with `~` (job ids cannot: src/validate.ts). */
+const INTERNAL_ID_PREFIX = '~';
+
+/** Grants exactly the profile's actions: table actions on the table ARN (item ones with their key and attribute conditions), Query on the index ARN, SendMessage per queue. */
 export function grantAccess(grantee: IGrantable, profile: AccessProfile, targets: AccessTargets): void {
   if (profile.table.length > 0) Grant.addToPrincipal({ grantee, actions: [...profile.table], resourceArns: [targets.table.tableArn] });
-  if (profile.registry && profile.registry.length > 0) {
-    Grant.addToPrincipal({
-      grantee,
-      actions: [...profile.registry],
-      resourceArns: [targets.table.tableArn],
-      conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${QUEUE_REGISTRY_ID_PREFIX}*`, `${GROUP_ID_PREFIX}*`] } },
-    });
-  }
+  for (const g of profile.items ?? [])
+    Grant.addToPrincipal({ grantee, actions: [...g.actions], resourceArns: [targets.table.tableArn], conditions: itemConditions(g) });
   if (profile.index.length > 0) Grant.addToPrincipal({ grantee, actions: [...profile.index], resourceArns: [workIndexArn(targets.table)] });
   for (const q of profile.sendTo) Grant.addToPrincipal({ grantee, actions: ['sqs:SendMessage'], resourceArns: [targets[q].queueArn] });
   // A table under a customer managed key: DynamoDB uses the key on the caller's behalf.

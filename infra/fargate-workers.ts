@@ -21,6 +21,7 @@ import { WORK_ENV } from '../src/worker/work-env.js';
 import { ValidationError } from '../src/errors.js';
 import { checkInt, checkQueue } from '../src/validate.js';
 import { BacklogScaling } from './backlog-scaling.js';
+import { queueUrlEnvironment } from './job-functions.js';
 import { FARGATE_CPU, FARGATE_DEFAULTS, stopTimeoutFor } from './fargate-defaults.js';
 import type { FencedJobQueue } from './fenced-job-queue.js';
 import { IMAGE_CLI, IMAGE_HEALTH_FILE, workerImageFromHandlers } from './worker-image.js';
@@ -137,13 +138,15 @@ export class FargateWorkers extends Construct {
       memoryLimitMiB: memory,
       runtimePlatform: { cpuArchitecture: arch, operatingSystemFamily: OperatingSystemFamily.LINUX },
     });
-    // Exactly the worker grant (lease, renew, ack, release): the worker profile on the table, or invoking the API function.
+    // Exactly the worker grant (lease, renew, ack, release): the worker profile on the table and its queues, or invoking the API function.
     props.queue.grantWork(this.taskDefinition.taskRole, { transport });
     const image =
       props.image ?? workerImageFromHandlers(props.handlers!, props.projectDir, arch === CpuArchitecture.ARM64 ? Platform.LINUX_ARM64 : Platform.LINUX_AMD64);
+    // Direct: the table, and the URLs of the queues the worker profile sends to (wake-ups, dead-job
+    // notices), as the Lambda worker gets them. Lambda: the API function sends both itself.
     const store: Record<string, string> =
       transport === 'direct'
-        ? { [WORK_ENV.transport]: 'dynamodb', [ENV.tableName]: props.queue.table.tableName }
+        ? { [WORK_ENV.transport]: 'dynamodb', [ENV.tableName]: props.queue.table.tableName, ...queueUrlEnvironment('worker', props.queue.queues) }
         : { [WORK_ENV.transport]: 'lambda', FENCEQ_API_FUNCTION: props.queue.apiFunction.functionName };
     this.container = this.taskDefinition.addContainer('Worker', {
       image,

@@ -52,6 +52,11 @@ const FUNCTION_ACCESS = { ...Object.fromEntries(Object.entries(FIXED).map(([k, v
 /** The environment variable that carries each queue's URL (src/aws/config.ts reads them). */
 const QUEUE_URL_ENV = { wake: ENV.wakeQueueUrl, dead: ENV.deadQueueUrl } as const;
 
+/** The URL variables of exactly the queues `role`'s profile sends to: the environment a function or a Fargate task holding that grant needs to send. */
+export function queueUrlEnvironment(role: AccessRole, queues: Pick<MessageQueues, 'wake' | 'dead'>): Record<string, string> {
+  return Object.fromEntries(ACCESS[role].sendTo.map((q) => [QUEUE_URL_ENV[q], queues[q].queueUrl]));
+}
+
 /**
  * The five fenceq functions (docs/functions.md is their contract). Each gets exactly the access
  * its profile in ACCESS names, and the URL of exactly the queues that profile sends to.
@@ -73,7 +78,7 @@ export class JobFunctions extends Construct {
     const targets = { table: props.table, wake: props.queues.wake, dead: props.queues.dead };
     const environment = (role: AccessRole, extra: Record<string, string> = {}) => ({
       [ENV.tableName]: props.table.tableName,
-      ...Object.fromEntries(ACCESS[role].sendTo.map((q) => [QUEUE_URL_ENV[q], targets[q].queueUrl])),
+      ...queueUrlEnvironment(role, targets),
       POWERTOOLS_SERVICE_NAME: props.serviceName,
       POWERTOOLS_METRICS_NAMESPACE: props.metricsNamespace,
       [ENV.retentionDays]: String(props.retentionDays),

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { IgnoreMode } from 'aws-cdk-lib';
 import { Platform } from 'aws-cdk-lib/aws-ecr-assets';
@@ -15,29 +15,29 @@ export const IMAGE_CLI = `${IMAGE_APP_DIR}/node_modules/fenceq/bin/fenceq.js`;
 /** Where `fenceq work` in the image writes its heartbeat (FENCEQ_HEALTH_FILE); `fenceq health` reads it. */
 export const IMAGE_HEALTH_FILE = '/tmp/fenceq-worker.alive';
 
+/** The ignore file of fenceq's worker Dockerfile (BuildKit reads `<Dockerfile>.dockerignore` next to it): the one list of what the build context leaves out. */
+export const WORKER_DOCKERIGNORE = join(PACKAGE_ROOT, 'docker', 'worker', 'Dockerfile.dockerignore');
+
+/** The patterns of a `.dockerignore` text, as Docker reads them: one a line, trimmed; blank lines and `#` comments dropped. */
+export function dockerignorePatterns(text: string): string[] {
+  return text
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !l.startsWith('#'));
+}
+
 /**
- * What the worker image's build context leaves out, in `.dockerignore` syntax (rooted at the
- * project; a project's own `.dockerignore` is read too and comes first). The build stage needs
- * package.json, the lock file and the handlers with what they import; everything else here is
- * output of some tool (CDK, the local stack, benches, mutation runs, packs), which would otherwise
- * be copied into the asset and change its hash, and so the image, whenever that tool ran.
- * node_modules goes (the image installs its own) but for fenceq, whose Dockerfile the build names.
+ * What FargateWorkers leaves out of the image's build context, in `.dockerignore` syntax (rooted
+ * at the project; a project's own `.dockerignore` is read too and comes first): the patterns of
+ * {@link WORKER_DOCKERIGNORE}, so the asset the CDK hashes and stages holds what `docker build`
+ * would send, but for the Dockerfile at `dockerfile` (relative to the project, inside
+ * node_modules) and its ignore file, which the build names by path. Tool output (CDK, the local
+ * stack, benches, mutation runs, packs) would otherwise change the asset's hash, and so the image,
+ * whenever that tool ran.
  */
-export const WORKER_CONTEXT_EXCLUDE: readonly string[] = [
-  '.git',
-  '**/cdk.out',
-  '**/.cdk-home',
-  '**/.fenceq',
-  '**/.stryker-tmp',
-  '**/.image-stage',
-  '**/*.log',
-  '*.tgz',
-  'reports',
-  'coverage',
-  'bench/results',
-  'node_modules/*',
-  '!node_modules/fenceq',
-];
+export function workerContextExclude(dockerfile: string): string[] {
+  return [...dockerignorePatterns(readFileSync(WORKER_DOCKERIGNORE, 'utf8')), `!${dockerfile}`, `!${dockerfile}.dockerignore`];
+}
 
 /** fenceq's worker Dockerfile, inside the installed package. */
 function workerDockerfile(): string {
@@ -56,7 +56,7 @@ function projectOf(from: string): string | undefined {
  * The worker image built at synth from your project with fenceq's Dockerfile: the build context
  * is your project (its package.json and lock file list fenceq and esbuild), `handlers` is built to
  * JavaScript in the build stage, and the final stage holds production dependencies only. The
- * context leaves out {@link WORKER_CONTEXT_EXCLUDE}.
+ * context leaves out {@link workerContextExclude}.
  */
 export function workerImageFromHandlers(handlers: string, projectDir: string | undefined, platform: Platform): ContainerImage {
   const file = resolve(handlers);
@@ -83,6 +83,6 @@ export function workerImageFromHandlers(handlers: string, projectDir: string | u
     // Docker's own rules (rooted patterns, `**` for any depth): what Docker itself leaves out of
     // the context, and the syntax of the project's .dockerignore, which the CDK reads in.
     ignoreMode: IgnoreMode.DOCKER,
-    exclude: [...WORKER_CONTEXT_EXCLUDE],
+    exclude: workerContextExclude(rel(dockerfile)),
   });
 }

@@ -12,7 +12,7 @@
  * @packageDocumentation
  */
 export { JobQueue, MAX_LEASE_QUEUES, MAX_STATS_QUEUES, type JobQueueOptions } from './job-queue.js';
-export type { JobStore, LeaseRequest } from './job-store.js';
+export type { JobStore, LeaseRequest, LeaseResult } from './job-store.js';
 export * from './job.js';
 export * from './errors.js';
 export { ensureTable, createTableInput } from './store/ensure-table.js';

@@ -4,7 +4,7 @@ import { clientConfig } from './client-config.js';
 import { EnqueueIncompleteError, UnknownQueueError, ValidationError } from './errors.js';
 import { checkLimits, type QueueLimits } from './flow-limits.js';
 import type { Job, Json, Lease } from './job.js';
-import type { JobStore, LeaseRequest } from './job-store.js';
+import type { JobStore, LeaseRequest, LeaseResult } from './job-store.js';
 import { defaultLogger, type Logger } from './log.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.js';
 import { QUEUE_SHARDS } from './schema.js';
@@ -22,7 +22,6 @@ import { listQueuePage, nextQueueRotation, registerQueues, upgradeLegacyRegistry
 import { leaseAcrossQueues } from './store/lease-plan.js';
 import { makeSlots, releaseSlotIfHeld, renewSlotIfHeld } from './store/concurrency-slots.js';
 import { FlowConfigCache, readLimits, writeLimits } from './store/flow-config.js';
-import type { LimitWait } from './store/flow-lease.js';
 import { flowStatus, type FlowStatus } from './store/flow-status.js';
 import { advanceGroup, enqueueGrouped, groupPosition, listedGroups } from './store/group-order.js';
 import { LeaseHints } from './store/lease-hints.js';
@@ -122,7 +121,6 @@ export class JobQueue implements JobStore {
   private readonly registered = new Set<string>();
   private upgraded: Promise<void> | undefined;
   private readonly flowConfig = new FlowConfigCache();
-  private readonly limitWaits = new Map<string, LimitWait>();
 
   constructor(options: JobQueueOptions) {
     const o = checkObject('options', options);
@@ -262,7 +260,7 @@ export class JobQueue implements JobStore {
    * Claims up to `max` due jobs of `queues`, limited or not: highest priority first across every
    * queue, queues of equal priority in turns, oldest first within a queue; may take over lapsed leases.
    */
-  async lease(req: LeaseRequest): Promise<Lease[]> {
+  async lease(req: LeaseRequest): Promise<LeaseResult> {
     const o = checkObject('lease', req);
     checkKnownKeys('lease', o, ['owner', 'queues', 'ttlMs', 'max']);
     const owner = checkOwner('lease.owner', req.owner);
@@ -286,14 +284,11 @@ export class JobQueue implements JobStore {
       }
       queues = req.queues.map((q, i) => checkQueue(`lease.queues[${i}]`, q));
     }
-    if (queues.length === 0) return [];
+    if (queues.length === 0) return { leases: [] };
     // The limits are read once per queue per refresh period, not per job; queues without limits
     // pay nothing for them. One plan ranks every queue's jobs (lease-plan.ts).
     const limits = await this.flowConfig.limitsOf(this.ctx, queues);
-    const out = await leaseAcrossQueues(this.ctx, { owner, queues, limits, ttlMs, max });
-    for (const queue of queues) this.limitWaits.delete(queue);
-    for (const w of out.waits) this.limitWaits.set(w.queue, w);
-    return out.leases;
+    return leaseAcrossQueues(this.ctx, { owner, queues, limits, ttlMs, max });
   }
 
   /**
@@ -311,20 +306,6 @@ export class JobQueue implements JobStore {
         await leaveReaders(this.ctx, queue, hints.readerToken);
       }),
     );
-  }
-
-  /**
-   * Why the last lease call of this JobQueue got nothing from a limited queue among `queues`, and
-   * until when: the next rate token, or the earliest lapse of a held concurrency slot. The Worker
-   * sleeps until a token is due instead of polling; undefined when no queue was held back.
-   */
-  limitWait(queues: readonly string[]): LimitWait | undefined {
-    let best: LimitWait | undefined;
-    for (const q of queues) {
-      const w = this.limitWaits.get(q);
-      if (w && (!best || w.until < best.until)) best = w;
-    }
-    return best;
   }
 
   /**

@@ -18,12 +18,22 @@ export interface LeaseRequest {
 }
 
 /**
+ * What one lease call got: the leases it won and, when a rate- or concurrency-limited queue held
+ * jobs back, why and until when (the earliest: the next rate token, or the first held slot's lapse).
+ */
+export interface LeaseResult {
+  readonly leases: Lease[];
+  /** Absent when no limited queue held a job back. */
+  readonly wait?: LimitWait;
+}
+
+/**
  * What a worker needs from the queue, and nothing more. The worker runtime talks only to this
  * interface, so it runs unchanged over the direct DynamoDB store or over the Lambda API.
  */
 export interface JobStore {
-  /** Claims up to `max` due jobs. */
-  lease(req: LeaseRequest): Promise<Lease[]>;
+  /** Claims up to `max` due jobs; says why a limited queue held jobs back, and until when. */
+  lease(req: LeaseRequest): Promise<LeaseResult>;
   /** Marks the leased job done. */
   ackDone(lease: Lease, result?: Json): Promise<AckDoneOutcome>;
   /** Records a failed attempt: retried after backoff, or dead. */
@@ -33,16 +43,10 @@ export interface JobStore {
   /** Hands the job back to pending at once, not counting the attempt. */
   release(lease: Lease, opts?: { reason?: string }): Promise<ReleaseOutcome>;
   /**
-   * Optional: why the last lease call got nothing from a rate- or concurrency-limited queue of
-   * `queues`, and until when (JobQueue has it; a transport without it leaves the worker to its
-   * idle backoff).
-   */
-  limitWait?(queues: readonly string[]): LimitWait | undefined;
-  /**
    * Optional: the worker claims no more (a graceful stop), so the store may stop counting it among
    * the readers that split a queue (JobQueue has it; without it, the entry lapses in 5 s).
    */
   leaveReaders?(): Promise<void>;
 }
 
-export type { AckDoneOutcome, AckFailedOutcome };
+export type { AckDoneOutcome, AckFailedOutcome, LimitWait };

@@ -5,26 +5,34 @@
  * the item as it stands in the exception's `Item` (none when there is no item, as on AWS). The
  * proxy reads it with a consistent GetItem of the same key after the failure; nothing else
  * changes. Tests use it to run the "no second request" path of a lost race on a real endpoint.
+ * With `oldItem: 'withhold'` it does the opposite, as the emulator answers: it takes the item out
+ * of every failed condition's reply, so the "read it again" path runs on an endpoint that sends it.
  */
 import { Agent, createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
 import { listenOnLoopback } from './loopback.js';
 
-/** A running proxy: its endpoint, how many failed conditions it answered with the item, and close. */
+/** A running proxy: its endpoint, how many failed conditions it answered with the item (or without it), and close. */
 export interface AllOldProxy {
   readonly endpoint: string;
-  readonly counts: { requests: number; itemsAdded: number };
+  readonly counts: { requests: number; itemsAdded: number; itemsWithheld: number };
   close(): Promise<void>;
+}
+
+/** What the proxy does to a failed condition's reply. */
+export interface AllOldOptions {
+  /** `send`: add the item as it stands, as AWS does; `withhold`: take out any item, as the emulator answers. @default 'send' */
+  readonly oldItem?: 'send' | 'withhold';
 }
 
 type Reply = { status: number; headers: Record<string, string | string[]>; payload: Buffer };
 
 const CONDITION_FAILED = /#ConditionalCheckFailedException$/;
 
-/** Starts the proxy in front of `target` (the emulator's endpoint). */
-export async function startAllOldProxy(target: string): Promise<AllOldProxy> {
+/** Starts the proxy in front of `target` (the emulator's endpoint, or any DynamoDB endpoint). */
+export async function startAllOldProxy(target: string, opts: AllOldOptions = {}): Promise<AllOldProxy> {
   const upstream = new URL(target);
   const agent = new Agent({ keepAlive: true });
-  const counts = { requests: 0, itemsAdded: 0 };
+  const counts = { requests: 0, itemsAdded: 0, itemsWithheld: 0 };
 
   const send = (method: string, path: string, headers: IncomingHttpHeaders, body: Buffer): Promise<Reply> =>
     new Promise((resolve, reject) => {
@@ -54,11 +62,17 @@ export async function startAllOldProxy(target: string): Promise<AllOldProxy> {
       out.end(body);
     });
 
-  /** The failed write's reply with the item as it stands added, if the write asked for it. */
+  /** The failed write's reply with the item as it stands added, if the write asked for it (or with any item taken out, withholding). */
   const withItem = async (method: string, path: string, headers: IncomingHttpHeaders, raw: Buffer, reply: Reply): Promise<Reply> => {
     const op = String(headers['x-amz-target'] ?? '').split('.')[1] ?? '';
     if (reply.status !== 400 || !['PutItem', 'UpdateItem', 'DeleteItem'].includes(op)) return reply;
-    const error = JSON.parse(reply.payload.toString('utf8') || '{}') as { __type?: string };
+    const error = JSON.parse(reply.payload.toString('utf8') || '{}') as { __type?: string; Item?: unknown };
+    if (opts.oldItem === 'withhold') {
+      if (!CONDITION_FAILED.test(error.__type ?? '') || error.Item === undefined) return reply;
+      counts.itemsWithheld++;
+      const { Item: _withheld, ...rest } = error;
+      return { ...reply, payload: Buffer.from(JSON.stringify(rest)) };
+    }
     const body = JSON.parse(raw.toString('utf8') || '{}') as {
       TableName?: string;
       Key?: Record<string, unknown>;

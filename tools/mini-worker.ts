@@ -104,7 +104,7 @@ export class MiniWorker {
       let leases: Lease[] = [];
       this.counters.polls++;
       try {
-        leases = await this.o.store.lease({ owner: this.o.owner, queues, ttlMs: this.o.leaseTtlMs, max: free });
+        leases = (await this.o.store.lease({ owner: this.o.owner, queues, ttlMs: this.o.leaseTtlMs, max: free })).leases;
       } catch (err) {
         this.fail('lease', err);
       }

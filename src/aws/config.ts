@@ -53,14 +53,25 @@ export function refuseRenamedEnv(env: Env): void {
 /** Reads the settings; throws ConfigError naming the variable when one that `require`s is missing or one is malformed, or an old name is set. */
 export function readConfig(env: Env, require: { wakeQueueUrl?: boolean; deadQueueUrl?: boolean } = {}): FunctionConfig {
   refuseRenamedEnv(env);
+  const tableName = required(env, ENV.tableName);
   return {
-    tableName: required(env, ENV.tableName),
-    wakeQueueUrl: require.wakeQueueUrl ? url(env, ENV.wakeQueueUrl, required(env, ENV.wakeQueueUrl)) : optionalUrl(env, ENV.wakeQueueUrl),
-    deadQueueUrl: require.deadQueueUrl ? url(env, ENV.deadQueueUrl, required(env, ENV.deadQueueUrl)) : optionalUrl(env, ENV.deadQueueUrl),
+    tableName,
+    ...readSqsConfig(env, require),
     dynamodbEndpoint: optionalUrl(env, ENV.dynamodbEndpoint),
-    sqsEndpoint: optionalUrl(env, ENV.sqsEndpoint),
     retentionMs: retentionDays(env),
     ...shardCounts(env),
+  };
+}
+
+/** The SQS settings of {@link FunctionConfig}: the wake-up and dead-job queue URLs and the endpoint; a long-running worker (`fenceq work`) reads them as the functions do. */
+export function readSqsConfig(
+  env: Env,
+  require: { wakeQueueUrl?: boolean; deadQueueUrl?: boolean } = {},
+): Pick<FunctionConfig, 'wakeQueueUrl' | 'deadQueueUrl' | 'sqsEndpoint'> {
+  return {
+    wakeQueueUrl: require.wakeQueueUrl ? url(env, ENV.wakeQueueUrl, required(env, ENV.wakeQueueUrl)) : optionalUrl(env, ENV.wakeQueueUrl),
+    deadQueueUrl: require.deadQueueUrl ? url(env, ENV.deadQueueUrl, required(env, ENV.deadQueueUrl)) : optionalUrl(env, ENV.deadQueueUrl),
+    sqsEndpoint: optionalUrl(env, ENV.sqsEndpoint),
   };
 }
 

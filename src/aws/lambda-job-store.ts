@@ -1,7 +1,7 @@
 import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
 import { ValidationError } from '../errors.js';
 import type { Job, Json, Lease } from '../job.js';
-import type { JobStore, LeaseRequest } from '../job-store.js';
+import type { JobStore, LeaseRequest, LeaseResult } from '../job-store.js';
 import type { AckDoneOutcome } from '../store/ack-done.js';
 import type { AckFailedOutcome } from '../store/ack-failed.js';
 import type { EnqueueInput, EnqueueOutcome } from '../store/enqueue.js';
@@ -66,8 +66,8 @@ export class LambdaJobStore extends FunctionTransport<ApiEvent> implements JobSt
     super(options, LAMBDA_INVOKE_ATTEMPTS);
   }
 
-  /** Claims up to `max` due jobs. */
-  lease(req: LeaseRequest): Promise<Lease[]> {
+  /** Claims up to `max` due jobs; says why a limited queue held jobs back, and until when. */
+  lease(req: LeaseRequest): Promise<LeaseResult> {
     return this.call({ op: 'lease', lease: req });
   }
 

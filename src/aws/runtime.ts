@@ -23,6 +23,8 @@ export interface AwsQueueOptions {
   readonly logger?: Logger;
   readonly sqs?: SQSClient;
   readonly clock?: () => number;
+  /** Region of the DynamoDB and SQS clients. @default AWS_REGION (the SDK's chain) */
+  readonly region?: string;
   /** Wake-up window, see {@link WakeUpSender}. */
   readonly wakeWindowMs?: number;
   /**
@@ -45,7 +47,7 @@ export interface AwsQueueOptions {
  */
 export function awsQueue(config: FunctionConfig, opts: AwsQueueOptions = {}): AwsQueue {
   const needSqs = config.wakeQueueUrl !== undefined || config.deadQueueUrl !== undefined;
-  const sqs = needSqs ? (opts.sqs ?? sqsClient({ endpoint: config.sqsEndpoint })) : undefined;
+  const sqs = needSqs ? (opts.sqs ?? sqsClient({ endpoint: config.sqsEndpoint, region: opts.region })) : undefined;
   const wake =
     sqs && config.wakeQueueUrl
       ? new WakeUpSender({
@@ -69,7 +71,7 @@ export function awsQueue(config: FunctionConfig, opts: AwsQueueOptions = {}): Aw
   const hooks: QueueHooks = { ...wake?.hooks(), ...notifier?.hooks() };
   queue = new JobQueue({
     tableName: config.tableName,
-    client: dynamoClient({ endpoint: config.dynamodbEndpoint }),
+    client: dynamoClient({ endpoint: config.dynamodbEndpoint, region: opts.region }),
     hooks,
     ...(config.retentionMs !== undefined ? { retentionMs: config.retentionMs } : {}),
     ...(opts.logger ? { logger: opts.logger } : {}),

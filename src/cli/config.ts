@@ -59,11 +59,17 @@ export function resolveConnection(opts: GlobalOptions, env: NodeJS.ProcessEnv = 
     throw new CliError(EXIT.usage, `no table given: pass --table NAME, set ${ENV.tableName}, or pass --outputs FILE from \`cdk deploy --outputs-file\``);
   }
   if (!/^[A-Za-z0-9_.-]{3,255}$/.test(tableName)) {
-    throw new CliError(EXIT.usage, `invalid --table ${JSON.stringify(tableName)}: a table name is 3-255 characters of A-Z a-z 0-9 _ . -`);
+    throw new CliError(EXIT.usage, `invalid --table ${JSON.stringify(tableName)}: a table name is 3-255 characters of A-Z a-z 0-9 _ . -`, {
+      field: '--table',
+      value: tableName,
+    });
   }
   const endpoint = opts.endpoint ?? (env[ENV.dynamodbEndpoint] || undefined);
   if (endpoint !== undefined && !/^https?:\/\/[^\s/]+\/?$/.test(endpoint)) {
-    throw new CliError(EXIT.usage, `invalid --endpoint ${JSON.stringify(endpoint)}: expected a URL such as http://127.0.0.1:8000`);
+    throw new CliError(EXIT.usage, `invalid --endpoint ${JSON.stringify(endpoint)}: expected a URL such as http://127.0.0.1:8000`, {
+      field: '--endpoint',
+      value: endpoint,
+    });
   }
   const region = opts.region ?? outputs.region ?? (env.AWS_REGION || env.AWS_DEFAULT_REGION || undefined);
   return { tableName, endpoint, region, apiFunction: outputs.apiFunction };
@@ -74,7 +80,11 @@ export function reclaimPeriodMs(opts: GlobalOptions, env: NodeJS.ProcessEnv = pr
   const text = opts.reclaimPeriod ?? env.FENCEQ_RECLAIM_PERIOD;
   if (text === undefined || text === '') return DEFAULT_RECLAIM_PERIOD_MS;
   const ms = parseDuration(text);
-  if (ms === undefined || ms < 1_000) throw new CliError(EXIT.usage, `invalid --reclaim-period ${JSON.stringify(text)}: expected a duration such as 60s or 5m`);
+  if (ms === undefined || ms < 1_000)
+    throw new CliError(EXIT.usage, `invalid --reclaim-period ${JSON.stringify(text)}: expected a duration such as 60s or 5m`, {
+      field: '--reclaim-period',
+      value: text,
+    });
   return ms;
 }
 

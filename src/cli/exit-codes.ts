@@ -21,14 +21,20 @@ export const EXIT = {
   conflict: 5,
 } as const;
 
-/** An error the CLI raises itself, with the exit code it means. */
+/** An error the CLI raises itself, with the exit code it means (and the option it refused, when one). */
 export class CliError extends FenceqError {
   override name = 'CliError';
   /** The process exit code. */
   readonly exitCode: number;
-  constructor(exitCode: number, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+  /** The option or argument refused (`--jobs`), when the error is about one. */
+  readonly field?: string;
+  /** The value it was given, as typed. */
+  readonly value?: string;
+  constructor(exitCode: number, message: string, options?: { cause?: unknown; field?: string; value?: string }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.exitCode = exitCode;
+    if (options?.field !== undefined) this.field = options.field;
+    if (options?.value !== undefined) this.value = options.value;
   }
 }
 
@@ -70,6 +76,38 @@ export function describeError(err: unknown, target: Target = {}): { exitCode: nu
   }
   const text = err instanceof Error ? `${err.name === 'Error' ? '' : `${err.name}: `}${err.message}` : String(err);
   return { exitCode: EXIT.failure, message: text.split('\n')[0]! };
+}
+
+/** The error as `--json` prints it on stderr: `{ "error": { name, message, field?, value?, jobId?, state?, tableName? } }`. */
+export interface ErrorJson {
+  readonly error: {
+    readonly name: string;
+    readonly message: string;
+    readonly field?: string;
+    readonly value?: unknown;
+    readonly jobId?: string;
+    readonly state?: string;
+    readonly tableName?: string;
+  };
+}
+
+/** A value longer than this in JSON is left out of the error's JSON (the message still names it). */
+const MAX_VALUE_JSON = 200;
+
+/** Builds the `--json` form of an error: its class name, the message `describeError` gave, and what it is about. */
+export function errorJson(err: unknown, message: string): ErrorJson {
+  const name = err instanceof Error ? err.name : 'Error';
+  let about: Omit<ErrorJson['error'], 'name' | 'message'> = {};
+  if (err instanceof ValidationError || err instanceof CliError) {
+    const value = err.value === undefined ? undefined : JSON.stringify(err.value);
+    about = {
+      ...(err.field === undefined ? {} : { field: err.field }),
+      ...(value !== undefined && value.length <= MAX_VALUE_JSON ? { value: err.value } : {}),
+    };
+  } else if (err instanceof JobNotFoundError) about = { jobId: err.jobId };
+  else if (err instanceof InvalidStateError) about = { jobId: err.jobId, state: err.state };
+  else if (err instanceof TableUnavailableError) about = { tableName: err.tableName };
+  return { error: { name, message, ...about } };
 }
 
 function networkCode(err: unknown): string | undefined {

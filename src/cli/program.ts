@@ -1,11 +1,12 @@
 /**
  * The `fenceq` command line: commander defines the commands and options; `runCli` runs one
- * invocation and returns its exit code, turning every error into one line on stderr.
+ * invocation and returns its exit code, turning every error into one line on stderr: text, or
+ * with --json one JSON object (`{ "error": { name, message, field? } }`), usage errors included.
  */
 import { Command, CommanderError, Option } from 'commander';
 import type { GlobalOptions } from './config.js';
 import { commandContext, type CommandContext } from './context.js';
-import { describeError, EXIT } from './exit-codes.js';
+import { describeError, errorJson, EXIT } from './exit-codes.js';
 import type { CliIo } from './io.js';
 import { packageVersion } from './version.js';
 import { cancelCommand, purgeCommand, reclaimCommand, releaseCommand, requeueCommand } from './commands/admin.js';
@@ -18,8 +19,12 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   const closers: (() => void)[] = [];
   let exitCode: number = EXIT.ok;
   let target: GlobalOptions = {};
+  // Known before commander parses, so its own usage errors are JSON too.
+  const json = jsonRequested(argv);
+  const printError = (err: unknown, message: string) => io.stderr(json ? `${JSON.stringify(errorJson(err, message))}\n` : `fenceq: ${message}\n`);
   const program = buildProgram(
     io,
+    json,
     (options) => {
       target = options;
       return commandContext(io, options, closers);
@@ -32,8 +37,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     await program.parseAsync([...argv], { from: 'user' });
   } catch (err) {
     if (err instanceof CommanderError) {
-      // commander has printed its own one-line message (or the help) already.
+      // commander has printed the help, or (without --json) its own one-line message, already.
       const benign = err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help';
+      if (!benign && json) printError(err, usageMessage(err));
       return benign ? EXIT.ok : EXIT.usage;
     }
     const { exitCode: code, message } = describeError(err, {
@@ -41,7 +47,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       region: target.region,
       tableName: target.table,
     });
-    io.stderr(`fenceq: ${message}\n`);
+    printError(err, message);
     return code;
   } finally {
     for (const close of closers) close();
@@ -49,16 +55,27 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   return exitCode;
 }
 
+/** Whether `--json` is among the options (before a `--`): the global flag, wherever it was put. */
+function jsonRequested(argv: readonly string[]): boolean {
+  const end = argv.indexOf('--');
+  return (end < 0 ? argv : argv.slice(0, end)).includes('--json');
+}
+
+/** commander's message without its `error: ` prefix. */
+function usageMessage(err: CommanderError): string {
+  return err.message.replace(/^error: /, '');
+}
+
 type ContextFactory = (options: GlobalOptions) => CommandContext;
 
-function buildProgram(io: CliIo, context: ContextFactory, setExit: (code: number) => void): Command {
+function buildProgram(io: CliIo, json: boolean, context: ContextFactory, setExit: (code: number) => void): Command {
   const program = new Command('fenceq')
     .description(
       'Operate a fenceq job queue: enqueue, inspect, list, release, requeue, cancel, reclaim, recurring schedules, run workers, serve the dashboard, or start the local stack.',
     )
     .version(packageVersion())
     .exitOverride()
-    .configureOutput(output(io))
+    .configureOutput(output(io, json))
     .showSuggestionAfterError(true)
     .option('--table <name>', 'DynamoDB table (env FENCEQ_TABLE_NAME)')
     .option('--endpoint <url>', 'DynamoDB endpoint, e.g. the local stack (env FENCEQ_DYNAMODB_ENDPOINT)')
@@ -68,7 +85,7 @@ function buildProgram(io: CliIo, context: ContextFactory, setExit: (code: number
     .option('--reclaim-period <duration>', 'how often the reclaim pass runs, for inspect (env FENCEQ_RECLAIM_PERIOD, default 60s)');
 
   const ctx = (cmd: Command): CommandContext => context(cmd.optsWithGlobals<GlobalOptions>());
-  const sub = (name: string) => program.command(name).exitOverride().configureOutput(output(io));
+  const sub = (name: string) => program.command(name).exitOverride().configureOutput(output(io, json));
 
   sub('enqueue')
     .description('enqueue one job; the payload is JSON from the argument, --file, or stdin')
@@ -219,10 +236,11 @@ function buildProgram(io: CliIo, context: ContextFactory, setExit: (code: number
   return program;
 }
 
-function output(io: CliIo) {
+function output(io: CliIo, json: boolean) {
   return {
     writeOut: io.stdout,
     writeErr: io.stderr,
-    outputError: (text: string, write: (t: string) => void) => write(`fenceq: ${text.replace(/^error: /, '')}`),
+    // With --json, runCli prints the error as JSON once commander throws it.
+    outputError: (text: string, write: (t: string) => void) => (json ? undefined : write(`fenceq: ${text.replace(/^error: /, '')}`)),
   };
 }

@@ -4,8 +4,9 @@
  * worker stops is shown on a job of its own (src/local/stop-steps.ts): frozen past its lease
  * (SIGSTOP/SIGCONT, its stale ack refused), killed (SIGKILL, taken over within the bound),
  * stopped gracefully (SIGTERM, released) and interrupted as Spot does (SIGTERM: finish what fits,
- * release the rest, started elsewhere). The summary states each figure and checks every job
- * ended where it should; it fails when a stop kind did not happen or missed its bound.
+ * release the rest, started elsewhere). The summary states each figure beside its target and the
+ * verdict (src/local/demo-verdict.ts): it fails only when a job was lost, stuck, finished from a
+ * stale lease or twice, or a stop kind was not shown; a figure over its target never fails it.
  */
 import { fileURLToPath } from 'node:url';
 import type { EnqueueInput } from '../store/enqueue.js';
@@ -13,6 +14,7 @@ import { formatDuration } from '../text/format.js';
 import type { LogRecord } from '../log.js';
 import type { LocalStack } from './stack.js';
 import { DemoEvents } from './demo-events.js';
+import { demoVerdict, type DemoVerdict, type LeaseMark } from './demo-verdict.js';
 import { ViewPrinter, type QueueRow, type Totals, type ViewState } from './live-view.js';
 import { ms, runStopSteps, STEP_JOBS, type StopFigures } from './stop-steps.js';
 import { WorkerPool, type WorkerLogLine } from './worker-pool.js';
@@ -46,13 +48,13 @@ export interface DemoSummary {
   readonly totals: Totals;
   /** Final state of every planned job. */
   readonly states: Record<string, string>;
-  /** Jobs that did not end where the plan said (empty on success). */
-  readonly unexpected: readonly string[];
+  /** Whether anything went wrong (problems fail the demo), and the timings beside their targets. */
+  readonly verdict: DemoVerdict;
   /** True when stopped early (Ctrl-C) or the time ran out. */
   readonly interrupted: boolean;
   /** Pids of every worker process the demo started (all exited by now). */
   readonly workerPids: readonly number[];
-  /** The figures of the four stop kinds, and the steps that did not happen or missed their bound. */
+  /** The figures of the four stop kinds, and the kinds not shown. */
   readonly stops: StopFigures;
 }
 
@@ -106,7 +108,8 @@ export async function runDemo(stack: LocalStack, opts: DemoOptions, stackLog: { 
   const plan = planDemoJobs(opts.jobs, opts.durationMs);
   const counts = { enqueued: 0, done: 0, failedAttempts: 0, dead: 0, takenOver: 0, reclaimed: 0, staleRejected: 0, releasedOnStop: 0 };
   const donePerQueue = new Map<string, number>();
-  const doneCount = new Map<string, number>();
+  const claims: LeaseMark[] = [];
+  const acks: LeaseMark[] = [];
   const doneTimes: number[] = [];
   const notes: string[] = [];
   const note = (text: string) => notes.push(`+${formatDuration(Date.now() - start).padEnd(7)} ${text}`);
@@ -118,8 +121,10 @@ export async function runDemo(stack: LocalStack, opts: DemoOptions, stackLog: { 
   const onEvent = (who: string, e: WorkerLogLine | (LogRecord['fields'] & { event: string })) => {
     events.emit(who, e);
     const id = String(e.id);
-    if (e.event === 'worker.job_claimed') holder.set(id, who);
-    else if (
+    if (e.event === 'worker.job_claimed') {
+      holder.set(id, who);
+      claims.push({ id, generation: Number(e.generation) });
+    } else if (
       ['job.done', 'job.failed', 'job.dead', 'lease.released', 'worker.lease_lost', 'job.reclaimed', 'job.cancelled'].includes(e.event) &&
       (holder.get(id) === who || who === 'reclaim')
     ) {
@@ -128,7 +133,7 @@ export async function runDemo(stack: LocalStack, opts: DemoOptions, stackLog: { 
     switch (e.event) {
       case 'job.done':
         counts.done++;
-        doneCount.set(String(e.id), (doneCount.get(String(e.id)) ?? 0) + 1);
+        acks.push({ id, generation: Number(e.generation) });
         doneTimes.push(Date.now());
         donePerQueue.set(String(e.queue), (donePerQueue.get(String(e.queue)) ?? 0) + 1);
         break;
@@ -271,21 +276,17 @@ export async function runDemo(stack: LocalStack, opts: DemoOptions, stackLog: { 
   printer.release();
   stopping = true;
   await producer.catch(() => undefined);
-  const stopFigures = stops ?? { failures: ['the stop steps had not finished when the demo ended'] };
+  const stopFigures = stops ?? { notShown: ['the stop steps had not finished when the demo ended'] };
   void steps;
   await pool.stopAll();
   const states: Record<string, string> = {};
   const expected = [...plan.map((p) => ({ id: p.input.id, expect: p.expect })), ...stepJobs.map((j) => ({ id: j.id, expect: 'done' }))];
   for (const p of expected) states[p.id] = (await stack.queue.get(p.id).catch(() => null))?.state ?? 'missing';
-  const unexpected = [
-    ...expected.filter((p) => states[p.id] !== p.expect).map((p) => `${p.id} is ${states[p.id]}, expected ${p.expect}`),
-    ...[...doneCount].filter(([, n]) => n > 1).map(([id, n]) => `${id} was acked done ${n} times`),
-  ];
   return {
     elapsedMs: Date.now() - start,
     totals: { ...counts },
     states,
-    unexpected,
+    verdict: demoVerdict({ expected, states, claims, acks, stops: stopFigures }),
     interrupted,
     workerPids: pool.workers.map((w) => w.pid),
     stops: stopFigures,
@@ -307,10 +308,16 @@ export function renderSummary(s: DemoSummary, jobs: number): string[] {
       `${t.reclaimed} by the reclaim run); ${t.releasedOnStop} handed back on a graceful stop; ${t.staleRejected} stale ack(s) refused; ` +
       `${t.failedAttempts} failed attempt(s).`,
     ...stopLines(s.stops),
-    s.unexpected.length === 0
-      ? '  Every job ended where it should: the "report" jobs always fail, so they are dead; every other job is done, exactly once.'
-      : `  UNEXPECTED: ${s.unexpected.join('; ')}`,
-    ...(s.stops.failures.length === 0 ? ['  All four stop kinds happened, each within its bound.'] : s.stops.failures.map((f) => `  FAILED: ${f}`)),
+    ...s.verdict.timings.map(
+      (t) =>
+        `  Timing: ${t.what} ${ms(t.figureMs)} (target ${ms(t.targetMs)}): ${t.overTarget ? 'over target (a figure for a benchmark, not a failure: is the machine busy?)' : 'within target'}.`,
+    ),
+    ...(s.verdict.ok
+      ? [
+          '  Every job ended where it should: the "report" jobs always fail, so they are dead; every other job is done, exactly once, none from a stale lease.',
+          '  All four stop kinds were shown. Nothing lost, stuck or finished twice.',
+        ]
+      : s.verdict.problems.map((p) => `  FAILED (${p.kind}): ${p.text}`)),
   ];
 }
 
@@ -323,13 +330,13 @@ function stopLines(f: StopFigures): string[] {
       ? `  Freeze (SIGSTOP/SIGCONT ${f.freeze.victim}): taken over ${d(f.freeze.takeoverMs)} after the freeze; its stale ${f.freeze.staleOp} was refused (it held generation ${f.freeze.generation}; the job had moved on to ${f.freeze.currentGeneration}).`
       : missing('Freeze (SIGSTOP/SIGCONT)'),
     f.crash
-      ? `  Crash (SIGKILL ${f.crash.victim}): taken over ${d(f.crash.takeoverMs)} after the kill; bound ${d(f.crash.boundMs)} (lease + one reclaim period).`
+      ? `  Crash (SIGKILL ${f.crash.victim}): taken over ${d(f.crash.takeoverMs)} after the kill (lease + one reclaim period: ${d(f.crash.boundMs)}).`
       : missing('Crash (SIGKILL)'),
     f.graceful
       ? `  Graceful stop (SIGTERM ${f.graceful.victim}): released ${d(f.graceful.releaseMs)} after the signal (grace ${d(f.graceful.graceMs)}); started elsewhere ${d(f.graceful.pickupMs)} after its release.`
       : missing('Graceful stop (SIGTERM)'),
     f.spot
-      ? `  Spot interruption (SIGTERM ${f.spot.victim}): ${f.spot.drained} job(s) finished in the grace, ${f.spot.released.length} released; they waited ${f.spot.waitsMs.map((w) => d(w)).join(', ') || '-'} to start elsewhere (target under ${d(f.spot.targetMs)}).`
+      ? `  Spot interruption (SIGTERM ${f.spot.victim}): ${f.spot.drained} job(s) finished in the grace, ${f.spot.released.length} released; they waited ${f.spot.waitsMs.map((w) => d(w)).join(', ') || '-'} to start elsewhere.`
       : missing('Spot interruption'),
   ];
 }

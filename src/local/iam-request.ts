@@ -12,7 +12,11 @@ import { functionArn, queueArn, queueNameOfUrl, tableArn } from './template-poli
 export interface Authorization {
   readonly action: string;
   readonly resource: string;
-  /** Request context keys (`dynamodb:LeadingKeys`: the partition key values an item operation touches). */
+  /**
+   * Request context keys, as DynamoDB supplies them: `dynamodb:LeadingKeys` (the partition key
+   * values an item operation touches), `dynamodb:Attributes` (the top-level attribute names a
+   * write names: the key, the item or the update and condition expressions), `dynamodb:ReturnValues`.
+   */
   readonly context?: Readonly<Record<string, string[]>>;
 }
 
@@ -76,30 +80,75 @@ function leadingKey(keyOrItem: Av): string[] {
   return s === undefined ? [] : [s];
 }
 
+/** Words of DynamoDB's expression grammar that are not attribute names. */
+const EXPRESSION_WORDS = new Set(['set', 'remove', 'add', 'delete', 'and', 'or', 'not', 'between', 'in']);
+
+/**
+ * The top-level attribute names an expression names: `#name` placeholders resolved, bare names
+ * kept, nested paths (`#a.#b`, `a[0]`) counted by their first element, functions and values skipped.
+ */
+function expressionAttributes(expression: unknown, names: Record<string, string> | undefined): string[] {
+  if (typeof expression !== 'string') return [];
+  const out: string[] = [];
+  for (const m of expression.matchAll(/(^|[^.:#\w])([#A-Za-z_][\w]*)(\s*\()?/g)) {
+    const [, , word, call] = m;
+    if (call || EXPRESSION_WORDS.has(word!.toLowerCase())) continue;
+    out.push(word!.startsWith('#') ? (names?.[word!] ?? word!) : word!);
+  }
+  return out;
+}
+
+/** The attribute names a write request names, as `dynamodb:Attributes` lists them. */
+function writeAttributes(req: Record<string, unknown>): string[] {
+  const names = req.ExpressionAttributeNames as Record<string, string> | undefined;
+  return [
+    ...Object.keys(req.Key ?? req.Item ?? {}),
+    ...expressionAttributes(req.UpdateExpression, names),
+    ...expressionAttributes(req.ConditionExpression, names),
+  ];
+}
+
+/** The condition keys of one item write (or read: keys only). */
+function itemContext(operation: string, req: Record<string, unknown>, keys: string[]): Record<string, string[]> {
+  const context: Record<string, string[]> = {};
+  if (keys.length > 0) context['dynamodb:LeadingKeys'] = keys;
+  if (WRITES.has(operation)) {
+    context['dynamodb:Attributes'] = [...new Set(writeAttributes(req))];
+    context['dynamodb:ReturnValues'] = [typeof req.ReturnValues === 'string' ? req.ReturnValues : 'NONE'];
+  }
+  return context;
+}
+
+const WRITES = new Set(['PutItem', 'UpdateItem', 'DeleteItem']);
+
 function dynamodbRequest(operation: string, b: Record<string, unknown>): ParsedRequest {
-  const auth = (action: string, table: unknown, index?: unknown, keys?: string[]): Authorization => ({
+  const auth = (action: string, table: unknown, index?: unknown, context: Record<string, string[]> = {}): Authorization => ({
     action: `dynamodb:${action}`,
     resource: typeof table === 'string' ? `${tableArn(table)}${typeof index === 'string' ? `/index/${index}` : ''}` : '*',
-    ...(keys && keys.length > 0 ? { context: { 'dynamodb:LeadingKeys': keys } } : {}),
+    ...(Object.keys(context).length > 0 ? { context } : {}),
   });
   let authorizations: Authorization[];
-  if (operation === 'BatchWriteItem' || operation === 'BatchGetItem') {
-    const items = (b.RequestItems as Record<string, unknown>) ?? {};
+  if (operation === 'BatchGetItem') {
+    const items = (b.RequestItems as Record<string, { Keys?: Av[] }>) ?? {};
+    authorizations = Object.entries(items).map(([t, reqs]) => auth(operation, t, undefined, itemContext(operation, {}, (reqs.Keys ?? []).flatMap(leadingKey))));
+  } else if (operation === 'BatchWriteItem') {
+    // One authorization per table: its keys, and the attribute names of every put and delete in it.
+    const items = (b.RequestItems as Record<string, { PutRequest?: { Item: Av }; DeleteRequest?: { Key: Av } }[]>) ?? {};
     authorizations = Object.entries(items).map(([t, reqs]) => {
-      const keys =
-        operation === 'BatchGetItem'
-          ? ((reqs as { Keys?: Av[] }).Keys ?? []).flatMap(leadingKey)
-          : ((reqs as { PutRequest?: { Item: Av }; DeleteRequest?: { Key: Av } }[]) ?? []).flatMap((r) =>
-              leadingKey(r.PutRequest?.Item ?? r.DeleteRequest?.Key),
-            );
-      return auth(operation, t, undefined, keys);
+      const written = reqs.map((r) => r.PutRequest?.Item ?? r.DeleteRequest?.Key);
+      const context = itemContext(operation, {}, written.flatMap(leadingKey));
+      context['dynamodb:Attributes'] = [...new Set(written.flatMap((i) => Object.keys(i ?? {})))];
+      return auth(operation, t, undefined, context);
     });
   } else if (operation === 'TransactWriteItems' || operation === 'TransactGetItems') {
-    authorizations = ((b.TransactItems as Record<string, { TableName?: string; Key?: Av; Item?: Av }>[]) ?? []).flatMap((item) =>
-      Object.entries(item).map(([kind, v]) => auth(TRANSACT_ACTION[kind] ?? kind, v?.TableName, undefined, leadingKey(v?.Key ?? v?.Item))),
+    authorizations = ((b.TransactItems as Record<string, Record<string, unknown> & { TableName?: string; Key?: Av; Item?: Av }>[]) ?? []).flatMap((item) =>
+      Object.entries(item).map(([kind, v]) => {
+        const action = TRANSACT_ACTION[kind] ?? kind;
+        return auth(action, v?.TableName, undefined, itemContext(action, v ?? {}, leadingKey(v?.Key ?? v?.Item)));
+      }),
     );
   } else {
-    authorizations = [auth(operation, b.TableName, b.IndexName, leadingKey((b.Key ?? b.Item) as Av))];
+    authorizations = [auth(operation, b.TableName, b.IndexName, itemContext(operation, b, leadingKey((b.Key ?? b.Item) as Av)))];
   }
   return { service: 'dynamodb', protocol: 'json', operation, authorizations };
 }

@@ -10,8 +10,8 @@
  *             worker's first write with its old lease is refused (its ack, as a rule: the
  *             handler's timer is due before the heartbeat; a heartbeat that comes first is
  *             refused the same way, and the worker then abandons the run).
- *   crash     SIGKILL the worker that claimed step-crash: the job is taken over within the
- *             takeover bound (lease lifetime + one reclaim period).
+ *   crash     SIGKILL the worker that claimed step-crash: the job is taken over (target: within
+ *             the lease lifetime + one reclaim period).
  *   graceful  SIGTERM the worker that claimed step-graceful (longer than the grace): it is
  *             released when the grace ends and another worker starts it.
  *   spot      SIGTERM the worker that claimed step-spot-long, as a Spot interruption: what fits
@@ -42,14 +42,14 @@ export interface StepHost {
   readonly signal: AbortSignal;
 }
 
-/** The figures of each stop kind; a kind is absent when its step did not happen. */
+/** The figures of each stop kind; a kind is absent when its step did not happen (timings beside their targets: src/local/demo-verdict.ts). */
 export interface StopFigures {
   freeze?: { victim: string; takeoverMs: number; staleOp: string; generation: number; currentGeneration: number };
   crash?: { victim: string; takeoverMs: number; boundMs: number };
   graceful?: { victim: string; releaseMs: number; graceMs: number; pickupMs: number };
   spot?: { victim: string; drained: number; released: string[]; waitsMs: number[]; targetMs: number };
-  /** Steps that did not happen, or figures past their bound. */
-  failures: string[];
+  /** Stop kinds not shown: a step that did not happen, or did not show what it is about. */
+  notShown: string[];
 }
 
 /** Released jobs should start elsewhere within this after a Spot-style stop. */
@@ -76,10 +76,10 @@ export function ms(value: number): string {
   return value < 1_000 ? `${Math.round(value)} ms` : `${(value / 1000).toFixed(2)} s`;
 }
 
-/** Runs the four steps in order; resolves with their figures (failures listed, never thrown). */
+/** Runs the four steps in order; resolves with their figures (the steps not shown listed, never thrown). */
 export async function runStopSteps(h: StepHost): Promise<StopFigures> {
-  const figures: StopFigures = { failures: [] };
-  const steps: [keyof Omit<StopFigures, 'failures'>, () => Promise<void>][] = [
+  const figures: StopFigures = { notShown: [] };
+  const steps: [keyof Omit<StopFigures, 'notShown'>, () => Promise<void>][] = [
     ['freeze', async () => void (figures.freeze = await freeze(h))],
     ['crash', async () => void (figures.crash = await crash(h))],
     ['graceful', async () => void (figures.graceful = await graceful(h))],
@@ -90,17 +90,13 @@ export async function runStopSteps(h: StepHost): Promise<StopFigures> {
     try {
       await run();
     } catch (err) {
-      figures.failures.push(`${name} did not happen: ${err instanceof Error ? err.message : String(err)}`);
+      figures.notShown.push(`${name} did not happen: ${err instanceof Error ? err.message : String(err)}`);
       h.note(`the ${name} step did not happen: ${err instanceof Error ? err.message : String(err)}`);
     }
   }
-  if (h.signal.aborted) figures.failures.push('interrupted before every stop kind was shown');
-  const c = figures.crash;
-  if (c && c.takeoverMs > c.boundMs) figures.failures.push(`crash: takeover took ${ms(c.takeoverMs)}, past its bound of ${ms(c.boundMs)}`);
-  const s = figures.spot;
-  if (s && s.released.length === 0) figures.failures.push('spot: the interrupted worker released nothing');
-  if (s && s.waitsMs.some((w) => w >= s.targetMs))
-    figures.failures.push(`spot: a released job waited ${ms(Math.max(...s.waitsMs))} (target under ${ms(s.targetMs)})`);
+  if (h.signal.aborted) figures.notShown.push('interrupted before every stop kind was shown');
+  // How long things took is no part of this list: a busy machine is slower, not wrong.
+  if (figures.spot && figures.spot.released.length === 0) figures.notShown.push('spot: the interrupted worker released nothing');
   return figures;
 }
 
@@ -114,9 +110,12 @@ async function claimed(h: StepHost, job: EnqueueInput & { id: string }): Promise
   return { worker, at: ev.at };
 }
 
-/** Takeover bound: the lease lifetime plus one reclaim period, and a second for the worker's own poll. */
+/**
+ * How long a step waits for a takeover before calling it not shown: the lease lifetime plus one
+ * reclaim period, and a wide margin, so a loaded machine reports a slow takeover, not a missing one.
+ */
 function takeoverWaitMs(h: StepHost): number {
-  return h.leaseTtlMs + h.reclaimPeriodMs + 10_000;
+  return h.leaseTtlMs + h.reclaimPeriodMs + 30_000;
 }
 
 async function freeze(h: StepHost): Promise<NonNullable<StopFigures['freeze']>> {

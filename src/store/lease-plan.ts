@@ -11,7 +11,7 @@
  *             `max`, and the plain queues fill the rest of `max` (leaseDue);
  * Guard:   each claim's own (lease.ts claimIfDue; a limited one also its slot and token).
  * Lost race: as in lease.ts and flow-lease.ts: the next candidate, a few rounds for plain queues.
- * Returns: the leases won and, for a limited queue that gave nothing, why and until when.
+ * Returns: the leases won and, when a limited queue gave nothing, why and until when (the earliest).
  */
 import type { Lease } from '../job.js';
 import { isUnlimited, type QueueLimits } from '../flow-limits.js';
@@ -19,11 +19,11 @@ import type { StoreContext } from './context.js';
 import { claimInLane, prepareLane, type LimitWait } from './flow-lease.js';
 import { leaseDue, type Lane } from './lease.js';
 
-/** What one lease call got: its leases, and why the limited queues that gave none did not. */
+/** What one lease call got: its leases, and why a limited queue held jobs back (the earliest wait). */
 export interface LeasePlanResult {
   readonly leases: Lease[];
-  /** Per limited queue that gave this call nothing while it had (or may have had) due jobs. */
-  readonly waits: readonly LimitWait[];
+  /** Of the limited queues that gave this call nothing, the one whose wait ends first. */
+  readonly wait?: LimitWait;
 }
 
 /** Claims up to `max` due jobs of `queues` for `owner` in the order of lease-rank.ts (see the header). */
@@ -58,5 +58,7 @@ export async function leaseAcrossQueues(
     });
   }
   const leases = plain.length > 0 || lanes.length > 0 ? await leaseDue(ctx, { owner, queues: plain, ttlMs, max, lanes }) : [];
-  return { leases, waits: [...waits.values()] };
+  let wait: LimitWait | undefined;
+  for (const w of waits.values()) if (!wait || w.until < wait.until) wait = w;
+  return wait ? { leases, wait } : { leases };
 }

@@ -11,14 +11,14 @@
  * Lost race: counted in `lostRaces` and left alone.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { deadPartition } from '../keys.js';
 import { TABLE_SCHEMA } from '../schema.js';
 import { itemToDeadEntry, type DeadEntry } from './codec.js';
 import type { StoreContext } from './context.js';
 import { deadAtGeneration, guarded } from './guards.js';
 import { translate } from './io.js';
-import { FAN_OUT_LANES, inLanes, queryItems } from './query.js';
+import { FAN_OUT_LANES, inLanes, partitionQuery, queryItems } from './query.js';
 import { shardLayout } from './shard-layout.js';
 
 /** What one purge call did. */
@@ -59,11 +59,12 @@ export async function purgeDeadBefore(ctx: StoreContext, args: { cutoff: number;
 async function findInShard(ctx: StoreContext, shard: number, cutoff: number, queue: string | undefined, want: number, out: DeadEntry[]): Promise<boolean> {
   const pk = deadPartition(shard);
   let next: string | undefined = queue;
-  // Without a queue: the first entry at or after `from` names the next queue that has dead jobs.
-  let from = '';
+  // Without a queue: the first entry after `after` (from the start when undefined) names the next
+  // queue that has dead jobs. No bound at the start: DynamoDB refuses an empty string as a key value.
+  let after: string | undefined;
   for (;;) {
     if (next === undefined) {
-      const [first] = await query(ctx, pk, { gt: from }, 1);
+      const [first] = await query(ctx, pk, { after }, 1);
       if (!first) return false;
       next = first.queue;
     }
@@ -73,22 +74,21 @@ async function findInShard(ctx: StoreContext, shard: number, cutoff: number, que
     if (want <= 0) return true;
     if (queue !== undefined) return false;
     // Past every entry of this queue: '~' sorts after the digits of any diedAt.
-    from = `${next}|~`;
+    after = `${next}|~`;
     next = undefined;
   }
 }
 
-async function query(ctx: StoreContext, pk: string, range: { gt: string } | { lo: string; hi: string }, limit: number): Promise<DeadEntry[]> {
-  const { name, partitionKey, sortKey } = TABLE_SCHEMA.workIndex;
-  const input: QueryCommandInput = {
-    TableName: ctx.tableName,
-    IndexName: name,
-    KeyConditionExpression: 'gt' in range ? '#pk = :pk AND #sk > :gt' : '#pk = :pk AND #sk BETWEEN :lo AND :hi',
-    ExpressionAttributeNames: { '#pk': partitionKey, '#sk': sortKey, '#g': 'leaseGeneration' },
-    ExpressionAttributeValues: 'gt' in range ? { ':pk': pk, ':gt': range.gt } : { ':pk': pk, ':lo': range.lo, ':hi': range.hi },
-    ProjectionExpression: 'id, #sk, #g',
-    Limit: limit,
-  };
+/** One read of dead partition `pk`: the entries after `after` (all of them when undefined), or those from `lo` to `hi`. */
+async function query(ctx: StoreContext, pk: string, range: { after: string | undefined } | { lo: string; hi: string }, limit: number): Promise<DeadEntry[]> {
+  const names = { '#sk': TABLE_SCHEMA.workIndex.sortKey, '#g': 'leaseGeneration' };
+  const bound =
+    'lo' in range
+      ? { sortKey: '#sk BETWEEN :lo AND :hi', values: { ':lo': range.lo, ':hi': range.hi } }
+      : range.after === undefined
+        ? {}
+        : { sortKey: '#sk > :after', values: { ':after': range.after } };
+  const input = partitionQuery(ctx, pk, { ...bound, names, projection: 'id, #sk, #g', limit });
   return (await queryItems(ctx, input, limit)).map(itemToDeadEntry);
 }
 

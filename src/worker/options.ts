@@ -75,7 +75,7 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
     }
   }
   // The optional ones: absent, or functions (a value of another kind would fail only when called).
-  for (const m of ['limitWait', 'leaveReaders'] as const) {
+  for (const m of ['leaveReaders'] as const) {
     const v = (store as unknown as Record<string, unknown>)[m];
     if (v !== undefined && typeof v !== 'function') throw new ValidationError(`options.store.${m}`, v, 'must be a function when present');
   }

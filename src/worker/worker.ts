@@ -6,7 +6,7 @@
  */
 import { FenceqError, ValidationError } from '../errors.js';
 import type { Json, Lease } from '../job.js';
-import type { AckDoneOutcome, AckFailedOutcome } from '../job-store.js';
+import type { AckDoneOutcome, AckFailedOutcome, LimitWait } from '../job-store.js';
 import { ACK_RETRY, Backoff, backoffDelay } from '../retry-policy.js';
 import { checkInt } from '../validate.js';
 import { installCrashGuard, runInScope } from './crash-guard.js';
@@ -189,13 +189,14 @@ export class Worker {
       }
       const max = Math.min(free, 100);
       let leases: Lease[];
+      let held: LimitWait | undefined;
       const startedAt = o.clock();
       const hinted = this.hinted;
       this.hinted = false;
       try {
         this.counts.polls++;
         this.lookAgain = false;
-        leases = await o.store.lease({ owner: this.owner, queues, ttlMs: o.leaseTtlMs, max });
+        ({ leases, wait: held } = await o.store.lease({ owner: this.owner, queues, ttlMs: o.leaseTtlMs, max }));
       } catch (err) {
         this.counts.leaseErrors++;
         delay = backoff.next();
@@ -211,7 +212,6 @@ export class Worker {
         break;
       }
       for (const lease of leases) this.accept(lease);
-      const held = o.store.limitWait?.(queues);
       if (leases.length === 0) {
         // A poll made on a hint that found nothing (on AWS the index may not show the job yet):
         // look again soon, not after the backoff grown while the worker was idle.

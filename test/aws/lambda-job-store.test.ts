@@ -59,20 +59,20 @@ describe('LambdaJobStore over the Lambda Invoke API', () => {
     ).toMatchObject({ field: 'limits.clockToleranceMs' });
     expect(await admin({ op: 'limitsSet', queue: 'lflow', limits: { maxRunning: 1 } })).toEqual({ maxRunning: 1 });
     expect(await admin({ op: 'limitsGet', queue: 'lflow' })).toEqual({ maxRunning: 1 });
-    const [first] = await store.lease({ owner: 'remote-flow', queues: ['lflow'], ttlMs: 5000, max: 2 });
+    const [first] = (await store.lease({ owner: 'remote-flow', queues: ['lflow'], ttlMs: 5000, max: 2 })).leases;
     expect(first!.slot).toBe(0);
-    expect(await store.lease({ owner: 'remote-flow', queues: ['lflow'], ttlMs: 5000, max: 2 })).toEqual([]);
+    expect((await store.lease({ owner: 'remote-flow', queues: ['lflow'], ttlMs: 5000, max: 2 })).leases).toEqual([]);
     expect(await admin<{ running: number }[]>({ op: 'flowStatus', queues: ['lflow'] })).toMatchObject([{ running: 1 }]);
     expect((await store.renew(first!, 5000)).outcome).toBe('renewed');
     expect((await store.ackDone(first!)).outcome).toBe('done');
-    expect(await store.lease({ owner: 'remote-flow', queues: ['lflow'], ttlMs: 5000 })).toHaveLength(1);
+    expect((await store.lease({ owner: 'remote-flow', queues: ['lflow'], ttlMs: 5000 })).leases).toHaveLength(1);
     await producer.enqueue({ queue: 'lgroup', payload: 1, id: 'lg-1', group: 'cust' });
     await producer.enqueue({ queue: 'lgroup', payload: 2, id: 'lg-2', group: 'cust' });
-    const [head] = await store.lease({ owner: 'remote-flow', queues: ['lgroup'], ttlMs: 5000, max: 2 });
+    const [head] = (await store.lease({ owner: 'remote-flow', queues: ['lgroup'], ttlMs: 5000, max: 2 })).leases;
     expect(head).toMatchObject({ id: 'lg-1', group: 'cust' });
-    expect(await store.lease({ owner: 'remote-flow', queues: ['lgroup'], ttlMs: 5000, max: 2 })).toEqual([]);
+    expect((await store.lease({ owner: 'remote-flow', queues: ['lgroup'], ttlMs: 5000, max: 2 })).leases).toEqual([]);
     await store.ackDone(head!);
-    expect((await store.lease({ owner: 'remote-flow', queues: ['lgroup'], ttlMs: 5000 }))[0]!.id).toBe('lg-2');
+    expect((await store.lease({ owner: 'remote-flow', queues: ['lgroup'], ttlMs: 5000 })).leases[0]!.id).toBe('lg-2');
   });
 
   it('enqueues, leases, renews and acks through the API function', async () => {
@@ -81,7 +81,7 @@ describe('LambdaJobStore over the Lambda Invoke API', () => {
     const again = await producer.enqueue({ queue: 'lj', payload: { a: 2 }, id: 'lj-1' });
     expect(again).toEqual({ outcome: 'exists', id: 'lj-1', state: 'pending' });
 
-    const [lease] = await store.lease({ owner: 'remote-1', queues: ['lj'], ttlMs: 5000 });
+    const [lease] = (await store.lease({ owner: 'remote-1', queues: ['lj'], ttlMs: 5000 })).leases;
     expect(lease).toMatchObject({ id: 'lj-1', owner: 'remote-1', payload: { a: 1 } });
     const renewed = await store.renew(lease!, 10_000);
     expect(renewed.outcome).toBe('renewed');
@@ -100,7 +100,7 @@ describe('LambdaJobStore over the Lambda Invoke API', () => {
       { queue: 'lj2', payload: 2, id: 'lj2-b' },
     ]);
     expect([...out.keys()]).toEqual(['lj2-a', 'lj2-b']);
-    const leases = await store.lease({ owner: 'remote-2', queues: ['lj2'], ttlMs: 5000, max: 2 });
+    const leases = (await store.lease({ owner: 'remote-2', queues: ['lj2'], ttlMs: 5000, max: 2 })).leases;
     const a = leases.find((l) => l.id === 'lj2-a')!;
     const b = leases.find((l) => l.id === 'lj2-b')!;
     expect(await store.ackFailed(a, new RangeError('out of range'), { retryable: true })).toMatchObject({ outcome: 'dead' });
@@ -165,7 +165,7 @@ describe('waitFor through the Lambda API transport', () => {
   it('resolves with the result a worker acked, and times out with a typed error', async () => {
     await producer.enqueue({ queue: 'lt-wait', payload: 2, id: 'lt-wait-1' });
     const waiting = producer.waitFor('lt-wait-1', { timeoutMs: 10_000 });
-    const [lease] = await store.lease({ owner: 'w-wait', queues: ['lt-wait'], ttlMs: 10_000 });
+    const [lease] = (await store.lease({ owner: 'w-wait', queues: ['lt-wait'], ttlMs: 10_000 })).leases;
     await store.ackDone(lease!, 'four');
     expect(await waiting).toMatchObject({ outcome: 'done', result: 'four' });
     await producer.enqueue({ queue: 'lt-wait', payload: 2, id: 'lt-wait-2', runAt: Date.now() + 3_600_000 });
@@ -178,7 +178,7 @@ describe('waitFor through the Lambda API transport', () => {
 
   it('resolves with dead and the last error, and with cancelled; an abort rejects with the typed error', async () => {
     await producer.enqueue({ queue: 'lt-wait-d', payload: null, id: 'lt-wait-dead', maxAttempts: 1 });
-    const [lease] = await store.lease({ owner: 'w-wait', queues: ['lt-wait-d'], ttlMs: 10_000 });
+    const [lease] = (await store.lease({ owner: 'w-wait', queues: ['lt-wait-d'], ttlMs: 10_000 })).leases;
     await store.ackFailed(lease!, new Error('disk full'));
     expect(await producer.waitFor('lt-wait-dead')).toMatchObject({ outcome: 'dead', lastError: expect.stringContaining('disk full') });
     await producer.enqueue({ queue: 'lt-wait-d', payload: null, id: 'lt-wait-cancel', runAt: Date.now() + 3_600_000 });
@@ -202,7 +202,7 @@ describe('waitFor through the Lambda API transport', () => {
 describe('progress through the Lambda API transport', () => {
   it('a worker over the API stores its progress with the renewal; a stale lease cannot overwrite it; over the limit is refused', async () => {
     await producer.enqueue({ queue: 'lt-progress', payload: null, id: 'lt-progress-1' });
-    const [lease] = await store.lease({ owner: 'w-progress', queues: ['lt-progress'], ttlMs: 10_000 });
+    const [lease] = (await store.lease({ owner: 'w-progress', queues: ['lt-progress'], ttlMs: 10_000 })).leases;
     expect((await store.renew(lease!, 10_000, { pct: 40 })).outcome).toBe('renewed');
     expect(await producer.get('lt-progress-1')).toMatchObject({ state: 'running', progress: { pct: 40 } });
     expect((await store.renew({ ...lease!, secret: 'f'.repeat(32) }, 10_000, { pct: 99 })).outcome).toBe('stale');

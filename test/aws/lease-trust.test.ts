@@ -63,7 +63,7 @@ afterAll(async () => {
 describe('the lease secret over the Lambda API', () => {
   it('reaches the claimer in its lease, is required by every lease call, and appears in no other reply', async () => {
     await producer.enqueue({ queue: 'lt', payload: { n: 1 }, id: 'lt-1' });
-    const [lease] = await store.lease({ owner: 'remote', queues: ['lt'], ttlMs: 10_000 });
+    const [lease] = (await store.lease({ owner: 'remote', queues: ['lt'], ttlMs: 10_000 })).leases;
     expect(lease!.secret).toMatch(/^[0-9a-f]{32}$/);
     expect(await raw.get('lt-1')).toMatchObject({ leaseSecretHash: leaseSecretHash(lease!.secret) });
     const leaseReplies = apiReplies.filter((r) => r.includes(lease!.secret));
@@ -96,7 +96,7 @@ describe('the lease secret over the Lambda API', () => {
     const sent = (server.invocations.get('fenceq-api') ?? 0) + (server.invocations.get('fenceq-enqueue') ?? 0);
     expect(await rejectedWith(producer.enqueue({ queue: 'lt', payload: deep as never, id: 'deep' }), ValidationError)).toMatchObject({ field: 'job.payload' });
     await producer.enqueue({ queue: 'lt', payload: null, id: 'lt-2' });
-    const [lease] = await store.lease({ owner: 'remote', queues: ['lt'], ttlMs: 10_000 });
+    const [lease] = (await store.lease({ owner: 'remote', queues: ['lt'], ttlMs: 10_000 })).leases;
     const err = await store.ackFailed(lease!, deep).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ValidationError);
     expect((err as ValidationError).field).toBe('error');
@@ -110,7 +110,7 @@ describe('admin operations and retention', () => {
   it('purgeDead deletes old dead jobs, queues pages names, and done jobs get FENCEQ_RETENTION_DAYS', async () => {
     const old = new JobQueue({ tableName, endpoint: endpoint(), logger: silentLogger, clock: () => Date.now() - 10 * 86_400_000 });
     await old.enqueue({ queue: 'lt-dead', payload: null, id: 'lt-dead-1', maxAttempts: 1 });
-    const [l] = await old.lease({ owner: 'w', queues: ['lt-dead'], ttlMs: 10_000 });
+    const [l] = (await old.lease({ owner: 'w', queues: ['lt-dead'], ttlMs: 10_000 })).leases;
     await old.ackFailed(l!, 'fatal');
     old.client.destroy();
     expect(await raw.get('lt-dead-1')).not.toHaveProperty('expireAt');

@@ -78,7 +78,7 @@ describe("capacity model: the per-step writes are the store's", () => {
     const payload = { body: 'x'.repeat(109) };
     await queue.enqueue({ queue: 'jobs', id: 'a', payload, maxAttempts: 2 });
     const enqueued = await raw.get('a');
-    const [lease] = await queue.lease({ owner: 'ip-10-0-0-1.ec2.internal:12345:abcdef12', queues: ['jobs'], ttlMs: TTL, max: 1 });
+    const [lease] = (await queue.lease({ owner: 'ip-10-0-0-1.ec2.internal:12345:abcdef12', queues: ['jobs'], ttlMs: TTL, max: 1 })).leases;
     const leased = await raw.get('a');
     clock.advance(10_000); // the Worker renews every TTL/3: the first renewal leaves the index alone, the next moves it
     const first = await queue.renew(lease!, TTL);
@@ -108,14 +108,14 @@ describe("capacity model: the per-step writes are the store's", () => {
 
     // The retry's claim (once its backoff is over), then death at the attempt cap, then done for another job.
     clock.now = (retrying!.runAt as number) + 1;
-    const [again] = await queue.lease({ owner: 'w', queues: ['jobs'], ttlMs: TTL, max: 1 });
+    const [again] = (await queue.lease({ owner: 'w', queues: ['jobs'], ttlMs: TTL, max: 1 })).leases;
     expect(again?.id).toBe('a');
     const leasedAgain = await raw.get('a');
     await queue.ackFailed(again!, new Error('the handler failed (a typical short message)'));
     const dead = await raw.get('a');
     await queue.enqueue({ queue: 'jobs', id: 'b', payload });
     const b0 = await raw.get('b');
-    const [lb] = await queue.lease({ owner: 'w', queues: ['jobs'], ttlMs: TTL, max: 1 });
+    const [lb] = (await queue.lease({ owner: 'w', queues: ['jobs'], ttlMs: TTL, max: 1 })).leases;
     const b1 = await raw.get('b');
     await queue.ackDone(lb!, null);
     const b2 = await raw.get('b');

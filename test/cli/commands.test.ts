@@ -111,7 +111,7 @@ describe('get and inspect', () => {
 
   it('inspect names the owner and the lease time left of a running job', async () => {
     await queue.enqueue({ queue: 'inspect-q', id: 'insp-run', payload: null });
-    const [lease] = await queue.lease({ owner: 'worker-7', queues: ['inspect-q'], ttlMs: 60_000 });
+    const [lease] = (await queue.lease({ owner: 'worker-7', queues: ['inspect-q'], ttlMs: 60_000 })).leases;
     expect(lease?.id).toBe('insp-run');
     const run = await cli(['inspect', 'insp-run'], { env, clock: () => lease!.expiresAt - 20_000 });
     expect(run.code).toBe(0);
@@ -121,7 +121,7 @@ describe('get and inspect', () => {
 
   it('inspect of an expired lease says how long ago and when the reclaim is due, using --reclaim-period', async () => {
     await queue.enqueue({ queue: 'inspect-q', id: 'insp-exp', payload: null });
-    const [lease] = await queue.lease({ owner: 'worker-8', queues: ['inspect-q'], ttlMs: 60_000 });
+    const [lease] = (await queue.lease({ owner: 'worker-8', queues: ['inspect-q'], ttlMs: 60_000 })).leases;
     const at = lease!.expiresAt + 4_000;
     const run = await cli(['--json', '--reclaim-period', '10s', 'inspect', 'insp-exp'], { env, clock: () => at });
     const out = json(run);
@@ -135,7 +135,7 @@ describe('get and inspect', () => {
 
   it('inspect of a retrying job names the error and the attempt', async () => {
     await queue.enqueue({ queue: 'inspect-q', id: 'insp-retry', payload: null, maxAttempts: 3 });
-    const [lease] = await queue.lease({ owner: 'w', queues: ['inspect-q'], ttlMs: 60_000 });
+    const [lease] = (await queue.lease({ owner: 'w', queues: ['inspect-q'], ttlMs: 60_000 })).leases;
     await queue.ackFailed(lease!, new Error('upstream 503'));
     const run = await cli(['--json', 'inspect', 'insp-retry'], { env, clock: () => Date.now() - 1 });
     const out = json(run);
@@ -149,7 +149,7 @@ describe('list and stats', () => {
   it('list pages through a queue with the printed cursor, every job once', async () => {
     const ids = Array.from({ length: 7 }, (_, i) => `page-${i}`);
     await queue.enqueueMany(ids.map((id) => ({ queue: 'paged', id, payload: null })));
-    const [lease] = await queue.lease({ owner: 'lister', queues: ['paged'], ttlMs: 60_000 });
+    const [lease] = (await queue.lease({ owner: 'lister', queues: ['paged'], ttlMs: 60_000 })).leases;
     const seen: string[] = [];
     let cursor: string | undefined;
     let pages = 0;
@@ -185,7 +185,7 @@ describe('list and stats', () => {
     await q.enqueue({ queue: 'statq', id: 'st-3', payload: null, maxAttempts: 1 });
     await q.lease({ owner: 'gone', queues: ['statq'], ttlMs: 1_000 }); // expired in real time
     await queue.enqueue({ queue: 'statq', id: 'st-4', payload: null, maxAttempts: 1 });
-    const dying = await queue.lease({ owner: 'w', queues: ['statq'], ttlMs: 60_000, max: 1 });
+    const dying = (await queue.lease({ owner: 'w', queues: ['statq'], ttlMs: 60_000, max: 1 })).leases;
     await queue.ackFailed(dying[0]!, 'fatal', { retryable: false });
     const run = await cli(['--json', 'stats', 'statq'], { env });
     expect(run.code).toBe(0);
@@ -199,7 +199,7 @@ describe('list and stats', () => {
 describe('release, requeue, cancel, reclaim', () => {
   it('release needs --force; with it the holder loses the job and its ack is refused', async () => {
     await queue.enqueue({ queue: 'ops', id: 'rel-1', payload: null });
-    const [lease] = await queue.lease({ owner: 'holder', queues: ['ops'], ttlMs: 60_000 });
+    const [lease] = (await queue.lease({ owner: 'holder', queues: ['ops'], ttlMs: 60_000 })).leases;
     const refused = await cli(['release', 'rel-1'], { env });
     expect(refused.code).toBe(EXIT.usage);
     expect(refused.stderr).toContain('--force');
@@ -212,7 +212,7 @@ describe('release, requeue, cancel, reclaim', () => {
 
   it('release of a finished job is exit 5 and changes nothing', async () => {
     await queue.enqueue({ queue: 'ops2', id: 'rel-2', payload: null });
-    const [lease] = await queue.lease({ owner: 'w', queues: ['ops2'], ttlMs: 60_000 });
+    const [lease] = (await queue.lease({ owner: 'w', queues: ['ops2'], ttlMs: 60_000 })).leases;
     await queue.ackDone(lease!, 'ok');
     const run = await cli(['release', 'rel-2', '--force'], { env });
     expect(run.code).toBe(EXIT.conflict);
@@ -222,7 +222,7 @@ describe('release, requeue, cancel, reclaim', () => {
 
   it('requeue puts a dead job back; requeueing a live job is exit 5', async () => {
     await queue.enqueue({ queue: 'ops3', id: 'rq-1', payload: null, maxAttempts: 1 });
-    const [lease] = await queue.lease({ owner: 'w', queues: ['ops3'], ttlMs: 60_000 });
+    const [lease] = (await queue.lease({ owner: 'w', queues: ['ops3'], ttlMs: 60_000 })).leases;
     await queue.ackFailed(lease!, 'boom');
     expect((await queue.get('rq-1'))?.state).toBe('dead');
     const run = await cli(['requeue', 'rq-1'], { env });
@@ -240,7 +240,7 @@ describe('release, requeue, cancel, reclaim', () => {
     expect((await queue.get('cx-1'))?.state).toBe('cancelled');
     expect((await cli(['cancel', 'cx-1'], { env })).code).toBe(0);
     await queue.enqueue({ queue: 'ops5', id: 'cx-2', payload: null });
-    const [lease] = await queue.lease({ owner: 'w', queues: ['ops5'], ttlMs: 60_000 });
+    const [lease] = (await queue.lease({ owner: 'w', queues: ['ops5'], ttlMs: 60_000 })).leases;
     await queue.ackDone(lease!);
     expect((await cli(['cancel', 'cx-2'], { env })).code).toBe(EXIT.conflict);
   });
@@ -249,7 +249,7 @@ describe('release, requeue, cancel, reclaim', () => {
     const q = pastQueue();
     await q.enqueue({ queue: 'reclaimq', id: 'rc-retry', payload: null, maxAttempts: 3 });
     await q.enqueue({ queue: 'reclaimq', id: 'rc-dead', payload: null, maxAttempts: 1 });
-    const leases = await q.lease({ owner: 'crashed', queues: ['reclaimq'], ttlMs: 1_000, max: 2 });
+    const leases = (await q.lease({ owner: 'crashed', queues: ['reclaimq'], ttlMs: 1_000, max: 2 })).leases;
     expect(leases).toHaveLength(2);
     const run = await cli(['--json', 'reclaim'], { env });
     expect(run.code).toBe(0);

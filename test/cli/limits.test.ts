@@ -20,7 +20,7 @@ describe('fenceq limits, stats and inspect with flow control', () => {
     const set = await cli(['limits', 'set', 'email', '--max-running', '1', '--rate', '2', '--burst', '4'], { env });
     expect(set.code).toBe(EXIT.ok);
     expect(await queue.getLimits('email')).toEqual({ maxRunning: 1, ratePerSecond: 2, burst: 4 });
-    const [l] = await queue.lease({ owner: 'w', queues: ['email'], ttlMs: 30_000 });
+    const [l] = (await queue.lease({ owner: 'w', queues: ['email'], ttlMs: 30_000 })).leases;
     expect(l).toBeDefined();
     const get = await cli(['limits', 'get', 'email'], { env });
     expect(get.stdout).toMatch(/max running: +1 \(1 running now\)/);

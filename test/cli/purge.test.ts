@@ -8,10 +8,13 @@ import type { CliIo } from '../../src/cli/io.js';
 import { runCli } from '../../src/cli/program.js';
 import { JobQueue } from '../../src/job-queue.js';
 import { silentLogger } from '../../src/log.js';
-import { endpoint, freshTable } from '../support/harness.js';
+import { freshTable } from '../support/harness.js';
+import { behindValidation } from '../support/validating.js';
 import { cli, json } from './support.js';
 
 const DAY = 86_400_000;
+// The CLI's requests go through the validating proxy: one AWS refuses fails here too.
+const validated = behindValidation();
 let env: NodeJS.ProcessEnv;
 let tableName: string;
 let queue: JobQueue;
@@ -21,7 +24,7 @@ beforeAll(async () => {
   const t = await freshTable('fenceq-purge');
   tableName = t.tableName;
   client = t.client;
-  env = { FENCEQ_TABLE_NAME: t.tableName, FENCEQ_DYNAMODB_ENDPOINT: endpoint() };
+  env = { FENCEQ_TABLE_NAME: t.tableName, FENCEQ_DYNAMODB_ENDPOINT: validated.endpoint };
   queue = new JobQueue({ tableName, client, logger: silentLogger });
 });
 
@@ -29,7 +32,7 @@ beforeAll(async () => {
 async function deadSince(q: string, id: string, ageDays: number): Promise<void> {
   const then = new JobQueue({ tableName, client, logger: silentLogger, clock: () => Date.now() - ageDays * DAY });
   await then.enqueue({ queue: q, payload: null, id, maxAttempts: 1 });
-  const [lease] = await then.lease({ owner: 'w', queues: [q], ttlMs: 30_000 });
+  const [lease] = (await then.lease({ owner: 'w', queues: [q], ttlMs: 30_000 })).leases;
   expect(lease?.id).toBe(id);
   await then.ackFailed(lease!, 'fatal', { retryable: false });
 }

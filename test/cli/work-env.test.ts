@@ -2,7 +2,7 @@
  * `fenceq work` options from the environment (a container image's fixed command line with the
  * task definition's settings), the idle poll ceiling, and `fenceq health` on a fixed clock.
  */
-import { mkdtempSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -21,6 +21,17 @@ describe('work: options from the environment', () => {
     const run = await cli(['work', '--handlers', join(dir, 'h.mjs')], { env: { FENCEQ_TABLE_NAME: 'fenceq-x', [WORK_ENV.maxPoll]: 'soon' } });
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('invalid --max-poll "soon"');
+  });
+
+  it('refuses a wake-up or dead-job queue URL that is not an http(s) URL, naming the variable (exit 2)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fenceq-work-env-'));
+    writeFileSync(join(dir, 'h.mjs'), 'export const handlers = { q: () => null };\n');
+    for (const name of ['FENCEQ_WAKE_QUEUE_URL', 'FENCEQ_DEAD_QUEUE_URL']) {
+      const run = await cli(['work', '--handlers', join(dir, 'h.mjs')], { env: { FENCEQ_TABLE_NAME: 'fenceq-x', [name]: 'sqs/queue' } });
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain(`${name} must be an http(s) URL; got "sqs/queue"`);
+    }
+    rmSync(dir, { recursive: true, force: true });
   });
 
   it('refuses --max-poll below --poll (exit 2)', async () => {

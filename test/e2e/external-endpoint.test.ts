@@ -28,7 +28,7 @@ describe('the local stack on a DynamoDB already running', () => {
       expect(children('dynalite-child.mjs')).toEqual([]);
       expect(stack.env).toMatchObject({ FENCEQ_DYNAMODB_ENDPOINT: endpoint(), FENCEQ_TABLE_NAME: tableName });
       const e = await stack.queue.enqueue({ queue: 'q', payload: { n: 1 } });
-      const [lease] = await stack.queue.lease({ owner: 'w', queues: ['q'], ttlMs: 10_000 });
+      const [lease] = (await stack.queue.lease({ owner: 'w', queues: ['q'], ttlMs: 10_000 })).leases;
       expect(lease?.id).toBe(e.id);
       await stack.stop();
       expect((await client.send(new DescribeTableCommand({ TableName: tableName }))).Table?.TableStatus).toBe('ACTIVE');

@@ -51,7 +51,7 @@ describe('fencedWrite', () => {
     const t = await freshQueue();
     const tableName = await effectsTable(t.client);
     await t.queue.enqueue({ queue: 'q', id: 'reused', payload: 1 });
-    const [first] = await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: 5_000 });
+    const [first] = (await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: 5_000 })).leases;
     expect(
       (await fencedWrite({ client: t.client, tableName, key: { pk: 'out' }, token: { jobId: 'reused', generation: first!.generation }, set: { v: 1 } }))
         .outcome,
@@ -59,7 +59,7 @@ describe('fencedWrite', () => {
     await t.raw.delete('reused');
     t.clock.advance(1);
     await t.queue.enqueue({ queue: 'q', id: 'reused', payload: 2 });
-    const [second] = await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: 5_000 });
+    const [second] = (await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: 5_000 })).leases;
     expect(second!.generation).toBeGreaterThan(first!.generation);
     expect(
       (await fencedWrite({ client: t.client, tableName, key: { pk: 'out' }, token: { jobId: 'reused', generation: second!.generation }, set: { v: 2 } }))

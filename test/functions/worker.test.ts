@@ -5,7 +5,7 @@ import { awsQueue, type AwsQueue } from '../../src/aws/runtime.js';
 import { ConfigError } from '../../src/aws/errors.js';
 import { ValidationError } from '../../src/errors.js';
 import type { Json, Lease } from '../../src/job.js';
-import type { JobStore, LeaseRequest } from '../../src/job-store.js';
+import type { JobStore, LeaseRequest, LeaseResult } from '../../src/job-store.js';
 import { silentLogger } from '../../src/log.js';
 import type { JobContextJob } from '../../src/worker/types.js';
 import { bodies, coldStart, drain, fakeContext, freshSqsQueue, handlerEnv, scheduledEvent, sqsEndpoint, sqsEvent } from '../aws/support.js';
@@ -17,9 +17,9 @@ import { rejectedWith, thrownWith } from '../support/errors.js';
 class RecordingStore implements JobStore {
   readonly calls: { op: string; at: number; id?: string; ttlMs?: number; got?: number }[] = [];
   constructor(private readonly inner: JobStore) {}
-  async lease(req: LeaseRequest): Promise<Lease[]> {
+  async lease(req: LeaseRequest): Promise<LeaseResult> {
     const got = await this.inner.lease(req);
-    this.calls.push({ op: 'lease', at: Date.now(), ttlMs: req.ttlMs, got: got.length });
+    this.calls.push({ op: 'lease', at: Date.now(), ttlMs: req.ttlMs, got: got.leases.length });
     return got;
   }
   ackDone(lease: Lease, result?: Json) {

@@ -30,7 +30,7 @@ const W = 'workerLambda';
 const A = 'adminLambda';
 
 async function leaseOne(queue: string, ttlMs = 10_000): Promise<Lease> {
-  const [lease] = await s.workerStore(W).lease({ owner: 'iam-worker', queues: [queue], ttlMs });
+  const [lease] = (await s.workerStore(W).lease({ owner: 'iam-worker', queues: [queue], ttlMs })).leases;
   expect(lease).toBeDefined();
   return lease!;
 }
@@ -45,7 +45,7 @@ describe('flow control, each part under its own role', () => {
     const done: string[] = [];
     for (let i = 0; i < 3; i++) {
       const lease = await leaseOne('iam-flow');
-      expect(await s.workerStore(W).lease({ owner: 'iam-worker-2', queues: ['iam-flow'], ttlMs: 10_000 })).toEqual([]);
+      expect((await s.workerStore(W).lease({ owner: 'iam-worker-2', queues: ['iam-flow'], ttlMs: 10_000 })).leases).toEqual([]);
       await s.workerStore(W).ackDone(lease, 'ok');
       done.push(lease.id);
     }

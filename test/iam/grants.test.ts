@@ -3,6 +3,7 @@
  * transports, and grantDirectAccess), each running what its role is for under the policy the
  * synthesized template gives it, and refused (AccessDenied, as AWS answers) what it is not for.
  */
+import { BatchWriteCommand, DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { WaitTimeoutError } from '../../src/errors.js';
 import type { Lease } from '../../src/job.js';
@@ -28,9 +29,33 @@ afterEach(() => {
 
 const accessDenied = { name: 'AccessDeniedException' };
 
+/** An UpdateItem that SETs `fields` on item `id`, as `principal`'s own code could send it. */
+function setFields(principal: string, id: string, fields: Record<string, unknown>): Promise<unknown> {
+  const names = Object.keys(fields);
+  return s.table(principal).send(
+    new UpdateCommand({
+      TableName: s.tableName,
+      Key: { id },
+      UpdateExpression: `SET ${names.map((_, i) => `#a${i} = :v${i}`).join(', ')}`,
+      ExpressionAttributeNames: Object.fromEntries(names.map((n, i) => [`#a${i}`, n])),
+      ExpressionAttributeValues: Object.fromEntries(names.map((n, i) => [`:v${i}`, fields[n]])),
+    }),
+  );
+}
+
+/** A BatchWriteItem of `requests` as `principal`. */
+function batchWrite(principal: string, requests: ({ PutRequest: { Item: Record<string, unknown> } } | { DeleteRequest: { Key: { id: string } } })[]) {
+  return s.table(principal).send(new BatchWriteCommand({ RequestItems: { [s.tableName]: requests } }));
+}
+
+/** A PutItem of `item` as `principal`. */
+function put(principal: string, item: Record<string, unknown>) {
+  return s.table(principal).send(new PutCommand({ TableName: s.tableName, Item: item }));
+}
+
 async function leased(queue: string, id: string): Promise<Lease> {
   await s.direct('fullTrust').queue.enqueue({ queue, payload: 1, id });
-  const [lease] = await s.direct('fullTrust').queue.lease({ owner: 'owner', queues: [queue], ttlMs: 30_000 });
+  const [lease] = (await s.direct('fullTrust').queue.lease({ owner: 'owner', queues: [queue], ttlMs: 30_000 })).leases;
   return lease!;
 }
 
@@ -84,12 +109,22 @@ describe('workers', () => {
     const store = direct ? direct.queue : s.workerStore(p);
     const q = `gw-${p}`;
     await s.producer('producerLambda').enqueueMany([1, 2, 3].map((n) => ({ queue: q, payload: n, id: `${q}-${n}`, maxAttempts: 1 })));
-    const [a, b, c] = await store.lease({ owner: p, queues: [q], ttlMs: 30_000, max: 3 });
+    const [a, b, c] = (await store.lease({ owner: p, queues: [q], ttlMs: 30_000, max: 3 })).leases;
     expect(await store.renew(a!, 30_000, { half: true })).toMatchObject({ outcome: 'renewed' });
     expect(await store.ackDone(a!, 'ok')).toMatchObject({ outcome: 'done' });
     expect(await store.ackFailed(b!, new Error('no'))).toMatchObject({ outcome: 'dead' });
     expect(await store.release(c!)).toMatchObject({ outcome: 'released' });
     await direct?.flush();
+  });
+
+  it('workerDirect acks the head of an ordered group and the group goes on (the head popped, the next job unparked)', async () => {
+    const q = 'gw-group';
+    for (const n of [1, 2]) await s.direct('fullTrust').queue.enqueue({ queue: q, payload: n, id: `${q}-${n}`, group: 'g' });
+    const w = s.direct('workerDirect').queue;
+    const [head] = (await w.lease({ owner: 'w', queues: [q], ttlMs: 30_000 })).leases;
+    expect(head).toMatchObject({ id: `${q}-1` });
+    await w.ackDone(head!, 'ok');
+    expect((await w.lease({ owner: 'w', queues: [q], ttlMs: 30_000 })).leases).toMatchObject([{ id: `${q}-2` }]);
   });
 
   it('workerLambda may not invoke the admin or the enqueue function: force-release, cancel, requeue, enqueue are AccessDenied', async () => {
@@ -120,6 +155,106 @@ describe('workers', () => {
     // must not are given the Lambda transport (the case above).
     await leased('g-trust-wd', 'g-trust-wd-1');
     expect(await s.direct('workerDirect').queue.cancel('g-trust-wd-1')).toMatchObject({ outcome: 'cancelled' });
+  });
+});
+
+// Each statement of the producer's and the worker's direct grant at its edge, tried with requests
+// the library never sends (a principal's own code can): every "cannot" of docs/security.md.
+describe('what the direct grants refuse', () => {
+  it('producerDirect cannot BatchWriteItem a job with a caller-chosen id (delete or put) or any internal item', async () => {
+    expectDenials = 3;
+    await s.direct('fullTrust').queue.enqueue({ queue: 'g-pb', payload: 1, id: 'g-pb-1' });
+    const job = (await s.raw.get('g-pb-1'))!;
+    await expect(batchWrite('producerDirect', [{ DeleteRequest: { Key: { id: 'g-pb-1' } } }])).rejects.toMatchObject(accessDenied);
+    await expect(batchWrite('producerDirect', [{ DeleteRequest: { Key: { id: '~queue|g-pb' } } }])).rejects.toMatchObject(accessDenied);
+    await expect(batchWrite('producerDirect', [{ PutRequest: { Item: { ...job, payload: '2' } } }])).rejects.toMatchObject(accessDenied);
+    expect(await s.raw.get('g-pb-1')).toEqual(job);
+    expect(await s.raw.get('~queue|g-pb')).toMatchObject({ queue: 'g-pb' });
+  });
+
+  it("producerDirect cannot change a queue's flow limits or put any item that is not a job (registry, schedule, slot)", async () => {
+    expectDenials = 4;
+    await s.direct('fullTrust').queue.enqueue({ queue: 'g-pl', payload: 1 });
+    const registry = (await s.raw.get('~queue|g-pl'))!;
+    await expect(setFields('producerDirect', '~queue|g-pl', { maxRunning: 1 })).rejects.toMatchObject(accessDenied);
+    await expect(put('producerDirect', { ...registry, maxRunning: 1 })).rejects.toMatchObject(accessDenied);
+    await expect(put('producerDirect', { id: '~sched|g-pl', queue: 'g-pl', payload: '1', state: 'pending' })).rejects.toMatchObject(accessDenied);
+    await expect(put('producerDirect', { id: '~slot|g-pl|0', queue: 'g-pl', state: 'pending' })).rejects.toMatchObject(accessDenied);
+    expect(await s.raw.get('~queue|g-pl')).toEqual(registry);
+    expect(await s.raw.get('~sched|g-pl')).toBeUndefined();
+  });
+
+  it('producerDirect cannot put a job with a result, a lease or a settlement, nor delete or update a job, nor delete a store item', async () => {
+    expectDenials = 6;
+    await s.direct('fullTrust').queue.enqueue({ queue: 'g-pj', payload: 1, id: 'g-pj-1' });
+    const job = (await s.raw.get('g-pj-1'))!;
+    await expect(put('producerDirect', { ...job, state: 'done', result: '"forged"' })).rejects.toMatchObject(accessDenied);
+    await expect(put('producerDirect', { ...job, state: 'running', leaseSecretHash: 'x', leaseOwner: 'p' })).rejects.toMatchObject(accessDenied);
+    await expect(put('producerDirect', { ...job, state: 'done', settledBy: 'done', settledGeneration: 1 })).rejects.toMatchObject(accessDenied);
+    const del = (id: string) => s.table('producerDirect').send(new DeleteCommand({ TableName: s.tableName, Key: { id } }));
+    await expect(del('g-pj-1')).rejects.toMatchObject(accessDenied);
+    await expect(del('~queue|g-pj')).rejects.toMatchObject(accessDenied);
+    await expect(setFields('producerDirect', 'g-pj-1', { payload: '"forged"' })).rejects.toMatchObject(accessDenied);
+    expect(await s.raw.get('g-pj-1')).toEqual(job);
+    expect(await s.raw.get('~queue|g-pj')).toMatchObject({ queue: 'g-pj' });
+  });
+
+  it('workerDirect cannot create a job with a queue or a payload, rewrite a payload, or create a schedule', async () => {
+    expectDenials = 4;
+    await s.direct('fullTrust').queue.enqueue({ queue: 'g-wc', payload: 1, id: 'g-wc-1' });
+    const job = (await s.raw.get('g-wc-1'))!;
+    const { id: _id, ...fields } = job;
+    await expect(setFields('workerDirect', 'g-wc-new', fields)).rejects.toMatchObject(accessDenied);
+    await expect(setFields('workerDirect', 'g-wc-1', { payload: '"forged"' })).rejects.toMatchObject(accessDenied);
+    await expect(setFields('workerDirect', 'g-wc-1', { queue: 'elsewhere' })).rejects.toMatchObject(accessDenied);
+    // Only attributes a worker may write on a job, on a schedule's key: the key condition refuses it.
+    await expect(setFields('workerDirect', '~sched|g-wc', { state: 'pending', runAt: 0 })).rejects.toMatchObject(accessDenied);
+    expect(await s.raw.get('g-wc-new')).toBeUndefined();
+    expect(await s.raw.get('g-wc-1')).toEqual(job);
+    expect(await s.raw.get('~sched|g-wc')).toBeUndefined();
+  });
+
+  it("workerDirect cannot change a queue's flow limits, its registry item or the shard layout, nor BatchWriteItem", async () => {
+    expectDenials = 4;
+    await s.direct('fullTrust').queue.enqueue({ queue: 'g-wl', payload: 1, id: 'g-wl-1' });
+    const registry = (await s.raw.get('~queue|g-wl'))!;
+    const layout = await s.raw.get('~shards');
+    await expect(setFields('workerDirect', '~shards', { updatedAt: 1 })).rejects.toMatchObject(accessDenied);
+    expect(await s.raw.get('~shards')).toEqual(layout);
+    await expect(setFields('workerDirect', '~queue|g-wl', { maxRunning: 1 })).rejects.toMatchObject(accessDenied);
+    await expect(setFields('workerDirect', '~queue|g-wl', { updatedAt: 1 })).rejects.toMatchObject(accessDenied);
+    await expect(batchWrite('workerDirect', [{ DeleteRequest: { Key: { id: 'g-wl-1' } } }])).rejects.toMatchObject(accessDenied);
+    expect(await s.raw.get('~queue|g-wl')).toEqual(registry);
+    expect(await s.raw.get('g-wl-1')).toMatchObject({ state: 'pending' });
+  });
+});
+
+// What IAM cannot tell apart, pinned so that a change to it is seen (docs/security.md lists each).
+describe('what the direct grants cannot refuse', () => {
+  it('producerDirect deletes a job with a store-made id with BatchWriteItem: IAM cannot tell a delete from a put', async () => {
+    const out = await s.direct('fullTrust').queue.enqueue({ queue: 'g-hole-pb', payload: 1 });
+    await batchWrite('producerDirect', [{ DeleteRequest: { Key: { id: out.id } } }]);
+    expect(await s.raw.get(out.id)).toBeUndefined();
+  });
+
+  it('producerDirect overwrites a pending job with PutItem: IAM cannot require the condition that makes a put a creation', async () => {
+    await s.direct('fullTrust').queue.enqueue({ queue: 'g-hole-pp', payload: 1, id: 'g-hole-pp-1' });
+    await put('producerDirect', { ...(await s.raw.get('g-hole-pp-1')), payload: '"replaced"' });
+    expect(await s.raw.get('g-hole-pp-1')).toMatchObject({ payload: '"replaced"' });
+  });
+
+  it('workerDirect creates an item with UpdateItem, holding only what a worker writes (no queue, no payload)', async () => {
+    await setFields('workerDirect', 'g-hole-wc', { state: 'pending', runAt: 0 });
+    expect(await s.raw.get('g-hole-wc')).toEqual({ id: 'g-hole-wc', state: 'pending', runAt: 0 });
+  });
+
+  it('any producer reads any job by id: its payload, result, error and progress', async () => {
+    const lease = await leased('g-hole-read', 'g-hole-read-1');
+    await s.direct('fullTrust').queue.renew(lease, 30_000, { step: 1 });
+    await s.direct('fullTrust').queue.ackDone(lease, { secret: 'result' });
+    for (const p of [s.producer('producerLambda'), s.direct('producerDirect').queue]) {
+      expect(await p.get('g-hole-read-1')).toMatchObject({ payload: 1, result: { secret: 'result' }, progress: { step: 1 } });
+    }
   });
 });
 

@@ -5,9 +5,11 @@
  * granted through the construct (grantEnqueue / grantWork / grantAdmin with both transports,
  * grantDirectAccess), all from one synthesized template.
  */
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { IConstruct } from 'constructs';
 import { awsQueue, type AwsQueue } from '../../src/aws/runtime.js';
+import { dynamoClient } from '../../src/job-queue.js';
 import { invokeFenceq, LambdaJobStore, LambdaProducer } from '../../src/aws/lambda-job-store.js';
 import { lambdaClient } from '../../src/aws/clients.js';
 import type { AdminEvent } from '../../src/aws/operations.js';
@@ -47,6 +49,8 @@ export interface IamStack {
   admin<T = unknown>(principal: string, event: AdminEvent): Promise<T>;
   /** A JobQueue straight on the table (with its wake-up and notification senders) as `principal`. */
   direct(principal: string): AwsQueue;
+  /** A DynamoDB document client as `principal`: requests the library never sends, as that principal's own code could. */
+  table(principal: string): DynamoDBDocumentClient;
 }
 
 /** Builds the deployment. */
@@ -93,6 +97,7 @@ export async function iamStack(): Promise<IamStack> {
   server = await startLambdaInvokeServer({ functions });
   const lambda = (principal: string) => lambdaClient({ endpoint: iam.env(principal).FENCEQ_DYNAMODB_ENDPOINT });
   const s = server;
+  const tables = new Map<string, DynamoDBDocumentClient>();
   return {
     tableName: table.tableName,
     wakeUrl,
@@ -112,6 +117,14 @@ export async function iamStack(): Promise<IamStack> {
         { tableName: table.tableName, wakeQueueUrl: wakeUrl, deadQueueUrl: deadUrl, dynamodbEndpoint: url, sqsEndpoint: url },
         { logger: silentLogger },
       );
+    },
+    table: (principal) => {
+      let doc = tables.get(principal);
+      if (!doc) {
+        doc = DynamoDBDocumentClient.from(dynamoClient({ endpoint: iam.env(principal).FENCEQ_DYNAMODB_ENDPOINT }));
+        tables.set(principal, doc);
+      }
+      return doc;
     },
   };
 }

@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { Duration, Stack } from 'aws-cdk-lib';
 import type { Template } from 'aws-cdk-lib/assertions';
 import { Vpc } from 'aws-cdk-lib/aws-ec2';
+import { Repository } from 'aws-cdk-lib/aws-ecr';
 import { ContainerImage } from 'aws-cdk-lib/aws-ecs';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -30,6 +31,7 @@ let jobs: FencedJobQueue;
 let direct: FargateWorkers;
 let viaLambda: FargateWorkers;
 let built: FargateWorkers;
+let prebuilt: FargateWorkers;
 
 beforeAll(() => {
   const app = testApp({ bundle: false, validate: true });
@@ -69,6 +71,13 @@ beforeAll(() => {
     handlers: join(ROOT, 'examples/worker/handlers.ts'),
     projectDir: ROOT,
     queues: ['email', 'echo'],
+    cluster: direct.cluster,
+  });
+  // docs/deploy.md's prebuilt image: pushed to an ECR repository, tagged, passed as `image`.
+  prebuilt = new FargateWorkers(stack, 'Prebuilt', {
+    queue: jobs,
+    image: ContainerImage.fromEcrRepository(Repository.fromRepositoryName(stack, 'WorkerRepo', 'fenceq-worker'), '1.4.2'),
+    queues: ['email'],
     cluster: direct.cluster,
   });
   const out = synthOnce(app, [stack]);
@@ -117,6 +126,18 @@ describe('task definition', () => {
     expect(envOf('Direct').FENCEQ_HEALTH_FILE).toBe('/tmp/fenceq-worker.alive');
   });
 
+  it('direct: the URLs of the wake-up and dead-job queues its role may send to (the worker sends both); lambda: neither (the API function sends them)', () => {
+    expect(envOf('Direct')).toMatchObject({
+      FENCEQ_WAKE_QUEUE_URL: { Ref: logicalId(jobs.queues.wake) },
+      FENCEQ_DEAD_QUEUE_URL: { Ref: logicalId(jobs.queues.dead) },
+    });
+    expect(grantsOfRole(t, roleId(direct))).toEqual(
+      expect.arrayContaining([`Allow sqs:SendMessage -> ${logicalId(jobs.queues.dead)}.Arn`, `Allow sqs:SendMessage -> ${logicalId(jobs.queues.wake)}.Arn`]),
+    );
+    expect(envOf('ViaLambda').FENCEQ_WAKE_QUEUE_URL).toBeUndefined();
+    expect(envOf('ViaLambda').FENCEQ_DEAD_QUEUE_URL).toBeUndefined();
+  });
+
   it('environment: the transport and its target, the queues, a 500 ms idle poll ceiling, the concurrency', () => {
     expect(envOf('Direct')).toMatchObject({
       FENCEQ_TRANSPORT: 'dynamodb',
@@ -128,6 +149,14 @@ describe('task definition', () => {
     expect(envOf('Spot').FENCEQ_QUEUES).toBe('render,thumbs');
     expect(envOf('ViaLambda')).toMatchObject({ FENCEQ_TRANSPORT: 'lambda', FENCEQ_API_FUNCTION: { Ref: logicalId(jobs.apiFunction) } });
     expect(envOf('ViaLambda').FENCEQ_TABLE_NAME).toBeUndefined();
+  });
+
+  it('image: a prebuilt image in ECR is run as given (no build), and the execution role may pull it from that repository alone', () => {
+    const image = JSON.stringify(container('Prebuilt').Image);
+    expect(image).toMatch(/dkr\.ecr\..*\/fenceq-worker:1\.4\.2/);
+    expect(image).not.toContain('container-assets');
+    const exec = grantsOfRole(t, logicalId(prebuilt.taskDefinition.executionRole!));
+    expect(exec.filter((g) => g.includes('ecr:BatchGetImage'))).toEqual([expect.stringMatching(/repository\/fenceq-worker/)]);
   });
 
   it("handlers: the image is built from the project with fenceq's Dockerfile; the context leaves node_modules out", () => {
@@ -243,7 +272,8 @@ describe('task role: exactly the worker grant', () => {
       [
         `Allow dynamodb:GetItem -> ${tableArn()}`,
         `Allow dynamodb:Query -> ${tableArn()}/index/work`,
-        `Allow dynamodb:UpdateItem -> ${tableArn()}`,
+        // One statement per kind of item a worker updates (infra/access.ts): jobs, readers, slots, rate buckets, groups.
+        ...Array.from({ length: 5 }, () => `Allow dynamodb:UpdateItem -> ${tableArn()}`),
         `Allow sqs:SendMessage -> ${logicalId(jobs.queues.dead)}.Arn`,
         `Allow sqs:SendMessage -> ${logicalId(jobs.queues.wake)}.Arn`,
       ].sort(),

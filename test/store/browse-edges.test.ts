@@ -4,6 +4,7 @@
  * were asked, totals sum every lease and dead shard, pages never exceed their limit across
  * partitions, and a cursor is accepted only as list wrote it.
  */
+import type { Lease } from '../../src/job.js';
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../../src/errors.js';
 import { rejectedWith } from '../support/errors.js';
@@ -22,9 +23,9 @@ async function twoQueues() {
   await queue.enqueue({ queue: 'qa', payload: null, id: 'a-after', runAt: t0 + TTL + 1 });
   await queue.enqueue({ queue: 'qa', payload: null, id: 'a-prio', priority: 5 });
   await queue.enqueueMany(Array.from({ length: 6 }, (_, i) => ({ queue: 'qb', payload: null, id: `b${i}`, maxAttempts: 1 })));
-  const leases = [];
+  const leases: Lease[] = [];
   while (leases.length < 6) {
-    const got = await queue.lease({ owner: 'w', queues: ['qb'], ttlMs: TTL, max: 6 - leases.length });
+    const got = (await queue.lease({ owner: 'w', queues: ['qb'], ttlMs: TTL, max: 6 - leases.length })).leases;
     expect(got.length).toBeGreaterThan(0);
     leases.push(...got);
   }
@@ -54,9 +55,9 @@ describe('stats and totals at their edges', () => {
     const { queue } = await freshQueue();
     await queue.configureShards({ queueShards: 2, globalShards: 8 });
     await queue.enqueueMany(Array.from({ length: 24 }, (_, i) => ({ queue: i % 2 ? 'x' : 'y', payload: null, id: `t${i}`, maxAttempts: 1 })));
-    const leases = [];
+    const leases: Lease[] = [];
     while (leases.length < 24) {
-      const got = await queue.lease({ owner: 'w', queues: ['x', 'y'], ttlMs: TTL, max: 24 - leases.length });
+      const got = (await queue.lease({ owner: 'w', queues: ['x', 'y'], ttlMs: TTL, max: 24 - leases.length })).leases;
       expect(got.length).toBeGreaterThan(0);
       leases.push(...got);
     }

@@ -37,7 +37,7 @@ describe('the Job view of a stored item', () => {
     });
 
     const leases = [];
-    while (leases.length < 3) leases.push(...(await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 3 - leases.length })));
+    while (leases.length < 3) leases.push(...(await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 3 - leases.length })).leases);
     const byId = new Map(leases.map((l) => [l.id, l]));
     await queue.ackDone(byId.get('d')!, { ok: true });
     await queue.ackFailed(byId.get('x')!, 'fatal');
@@ -56,7 +56,7 @@ describe('the Job view of a stored item', () => {
   it("a running job's expiry is the later of the indexed one and the renewed one", async () => {
     const { queue, clock, raw } = await freshQueue();
     await queue.enqueue({ queue: 'q', payload: null, id: 'j' });
-    const [lease] = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL });
+    const [lease] = (await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).leases;
     const indexed = clock.now + TTL;
     clock.advance(1_000);
     const renewed = await queue.renew(lease!, TTL);
@@ -75,11 +75,11 @@ describe('the Lease a claim hands out', () => {
     const { queue } = await freshQueue();
     await queue.enqueue({ queue: 'plain', payload: { n: 1 }, id: 'plain-job' });
     await queue.enqueue({ queue: 'grouped', payload: null, id: 'grouped-job', group: 'g1' });
-    const [plain] = await queue.lease({ owner: 'w', queues: ['plain'], ttlMs: TTL });
+    const [plain] = (await queue.lease({ owner: 'w', queues: ['plain'], ttlMs: TTL })).leases;
     expect(plain).toMatchObject({ id: 'plain-job', queue: 'plain', payload: { n: 1 }, owner: 'w', attempt: 1 });
     expect(plain).not.toHaveProperty('group');
     expect(undefinedKeys(plain!)).toEqual([]);
-    const [grouped] = await queue.lease({ owner: 'w', queues: ['grouped'], ttlMs: TTL });
+    const [grouped] = (await queue.lease({ owner: 'w', queues: ['grouped'], ttlMs: TTL })).leases;
     expect(grouped).toMatchObject({ id: 'grouped-job', group: 'g1', payload: null });
   });
 });
@@ -99,7 +99,7 @@ describe('hooks', () => {
       },
     });
     await queue.enqueue({ queue: 'q', payload: null, id: 'j', maxAttempts: 1 });
-    const [lease] = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL });
+    const [lease] = (await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).leases;
     expect((await queue.ackFailed(lease!, 'x')).outcome).toBe('dead');
     await new Promise((r) => setImmediate(r));
     expect(calls).toEqual(['due:q', 'dead:j']);

@@ -19,7 +19,7 @@ describe('concurrency slots: edges', () => {
     const t = await freshQueue();
     await t.queue.enqueue({ queue: 'q', id: 'a', payload: 1 });
     await t.queue.setLimits('q', { maxRunning: 1, clockToleranceMs: TOLERANCE });
-    const [mine] = await t.queue.lease({ owner: 'a', queues: ['q'], ttlMs: TTL });
+    const [mine] = (await t.queue.lease({ owner: 'a', queues: ['q'], ttlMs: TTL })).leases;
     expect(t.logger.events('slot.claimed').map((r) => r.fields)).toEqual([
       { queue: 'q', slot: 0, id: 'a', generation: mine!.generation, expiresAt: mine!.expiresAt },
     ]);
@@ -31,7 +31,7 @@ describe('concurrency slots: edges', () => {
     expect(t.logger.events('slot.lost')).toEqual([]);
     // This worker stalls past its lease and the tolerance; another takes the slot (and the job).
     t.clock.advance(TTL + TOLERANCE + 1);
-    const [theirs] = await t.peer().lease({ owner: 'b', queues: ['q'], ttlMs: TTL });
+    const [theirs] = (await t.peer().lease({ owner: 'b', queues: ['q'], ttlMs: TTL })).leases;
     expect(theirs).toMatchObject({ id: 'a', slot: 0 });
     expect(await t.queue.renew(held, TTL)).toMatchObject({ outcome: 'stale' });
     expect(t.logger.events('slot.lost').map((r) => r.fields)).toEqual([{ queue: 'q', slot: 0, id: 'a', generation: held.generation }]);
@@ -59,7 +59,7 @@ describe('concurrency slots: edges', () => {
       },
       { step: 'initialize', name: 'taken-first' },
     );
-    expect(await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).toEqual([]);
+    expect((await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).leases).toEqual([]);
     expect(armed).toBe(false);
     expect(t.logger.events('slot.claimed')).toEqual([]);
   });
@@ -70,7 +70,7 @@ describe('concurrency slots: edges', () => {
     await t.queue.enqueue({ queue: 'q', id: 'a', payload: 1 });
     await t.queue.setLimits('q', { maxRunning: 12 });
     for (const k of [0, 1]) await t.raw.set(`~slot|q|${k}`, { state: 'held', holderId: `h${k}`, leaseGeneration: 1, leaseExpiresAt: t.clock.now + TTL });
-    const [lease] = await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL });
+    const [lease] = (await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).leases;
     expect(lease).toMatchObject({ id: 'a', slot: 2 });
     await t.queue.ackDone(lease!); // slot 2 is free again, its last generation still on the item
     const slots = await listSlots(ctxOf(t.queue), 'q');

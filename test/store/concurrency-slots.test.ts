@@ -18,7 +18,7 @@ describe('concurrency slots', () => {
     const t = await freshQueue();
     await t.queue.enqueue({ queue: 'q', payload: 1 });
     await t.queue.setLimits('q', { maxRunning: 1 });
-    const [lease] = await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL });
+    const [lease] = (await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).leases;
     const ctx = ctxOf(t.queue);
     const slotId = `~slot|q|${lease!.slot}`;
     expect(await t.raw.get(slotId)).toMatchObject({ state: 'held', holderId: lease!.id });
@@ -36,7 +36,7 @@ describe('concurrency slots', () => {
     const t = await freshQueue();
     await t.queue.enqueue({ queue: 'q', payload: 1 });
     await t.queue.setLimits('q', { maxRunning: 1 });
-    const [lease] = await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL });
+    const [lease] = (await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).leases;
     expect(await renewSlotIfHeld(ctxOf(t.queue), lease!, t.clock.now + 3 * TTL)).toBe(true);
     expect(await t.raw.get(`~slot|q|${lease!.slot}`)).toMatchObject({ state: 'held', leaseExpiresAt: t.clock.now + 3 * TTL });
   });
@@ -45,7 +45,7 @@ describe('concurrency slots', () => {
     const t = await freshQueue();
     await t.queue.enqueue({ queue: 'q', payload: 1 });
     await t.queue.setLimits('q', { maxRunning: 2 });
-    const [lease] = await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL });
+    const [lease] = (await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).leases;
     const slots = (await listSlots(ctxOf(t.queue), 'q')).sort((a, b) => a.k - b.k);
     const other = 1 - lease!.slot!;
     expect(slots[lease!.slot!]).toEqual({ k: lease!.slot, held: true, expiresAt: t.clock.now + TTL, generation: lease!.generation });
@@ -66,7 +66,7 @@ describe('concurrency slots', () => {
     const t = await freshQueue();
     await t.queue.enqueue({ queue: 'q', payload: 1 });
     await t.queue.setLimits('q', { maxRunning: 1 });
-    const [lease] = await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL });
+    const [lease] = (await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).leases;
     const ctx = ctxOf(t.queue);
     await makeSlots(ctx, 'q', 3);
     await makeSlots(ctx, 'q', 3);

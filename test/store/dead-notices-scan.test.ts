@@ -12,7 +12,7 @@ const TTL = 10_000;
 /** Enqueues `ids` with one attempt each, leases and fails them all: each is dead, its notice undelivered. */
 async function killJobs(t: Awaited<ReturnType<typeof freshQueue>>, ids: readonly string[]): Promise<Map<string, number>> {
   await t.queue.enqueueMany(ids.map((id) => ({ queue: 'q', payload: id, id, maxAttempts: 1 })));
-  const leases = await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: ids.length });
+  const leases = (await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: ids.length })).leases;
   expect(leases).toHaveLength(ids.length);
   for (const l of leases) await t.queue.ackFailed(l, `failed ${l.id}`);
   return new Map(leases.map((l) => [l.id, l.generation]));

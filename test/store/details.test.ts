@@ -20,7 +20,7 @@ describe('transition details', () => {
   it('done and cancelled jobs carry the retention TTL and leave the index; dead, running and pending ones get none', async () => {
     const { queue, raw, clock } = await freshQueue({ retentionMs: RETENTION });
     await queue.enqueueMany(['d', 'f', 'c', 'r'].map((id) => ({ queue: 'q', payload: id, id, maxAttempts: 1 })));
-    const leases = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 4 });
+    const leases = (await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 4 })).leases;
     const byId = new Map(leases.map((l) => [l.id, l]));
     clock.advance(1234);
     await queue.ackDone(byId.get('d')!);
@@ -48,7 +48,7 @@ describe('transition details', () => {
   it('a retry drops the lease and waits in the scheduled partition', async () => {
     const { queue, raw } = await freshQueue({ random: () => 0 });
     await queue.enqueue({ queue: 'q', payload: 1, id: 'j' });
-    const [l] = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL });
+    const [l] = (await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).leases;
     await queue.ackFailed(l!, 'again');
     const item = await raw.get('j');
     expect(item).toMatchObject({ state: 'pending', lastError: 'again', gpk: expect.stringMatching(/^sched\|q\|/) });
@@ -61,7 +61,7 @@ describe('transition details', () => {
     const { queue, clock } = await freshQueue({ hooks: rec.hooks });
     await queue.enqueue({ queue: 'q', payload: 1, id: 'a', maxAttempts: 2 });
     rec.due.length = 0;
-    const [a1] = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 5_000 });
+    const [a1] = (await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 5_000 })).leases;
     await queue.release(a1!);
     expect(rec.due).toEqual([['q']]);
     await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 5_000 });
@@ -73,7 +73,7 @@ describe('transition details', () => {
     await queue.enqueue({ queue: 'other', payload: 1, id: 'b', maxAttempts: 1 });
     rec.due.length = 0;
     await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 5_000 });
-    const [b1] = await queue.lease({ owner: 'w', queues: ['other'], ttlMs: 5_000 });
+    const [b1] = (await queue.lease({ owner: 'w', queues: ['other'], ttlMs: 5_000 })).leases;
     clock.advance(5_001);
     const r = await queue.reclaimOrphaned();
     expect(r).toMatchObject({ reclaimed: 1, dead: 1 });
@@ -85,7 +85,7 @@ describe('transition details', () => {
     rec.due.length = 0;
     await queue.requeueDead('b');
     expect(rec.due).toEqual([['other']]);
-    const [b2] = await queue.lease({ owner: 'w', queues: ['other'], ttlMs: 5_000 });
+    const [b2] = (await queue.lease({ owner: 'w', queues: ['other'], ttlMs: 5_000 })).leases;
     await queue.ackFailed(b2!, 'fatal', { retryable: false });
     expect(rec.dead[1]).toEqual({ id: 'b', queue: 'other', attempts: 1, lastError: 'fatal', generation: b2!.generation });
   });
@@ -102,7 +102,7 @@ describe('transition details', () => {
       },
     });
     expect((await queue.enqueue({ queue: 'q', payload: 1, maxAttempts: 1 })).outcome).toBe('created');
-    const [l] = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL });
+    const [l] = (await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).leases;
     expect((await queue.ackFailed(l!, 'x')).outcome).toBe('dead');
     await new Promise((r) => setImmediate(r));
     expect(
@@ -116,7 +116,7 @@ describe('transition details', () => {
   it('returns exact outcomes for releases, repeats and stale renewals', async () => {
     const { queue } = await freshQueue();
     await queue.enqueue({ queue: 'q', payload: 1, id: 'j', maxAttempts: 1 });
-    const [l] = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL });
+    const [l] = (await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).leases;
     expect(await queue.release(l!, { reason: 'draining' })).toEqual({ outcome: 'released', id: 'j', generation: l!.generation + 1, repeated: false });
     expect(await queue.release(l!)).toEqual({ outcome: 'released', id: 'j', generation: l!.generation + 1, repeated: true });
     expect((await queue.get('j'))?.lastError).toBe('draining');
@@ -128,7 +128,7 @@ describe('transition details', () => {
       currentState: 'pending',
     });
 
-    const [m] = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL });
+    const [m] = (await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).leases;
     expect(await queue.ackFailed(m!, 'x')).toEqual({ outcome: 'dead', id: 'j', generation: m!.generation, repeated: false });
     expect(await queue.ackFailed(m!, 'x')).toEqual({ outcome: 'dead', id: 'j', generation: m!.generation, repeated: true });
     // renew never counts as a repeat, even right after the lease settled
@@ -138,10 +138,10 @@ describe('transition details', () => {
   it('a repeat is recognised only for the same incarnation of the id', async () => {
     const { queue, raw } = await freshQueue();
     await queue.enqueue({ queue: 'q', payload: 1, id: 'j' });
-    const [old] = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL });
+    const [old] = (await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).leases;
     await raw.delete('j');
     await queue.enqueue({ queue: 'q', payload: 2, id: 'j' });
-    const [fresh] = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL });
+    const [fresh] = (await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).leases;
     expect(fresh!.generation).toBe(old!.generation); // same clock: the generations collide
     await queue.ackDone(fresh!, 'new');
     // the new incarnation settled "done" with the very generation the old lease carries
@@ -180,8 +180,8 @@ describe('transition details', () => {
     await queue.enqueue({ queue: 'q', payload: 1, id: 'late' });
     clock.advance(1);
     await queue.enqueue({ queue: 'q', payload: 1, id: 'early' });
-    const [long] = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 9_000 });
-    const [short] = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 3_000 });
+    const [long] = (await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 9_000 })).leases;
+    const [short] = (await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 3_000 })).leases;
     expect([long!.id, short!.id].sort()).toEqual(['early', 'late']);
     clock.advance(10_000);
     const r = await queue.reclaimOrphaned({ max: 1 });
@@ -199,10 +199,10 @@ describe('transition details', () => {
     const gate = gateNext(client, (cmd, input) => cmd === 'UpdateItemCommand' && String(input.ConditionExpression).includes(':seen'));
     const leasing = mine.lease({ owner: 'me', queues: ['q'], ttlMs: TTL, max: 1 });
     await gate.reached;
-    const theirs = await queue.lease({ owner: 'other', queues: ['q'], ttlMs: TTL, max: 4 });
+    const theirs = (await queue.lease({ owner: 'other', queues: ['q'], ttlMs: TTL, max: 4 })).leases;
     expect(theirs.map((l) => l.id)).toEqual(['a', 'b', 'c', 'd']);
     gate.release();
-    expect((await leasing).map((l) => l.id)).toEqual(['e']);
+    expect((await leasing).leases.map((l) => l.id)).toEqual(['e']);
     client.destroy();
   });
 });

@@ -12,7 +12,7 @@ describe('transition edges', () => {
     const { queue, clock, logger } = await freshQueue();
     await queue.enqueue({ queue: 'q', payload: 1, id: 'a', maxAttempts: 1 });
     await queue.enqueue({ queue: 'q', payload: 1, id: 'b', maxAttempts: 2 });
-    const [a, b] = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 5_000, max: 2 });
+    const [a, b] = (await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 5_000, max: 2 })).leases;
     await queue.release(b!);
     await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 5_000 });
     await queue.releaseUnowned('b');
@@ -20,7 +20,7 @@ describe('transition edges', () => {
     clock.advance(5_001);
     await queue.reclaimOrphaned(); // a: dead (last attempt); b: reclaimed
     await queue.requeueDead('a');
-    const [c] = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 5_000 });
+    const [c] = (await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 5_000 })).leases;
     await queue.ackFailed(c!, 'x', { retryable: false });
     expect(a).toBeDefined();
     expect(logger.events('hook.failed')).toEqual([]);
@@ -35,7 +35,7 @@ describe('transition edges', () => {
     await queue.enqueue({ queue: 'q', payload: 1, id: 'a', maxAttempts: 1 });
     await queue.enqueue({ queue: 'q', payload: 1, id: 'b', maxAttempts: 3 });
     expect(hooks()).toEqual(['onJobsDue', 'onJobsDue']);
-    const [x] = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 5_000 });
+    const [x] = (await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 5_000 })).leases;
     await queue.release(x!);
     expect(hooks()).toHaveLength(3);
     await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 5_000, max: 2 });
@@ -52,7 +52,7 @@ describe('transition edges', () => {
   it('logs each stale call with the operation that was refused', async () => {
     const { queue, logger } = await freshQueue();
     await queue.enqueue({ queue: 'q', payload: 1, id: 'j' });
-    const [a] = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL });
+    const [a] = (await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).leases;
     await queue.releaseUnowned('j');
     await queue.renew(a!, TTL);
     await queue.ackFailed(a!, 'x');
@@ -64,7 +64,7 @@ describe('transition edges', () => {
   it('a stale call for a job that no longer exists reports no current state', async () => {
     const { queue, raw } = await freshQueue();
     await queue.enqueue({ queue: 'q', payload: 1, id: 'gone' });
-    const [a] = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL });
+    const [a] = (await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).leases;
     await raw.delete('gone');
     for (const out of [await queue.ackDone(a!), await queue.ackFailed(a!, 'x'), await queue.renew(a!, TTL), await queue.release(a!)]) {
       expect(out).toEqual({ outcome: 'stale', id: 'gone', generation: a!.generation, currentGeneration: null, currentState: null });
@@ -74,9 +74,9 @@ describe('transition edges', () => {
   it("a superseded lease's ack stays stale even after its successor finished the job", async () => {
     const { queue } = await freshQueue();
     await queue.enqueue({ queue: 'q', payload: 1, id: 'j' });
-    const [a] = await queue.lease({ owner: 'A', queues: ['q'], ttlMs: TTL });
+    const [a] = (await queue.lease({ owner: 'A', queues: ['q'], ttlMs: TTL })).leases;
     await queue.releaseUnowned('j');
-    const [b] = await queue.lease({ owner: 'B', queues: ['q'], ttlMs: TTL });
+    const [b] = (await queue.lease({ owner: 'B', queues: ['q'], ttlMs: TTL })).leases;
     await queue.ackDone(b!, 'B');
     expect(await queue.ackDone(a!, 'A')).toMatchObject({ outcome: 'stale', currentState: 'done', currentGeneration: b!.generation });
     expect((await queue.get('j'))?.result).toBe('B');
@@ -111,14 +111,14 @@ describe('transition edges', () => {
     await queue.lease({ owner: 'gone', queues: ['b'], ttlMs: 5_000 });
     await queue.enqueue({ queue: 'a', payload: 1, id: 'mine' });
     clock.advance(6_000);
-    const leases = await queue.lease({ owner: 'w', queues: ['a'], ttlMs: TTL, max: 5 });
+    const leases = (await queue.lease({ owner: 'w', queues: ['a'], ttlMs: TTL, max: 5 })).leases;
     expect(leases.map((l) => l.id)).toEqual(['mine']);
   });
 
   it('requeue writes the next generation, and refuses a live job with its reason', async () => {
     const { queue } = await freshQueue();
     await queue.enqueue({ queue: 'q', payload: 1, id: 'd', maxAttempts: 1 });
-    const [a] = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL });
+    const [a] = (await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).leases;
     await queue.ackFailed(a!, 'x');
     await queue.requeueDead('d');
     expect((await queue.get('d'))?.leaseGeneration).toBe(a!.generation + 1);
@@ -131,7 +131,7 @@ describe('transition edges', () => {
   it('undelivered dead notices are capped by max; marking logs only when it marks', async () => {
     const { queue, logger } = await freshQueue();
     await queue.enqueueMany(['n1', 'n2', 'n3'].map((id) => ({ queue: 'q', payload: 1, id, maxAttempts: 1 })));
-    const leases = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 3 });
+    const leases = (await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 3 })).leases;
     for (const l of leases) await queue.ackFailed(l, 'x');
     expect(await queue.undeliveredDeadNotices(2)).toHaveLength(2);
     expect(await queue.undeliveredDeadNotices()).toHaveLength(3);

@@ -39,7 +39,7 @@ describe('enqueueMany of jobs whose ids the store generates', () => {
       expect((await raw.get(id))?.state).toBe('pending');
     }
     expect(due).toContainEqual(['bulk']);
-    const leased = await queue.lease({ owner: 'w', queues: ['bulk'], ttlMs: 30_000, max: 100 });
+    const leased = (await queue.lease({ owner: 'w', queues: ['bulk'], ttlMs: 30_000, max: 100 })).leases;
     expect(leased).toHaveLength(61);
   });
 
@@ -63,7 +63,7 @@ describe('enqueueMany of jobs whose ids the store generates', () => {
     });
     expect(await queue.enqueue({ queue: 'echo', payload: big, id: 'single' })).toEqual({ ...created, id: 'single' });
     // The generation is the job's fencing token as written: its first lease takes the next one.
-    const [lease] = await queue.lease({ owner: 'w', queues: ['echo'], ttlMs: 30_000 });
+    const [lease] = (await queue.lease({ owner: 'w', queues: ['echo'], ttlMs: 30_000 })).leases;
     expect(lease!.generation).toBe(clock.now + 1);
   });
 
@@ -99,7 +99,7 @@ describe('enqueueMany of jobs whose ids the store generates', () => {
     expect(unwritten).toHaveLength(3);
     expect(count.counts.BatchWriteItem).toBe(8); // the first try and 7 retries of what was left
     for (const id of unwritten) expect(await raw.get(id)).toBeUndefined();
-    const all = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 30_000, max: 100 });
+    const all = (await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 30_000, max: 100 })).leases;
     expect(all).toHaveLength(7);
     expect(all.map((l) => l.id).some((id) => unwritten.includes(id))).toBe(false);
   });
@@ -117,7 +117,7 @@ describe('enqueueMany of jobs whose ids the store generates', () => {
     expect(unwrittenIds).toHaveLength(35);
     expect(count.counts.BatchWriteItem).toBe(1 + 8); // the third batch is not sent
     // The first batch is written, logged and announced, though the call threw.
-    const leased = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 30_000, max: 100 });
+    const leased = (await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 30_000, max: 100 })).leases;
     expect(leased.map((l) => l.payload).sort((a, b) => Number(a) - Number(b))).toEqual(Array.from({ length: 25 }, (_, i) => i));
     expect(logger.events('job.enqueued')).toHaveLength(25);
     expect(due).toEqual([['q']]);

@@ -14,7 +14,7 @@ describe('fencing (seed tests)', () => {
     const { id } = await queue.enqueue({ queue: 'crawl', payload: { url: 'x' } });
     const generations: number[] = [];
     for (let i = 0; i < 4; i++) {
-      const [lease] = await queue.lease({ owner: `w${i}`, queues: ['crawl'], ttlMs: TTL });
+      const [lease] = (await queue.lease({ owner: `w${i}`, queues: ['crawl'], ttlMs: TTL })).leases;
       expect(lease?.id).toBe(id);
       generations.push(lease!.generation);
       const out = i % 2 === 0 ? await queue.release(lease!) : await queue.releaseUnowned(id);
@@ -29,7 +29,7 @@ describe('fencing (seed tests)', () => {
   it('ack_done_from_dead_lease_after_release_unowned_is_a_no_op', async () => {
     const { queue, logger } = await freshQueue();
     const { id } = await queue.enqueue({ queue: 'crawl', payload: 1 });
-    const [a] = await queue.lease({ owner: 'A', queues: ['crawl'], ttlMs: TTL });
+    const [a] = (await queue.lease({ owner: 'A', queues: ['crawl'], ttlMs: TTL })).leases;
     const forced = await queue.releaseUnowned(id);
     expect(forced).toMatchObject({ outcome: 'released', generation: a!.generation + 1, previousOwner: 'A' });
 
@@ -45,7 +45,7 @@ describe('fencing (seed tests)', () => {
   it('ack_failed_from_dead_lease_after_release_unowned_is_a_no_op', async () => {
     const { queue } = await freshQueue();
     const { id } = await queue.enqueue({ queue: 'crawl', payload: 1, maxAttempts: 1 });
-    const [a] = await queue.lease({ owner: 'A', queues: ['crawl'], ttlMs: TTL });
+    const [a] = (await queue.lease({ owner: 'A', queues: ['crawl'], ttlMs: TTL })).leases;
     await queue.releaseUnowned(id);
     const before = await queue.get(id);
 
@@ -59,9 +59,9 @@ describe('fencing (seed tests)', () => {
   it('renew_from_dead_lease_is_a_no_op', async () => {
     const { queue, clock } = await freshQueue();
     const { id } = await queue.enqueue({ queue: 'crawl', payload: 1 });
-    const [a] = await queue.lease({ owner: 'A', queues: ['crawl'], ttlMs: TTL });
+    const [a] = (await queue.lease({ owner: 'A', queues: ['crawl'], ttlMs: TTL })).leases;
     await queue.releaseUnowned(id);
-    const [b] = await queue.lease({ owner: 'B', queues: ['crawl'], ttlMs: TTL });
+    const [b] = (await queue.lease({ owner: 'B', queues: ['crawl'], ttlMs: TTL })).leases;
     clock.advance(1_000);
 
     const out = await queue.renew(a!, 600_000);
@@ -75,7 +75,7 @@ describe('fencing (seed tests)', () => {
   it('release_unowned_bumps_generation_even_when_lease_is_held', async () => {
     const { queue } = await freshQueue();
     const { id } = await queue.enqueue({ queue: 'crawl', payload: 1 });
-    const [a] = await queue.lease({ owner: 'A', queues: ['crawl'], ttlMs: TTL });
+    const [a] = (await queue.lease({ owner: 'A', queues: ['crawl'], ttlMs: TTL })).leases;
     const job = await queue.get(id);
     expect(job?.state).toBe('running');
     expect(job!.leaseExpiresAt!).toBeGreaterThan(Date.now());
@@ -92,9 +92,9 @@ describe('fencing (seed tests)', () => {
   it('ack_done_no_ops_when_lease_was_stolen', async () => {
     const { queue } = await freshQueue();
     const { id } = await queue.enqueue({ queue: 'crawl', payload: 1 });
-    const [a] = await queue.lease({ owner: 'A', queues: ['crawl'], ttlMs: TTL });
+    const [a] = (await queue.lease({ owner: 'A', queues: ['crawl'], ttlMs: TTL })).leases;
     await queue.releaseUnowned(id);
-    const [b] = await queue.lease({ owner: 'B', queues: ['crawl'], ttlMs: TTL });
+    const [b] = (await queue.lease({ owner: 'B', queues: ['crawl'], ttlMs: TTL })).leases;
     expect(a!.id).toBe(b!.id);
     expect(b!.generation).not.toBe(a!.generation);
 
@@ -111,9 +111,9 @@ describe('fencing (seed tests)', () => {
   it('every settling call from a superseded generation leaves a running successor untouched', async () => {
     const { queue } = await freshQueue();
     const { id } = await queue.enqueue({ queue: 'crawl', payload: 1 });
-    const [a] = await queue.lease({ owner: 'A', queues: ['crawl'], ttlMs: TTL });
+    const [a] = (await queue.lease({ owner: 'A', queues: ['crawl'], ttlMs: TTL })).leases;
     await queue.releaseUnowned(id);
-    const [b] = await queue.lease({ owner: 'B', queues: ['crawl'], ttlMs: TTL });
+    const [b] = (await queue.lease({ owner: 'B', queues: ['crawl'], ttlMs: TTL })).leases;
     const snapshot = await queue.get(id);
     const forged: Lease = { ...a!, generation: b!.generation - 1 };
     for (const call of [

@@ -72,17 +72,18 @@ describe('concurrency limit', () => {
     expect(await t.queue.setLimits('email', { maxRunning: 2 })).toEqual({ maxRunning: 2 });
     expect(await t.queue.getLimits('email')).toEqual({ maxRunning: 2 });
     const other = t.peer();
-    const a = await t.queue.lease({ owner: 'a', queues: ['email'], ttlMs: TTL, max: 10 });
-    const b = await other.lease({ owner: 'b', queues: ['email'], ttlMs: TTL, max: 10 });
+    const a = (await t.queue.lease({ owner: 'a', queues: ['email'], ttlMs: TTL, max: 10 })).leases;
+    const b = (await other.lease({ owner: 'b', queues: ['email'], ttlMs: TTL, max: 10 })).leases;
     expect(a.length + b.length).toBe(2);
     expect(new Set([...a, ...b].map((l) => l.slot))).toEqual(new Set([0, 1]));
     expect(await running(t, 'email')).toBe(2);
-    expect(await other.lease({ owner: 'b', queues: ['email'], ttlMs: TTL, max: 10 })).toEqual([]);
-    expect(other.limitWait(['email'])).toMatchObject({ queue: 'email', reason: 'slots', until: t.clock.now + LAPSE });
+    const got1 = await other.lease({ owner: 'b', queues: ['email'], ttlMs: TTL, max: 10 });
+    expect(got1.leases).toEqual([]);
+    expect(got1.wait).toMatchObject({ queue: 'email', reason: 'slots', until: t.clock.now + LAPSE });
     const first = [...a, ...b][0]!;
     expect((await t.queue.ackDone(first, 'ok')).outcome).toBe('done');
     expect(await running(t, 'email')).toBe(1);
-    const next = await other.lease({ owner: 'b', queues: ['email'], ttlMs: TTL, max: 10 });
+    const next = (await other.lease({ owner: 'b', queues: ['email'], ttlMs: TTL, max: 10 })).leases;
     expect(next).toHaveLength(1);
     expect(next[0]!.slot).toBe(first.slot);
     expect(await running(t, 'email')).toBe(2);
@@ -114,7 +115,7 @@ describe('concurrency limit', () => {
     const b = new JobQueue({ tableName: t.tableName, client, clock: t.clock, logger: t.logger });
     const bLease = b.lease({ owner: 'b', queues: ['q'], ttlMs: TTL });
     await sawSlots;
-    const a = await t.queue.lease({ owner: 'a', queues: ['q'], ttlMs: TTL });
+    const a = (await t.queue.lease({ owner: 'a', queues: ['q'], ttlMs: TTL })).leases;
     expect(a).toHaveLength(1);
     release();
     expect(await bLease).toEqual([]);
@@ -126,13 +127,13 @@ describe('concurrency limit', () => {
     const t = await freshQueue();
     await enqueueN(t.queue, 'q', 3);
     await t.queue.setLimits('q', { maxRunning: 1 });
-    const [dead] = await t.queue.lease({ owner: 'crashed', queues: ['q'], ttlMs: TTL });
+    const [dead] = (await t.queue.lease({ owner: 'crashed', queues: ['q'], ttlMs: TTL })).leases;
     expect(dead!.slot).toBe(0);
     const other = t.peer();
     t.clock.advance(LAPSE); // the expiry plus the tolerance exactly: still held
-    expect(await other.lease({ owner: 'alive', queues: ['q'], ttlMs: TTL })).toEqual([]);
+    expect((await other.lease({ owner: 'alive', queues: ['q'], ttlMs: TTL })).leases).toEqual([]);
     t.clock.advance(1); // just past it: the slot is free for the next claim
-    const [taken] = await other.lease({ owner: 'alive', queues: ['q'], ttlMs: TTL });
+    const [taken] = (await other.lease({ owner: 'alive', queues: ['q'], ttlMs: TTL })).leases;
     expect(taken).toBeDefined();
     expect(taken!.slot).toBe(0);
     expect(await running(t, 'q')).toBe(1);
@@ -147,26 +148,27 @@ describe('concurrency limit', () => {
     expect(await t.queue.getLimits('skewed')).toEqual({ maxRunning: 1, clockToleranceMs: 3_000 });
     // The holder's clock is 2.5 s behind the taker's: when the holder's lease still has 1 s to
     // run by its own clock, the taker's clock already reads 1.5 s past the expiry written.
-    const [a] = await t.queue.lease({ owner: 'slow-clock', queues: ['skewed'], ttlMs: TTL });
-    const [b] = await t.queue.lease({ owner: 'slow-clock', queues: ['trusting'], ttlMs: TTL });
+    const [a] = (await t.queue.lease({ owner: 'slow-clock', queues: ['skewed'], ttlMs: TTL })).leases;
+    const [b] = (await t.queue.lease({ owner: 'slow-clock', queues: ['trusting'], ttlMs: TTL })).leases;
     const ahead = t.peer();
     t.clock.advance(TTL + 1_500);
-    expect(await ahead.lease({ owner: 'fast-clock', queues: ['skewed'], ttlMs: TTL })).toEqual([]);
-    expect(ahead.limitWait(['skewed'])).toMatchObject({ reason: 'slots', until: a!.expiresAt + 3_000 });
+    const got2 = await ahead.lease({ owner: 'fast-clock', queues: ['skewed'], ttlMs: TTL });
+    expect(got2.leases).toEqual([]);
+    expect(got2.wait).toMatchObject({ reason: 'slots', until: a!.expiresAt + 3_000 });
     expect((await t.queue.flowStatus(['skewed']))[0]).toMatchObject({ running: 1, lapsed: 0, nextSlotLapseAt: a!.expiresAt + 3_000 });
     // With no tolerance the same skew takes the slot of a run its holder still counts as live.
-    const [taken] = await ahead.lease({ owner: 'fast-clock', queues: ['trusting'], ttlMs: TTL });
+    const [taken] = (await ahead.lease({ owner: 'fast-clock', queues: ['trusting'], ttlMs: TTL })).leases;
     expect(taken!.slot).toBe(b!.slot);
     // Past the tolerance the skewed queue's slot is free too.
     t.clock.advance(1_501);
-    expect(await ahead.lease({ owner: 'fast-clock', queues: ['skewed'], ttlMs: TTL })).toHaveLength(1);
+    expect((await ahead.lease({ owner: 'fast-clock', queues: ['skewed'], ttlMs: TTL })).leases).toHaveLength(1);
   });
 
   it("the slot claim itself refuses a slot lapsed less than the tolerance ago, whatever the caller's view said", async () => {
     const t = await freshQueue();
     await enqueueN(t.queue, 'q', 1);
     await t.queue.setLimits('q', { maxRunning: 1 });
-    const [held] = await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL });
+    const [held] = (await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).leases;
     const ctx = (t.queue as unknown as { ctx: Parameters<typeof claimSlotIfFree>[0] }).ctx;
     const taker = { id: 'other', generation: 1, secret: 'f'.repeat(32) };
     const now = held!.expiresAt + 500;
@@ -179,10 +181,10 @@ describe('concurrency limit', () => {
     const t = await freshQueue();
     await enqueueN(t.queue, 'q', 3);
     await t.queue.setLimits('q', { maxRunning: 1 });
-    const [paused] = await t.queue.lease({ owner: 'paused', queues: ['q'], ttlMs: TTL });
+    const [paused] = (await t.queue.lease({ owner: 'paused', queues: ['q'], ttlMs: TTL })).leases;
     t.clock.advance(LAPSE + 1);
     const other = t.peer();
-    const [now] = await other.lease({ owner: 'alive', queues: ['q'], ttlMs: TTL });
+    const [now] = (await other.lease({ owner: 'alive', queues: ['q'], ttlMs: TTL })).leases;
     expect(now!.slot).toBe(paused!.slot);
     // The paused worker wakes: its renew finds the slot taken, hands its job back, and is stale.
     const renew = await t.queue.renew(paused!, TTL);
@@ -191,7 +193,7 @@ describe('concurrency limit', () => {
     const ack = await t.queue.ackDone(paused!, 'late');
     expect(ack.outcome).toBe('stale');
     expect(await running(t, 'q')).toBe(1);
-    expect(await other.lease({ owner: 'third', queues: ['q'], ttlMs: TTL })).toEqual([]);
+    expect((await other.lease({ owner: 'third', queues: ['q'], ttlMs: TTL })).leases).toEqual([]);
     // The live holder renews and acks normally.
     expect((await other.renew(now!, TTL)).outcome).toBe('renewed');
     expect((await other.ackDone(now!, 'ok')).outcome).toBe('done');
@@ -202,9 +204,9 @@ describe('concurrency limit', () => {
     const t = await freshQueue();
     await enqueueN(t.queue, 'q', 1);
     await t.queue.setLimits('q', { maxRunning: 1 });
-    const [old] = await t.queue.lease({ owner: 'paused', queues: ['q'], ttlMs: TTL });
+    const [old] = (await t.queue.lease({ owner: 'paused', queues: ['q'], ttlMs: TTL })).leases;
     t.clock.advance(LAPSE + 1);
-    const [taken] = await t.peer().lease({ owner: 'alive', queues: ['q'], ttlMs: TTL });
+    const [taken] = (await t.peer().lease({ owner: 'alive', queues: ['q'], ttlMs: TTL })).leases;
     expect(taken!.id).toBe(old!.id);
     expect(taken!.generation).toBe(old!.generation + 1);
     expect((await t.queue.ackDone(old!)).outcome).toBe('stale');
@@ -217,12 +219,12 @@ describe('concurrency limit', () => {
     const t = await freshQueue();
     await enqueueN(t.queue, 'q', 2);
     await t.queue.setLimits('q', { maxRunning: 1 });
-    const [held] = await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL });
+    const [held] = (await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).leases;
     expect((await t.queue.releaseUnowned(held!.id)).outcome).toBe('released');
-    expect(await t.queue.lease({ owner: 'x', queues: ['q'], ttlMs: TTL })).toEqual([]);
+    expect((await t.queue.lease({ owner: 'x', queues: ['q'], ttlMs: TTL })).leases).toEqual([]);
     // The old holder's renew is stale and gives its slot back: its run is over.
     expect((await t.queue.renew(held!, TTL)).outcome).toBe('stale');
-    const [next] = await t.queue.lease({ owner: 'x', queues: ['q'], ttlMs: TTL });
+    const [next] = (await t.queue.lease({ owner: 'x', queues: ['q'], ttlMs: TTL })).leases;
     expect(next).toBeDefined();
   });
 
@@ -230,12 +232,12 @@ describe('concurrency limit', () => {
     const t = await freshQueue({ retry: { baseMs: 60_000, maxMs: 60_000 } });
     await enqueueN(t.queue, 'q', 3);
     await t.queue.setLimits('q', { maxRunning: 1 });
-    const [a] = await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL });
+    const [a] = (await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).leases;
     expect((await t.queue.ackFailed(a!, new Error('boom'))).outcome).toBe('retrying');
-    const [b] = await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL });
+    const [b] = (await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).leases;
     expect(b!.id).not.toBe(a!.id);
     expect((await t.queue.release(b!)).outcome).toBe('released');
-    const [c] = await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL });
+    const [c] = (await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).leases;
     expect(c).toBeDefined();
     expect(await running(t, 'q')).toBe(1);
   });
@@ -244,7 +246,7 @@ describe('concurrency limit', () => {
     const t = await freshQueue();
     await enqueueN(t.queue, 'q', 2);
     await t.queue.setLimits('q', { maxRunning: 1 });
-    const [held] = await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL });
+    const [held] = (await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).leases;
     const forged: Lease = { ...held!, secret: '0'.repeat(32) };
     expect((await t.queue.ackDone(forged)).outcome).toBe('stale');
     expect(await running(t, 'q')).toBe(1);
@@ -254,14 +256,14 @@ describe('concurrency limit', () => {
     const t = await freshQueue();
     await enqueueN(t.queue, 'q', 6);
     await t.queue.setLimits('q', { maxRunning: 3 });
-    const held = await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 3 });
+    const held = (await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 3 })).leases;
     expect(held).toHaveLength(3);
     await t.queue.setLimits('q', { maxRunning: 1 });
     for (const l of held) await t.queue.ackDone(l);
-    const after = await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 3 });
+    const after = (await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 3 })).leases;
     expect(after).toHaveLength(1);
     await t.queue.setLimits('q', {});
-    expect(await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 3 })).toHaveLength(2);
+    expect((await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 3 })).leases).toHaveLength(2);
   });
 
   it('a queue without limits pays no extra request or write per job; a limited one pays its slot writes', async () => {
@@ -277,7 +279,7 @@ describe('concurrency limit', () => {
     const drain = async (queue: string) => {
       counter.reset();
       for (let i = 0; i < n; i++) {
-        const [l] = await worker.lease({ owner: 'w', queues: [queue], ttlMs: TTL });
+        const [l] = (await worker.lease({ owner: 'w', queues: [queue], ttlMs: TTL })).leases;
         await worker.renew(l!, TTL);
         await worker.ackDone(l!);
       }

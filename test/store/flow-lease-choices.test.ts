@@ -16,7 +16,7 @@ describe('leasing under limits: the choices it makes', () => {
     const t = await freshQueue({ random: () => 0.4 });
     await t.queue.enqueue({ queue: 'q', id: 'a', payload: 1 });
     await t.queue.setLimits('q', { maxRunning: 3 });
-    const [lease] = await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL });
+    const [lease] = (await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).leases;
     expect(lease).toMatchObject({ id: 'a', slot: 2 });
     expect(await t.raw.get('~slot|q|2')).toMatchObject({ state: 'held', holderId: 'a' });
     expect(await t.raw.get('~slot|q|0')).toMatchObject({ state: 'free' });
@@ -27,24 +27,26 @@ describe('leasing under limits: the choices it makes', () => {
     for (const id of ['a', 'b']) await t.queue.enqueue({ queue: 'q', id, payload: id });
     await t.queue.setLimits('q', { maxRunning: 3 });
     await t.queue.setLimits('q', { maxRunning: 1 }); // slots 1 and 2 stay, unused
-    const [held] = await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL });
+    const [held] = (await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).leases;
     expect(held!.slot).toBe(0);
     // Slot 1 is still held by a lease from before the limit was lowered, ending sooner; slot 2 is free.
     await t.raw.set('~slot|q|1', { state: 'held', holderId: 'old', leaseGeneration: 1, leaseExpiresAt: t.clock.now + 1_000 });
     const other = t.peer();
-    expect(await other.lease({ owner: 'x', queues: ['q'], ttlMs: TTL })).toEqual([]);
-    expect(other.limitWait(['q'])).toEqual({ queue: 'q', reason: 'slots', until: held!.expiresAt + DEFAULT_CLOCK_TOLERANCE_MS });
+    const got1 = await other.lease({ owner: 'x', queues: ['q'], ttlMs: TTL });
+    expect(got1.leases).toEqual([]);
+    expect(got1.wait).toEqual({ queue: 'q', reason: 'slots', until: held!.expiresAt + DEFAULT_CLOCK_TOLERANCE_MS });
   });
 
   it('a rate-limited queue with nothing due spends no token and reports no wait; a lease there names no slot', async () => {
     const t = await freshQueue();
     await t.queue.enqueue({ queue: 'q', id: 'later', payload: 1, runAt: t.clock.now + 60_000 });
     await t.queue.setLimits('q', { ratePerSecond: 1, burst: 2 });
-    expect(await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).toEqual([]);
-    expect(t.queue.limitWait(['q'])).toBeUndefined();
+    const got2 = await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL });
+    expect(got2.leases).toEqual([]);
+    expect(got2.wait).toBeUndefined();
     expect((await t.queue.flowStatus(['q']))[0]).toMatchObject({ tokens: 2 });
     await t.queue.runNow('later');
-    const [lease] = await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL });
+    const [lease] = (await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).leases;
     expect(lease!.id).toBe('later');
     expect(lease).not.toHaveProperty('slot');
     expect((await t.queue.flowStatus(['q']))[0]).toMatchObject({ tokens: 1 });

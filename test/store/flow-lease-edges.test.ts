@@ -35,7 +35,7 @@ describe('leasing under a concurrency limit: edges', () => {
       },
       { step: 'initialize', name: 'claimed-first' },
     );
-    const won = await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 2 });
+    const won = (await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 2 })).leases;
     expect(armed).toBe(false);
     expect(won.map((l) => [l.id, l.slot])).toEqual([['second', 0]]);
     expect((await t.queue.flowStatus(['q']))[0]!.running).toBe(1);
@@ -45,12 +45,13 @@ describe('leasing under a concurrency limit: edges', () => {
     const t = await freshQueue();
     for (const id of ['a', 'b', 'c']) await t.queue.enqueue({ queue: 'q', id, payload: id });
     await t.queue.setLimits('q', { maxRunning: 2 });
-    const [early] = await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL });
+    const [early] = (await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).leases;
     t.clock.advance(3_000);
-    const [late] = await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL });
+    const [late] = (await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).leases;
     expect(late!.expiresAt).toBeGreaterThan(early!.expiresAt);
     const other = t.peer();
-    expect(await other.lease({ owner: 'x', queues: ['q'], ttlMs: TTL })).toEqual([]);
-    expect(other.limitWait(['q'])).toMatchObject({ queue: 'q', reason: 'slots', until: early!.expiresAt + DEFAULT_CLOCK_TOLERANCE_MS });
+    const got1 = await other.lease({ owner: 'x', queues: ['q'], ttlMs: TTL });
+    expect(got1.leases).toEqual([]);
+    expect(got1.wait).toMatchObject({ queue: 'q', reason: 'slots', until: early!.expiresAt + DEFAULT_CLOCK_TOLERANCE_MS });
   });
 });

@@ -16,20 +16,22 @@ describe('rate limit', () => {
     for (let i = 0; i < 10; i++) await t.queue.enqueue({ queue: 'api', id: `j${i}`, payload: i });
     await t.queue.setLimits('api', { ratePerSecond: 2, burst: 3 });
     const peer = t.peer();
-    expect(await t.queue.lease({ owner: 'a', queues: ['api'], ttlMs: TTL, max: 10 })).toHaveLength(3);
-    expect(await peer.lease({ owner: 'b', queues: ['api'], ttlMs: TTL, max: 10 })).toEqual([]);
+    expect((await t.queue.lease({ owner: 'a', queues: ['api'], ttlMs: TTL, max: 10 })).leases).toHaveLength(3);
+    const got1 = await peer.lease({ owner: 'b', queues: ['api'], ttlMs: TTL, max: 10 });
+    expect(got1.leases).toEqual([]);
     // Half a second per token at 2/s.
-    expect(peer.limitWait(['api'])).toEqual({ queue: 'api', reason: 'rate', until: t.clock.now + 500 });
+    expect(got1.wait).toEqual({ queue: 'api', reason: 'rate', until: t.clock.now + 500 });
     t.clock.advance(499);
-    expect(await peer.lease({ owner: 'b', queues: ['api'], ttlMs: TTL, max: 10 })).toEqual([]);
-    expect(peer.limitWait(['api'])!.until).toBe(t.clock.now + 1);
+    const got2 = await peer.lease({ owner: 'b', queues: ['api'], ttlMs: TTL, max: 10 });
+    expect(got2.leases).toEqual([]);
+    expect(got2.wait!.until).toBe(t.clock.now + 1);
     t.clock.advance(1);
-    const one = await peer.lease({ owner: 'b', queues: ['api'], ttlMs: TTL, max: 10 });
+    const one = (await peer.lease({ owner: 'b', queues: ['api'], ttlMs: TTL, max: 10 })).leases;
     expect(one).toHaveLength(1);
     // The claim is made as of the token's bucket time: its lease ends ttl after it.
     expect(one[0]!.expiresAt).toBe(t.clock.now + TTL);
     t.clock.advance(10_000); // a long quiet spell refills to the burst, no more
-    expect(await t.queue.lease({ owner: 'a', queues: ['api'], ttlMs: TTL, max: 10 })).toHaveLength(3);
+    expect((await t.queue.lease({ owner: 'a', queues: ['api'], ttlMs: TTL, max: 10 })).leases).toHaveLength(3);
     const status = (await t.queue.flowStatus(['api']))[0]!;
     expect(status.tokens).toBe(0);
     expect(status.nextTokenAt).toBe(t.clock.now + 500);
@@ -39,21 +41,21 @@ describe('rate limit', () => {
     const t = await freshQueue();
     await t.queue.enqueue({ queue: 'api', id: 'seed', payload: null });
     await t.queue.setLimits('api', { ratePerSecond: 1, burst: 1 });
-    const [seed] = await t.queue.lease({ owner: 'a', queues: ['api'], ttlMs: TTL });
+    const [seed] = (await t.queue.lease({ owner: 'a', queues: ['api'], ttlMs: TTL })).leases;
     await t.queue.ackDone(seed!);
     t.clock.advance(1_000);
-    for (let i = 0; i < 5; i++) expect(await t.queue.lease({ owner: 'a', queues: ['api'], ttlMs: TTL })).toEqual([]);
+    for (let i = 0; i < 5; i++) expect((await t.queue.lease({ owner: 'a', queues: ['api'], ttlMs: TTL })).leases).toEqual([]);
     expect((await t.queue.flowStatus(['api']))[0]!.tokens).toBe(1);
     await t.queue.enqueue({ queue: 'api', id: 'x', payload: null });
     await t.queue.enqueue({ queue: 'api', id: 'y', payload: null });
-    expect(await t.queue.lease({ owner: 'a', queues: ['api'], ttlMs: TTL, max: 5 })).toHaveLength(1);
+    expect((await t.queue.lease({ owner: 'a', queues: ['api'], ttlMs: TTL, max: 5 })).leases).toHaveLength(1);
     // A second process whose clock runs 10 s behind: the bucket's time stays where it was.
     const behind = t.peer({ clock: () => t.clock.now - 10_000 });
-    expect(await behind.lease({ owner: 'b', queues: ['api'], ttlMs: TTL })).toEqual([]);
+    expect((await behind.lease({ owner: 'b', queues: ['api'], ttlMs: TTL })).leases).toEqual([]);
     t.clock.advance(999);
-    expect(await t.queue.lease({ owner: 'a', queues: ['api'], ttlMs: TTL })).toEqual([]);
+    expect((await t.queue.lease({ owner: 'a', queues: ['api'], ttlMs: TTL })).leases).toEqual([]);
     t.clock.advance(1);
-    expect(await t.queue.lease({ owner: 'a', queues: ['api'], ttlMs: TTL })).toHaveLength(1);
+    expect((await t.queue.lease({ owner: 'a', queues: ['api'], ttlMs: TTL })).leases).toHaveLength(1);
   });
 
   it.each([
@@ -64,7 +66,7 @@ describe('rate limit', () => {
     // Priority 1: one unsharded partition, so each lease call sees every job (no shard luck).
     for (let i = 0; i < 4; i++) await t.queue.enqueue({ queue: 'api', id: `j${i}`, payload: i, priority: 1 });
     await t.queue.setLimits('api', { ratePerSecond: 0.001, burst });
-    for (let i = 0; i < before; i++) expect(await t.queue.lease({ owner: 'a', queues: ['api'], ttlMs: TTL })).toHaveLength(1);
+    for (let i = 0; i < before; i++) expect((await t.queue.lease({ owner: 'a', queues: ['api'], ttlMs: TTL })).leases).toHaveLength(1);
     const client = dynamoClient({ endpoint: endpoint() });
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
@@ -88,7 +90,7 @@ describe('rate limit', () => {
     const b = new JobQueue({ tableName: t.tableName, client, clock: t.clock, logger: t.logger });
     const bLease = b.lease({ owner: 'b', queues: ['api'], ttlMs: TTL });
     await read;
-    expect(await t.queue.lease({ owner: 'a', queues: ['api'], ttlMs: TTL })).toHaveLength(1);
+    expect((await t.queue.lease({ owner: 'a', queues: ['api'], ttlMs: TTL })).leases).toHaveLength(1);
     release();
     expect(await bLease).toEqual([]);
     client.destroy();
@@ -98,13 +100,15 @@ describe('rate limit', () => {
     const t = await freshQueue();
     for (let i = 0; i < 6; i++) await t.queue.enqueue({ queue: 'api', id: `j${i}`, payload: i });
     await t.queue.setLimits('api', { maxRunning: 2, ratePerSecond: 1, burst: 5 });
-    const two = await t.queue.lease({ owner: 'a', queues: ['api'], ttlMs: TTL, max: 10 });
+    const got3 = await t.queue.lease({ owner: 'a', queues: ['api'], ttlMs: TTL, max: 10 });
+    const two = got3.leases;
     expect(two).toHaveLength(2);
-    expect(t.queue.limitWait(['api'])).toBeUndefined();
-    expect(await t.queue.lease({ owner: 'a', queues: ['api'], ttlMs: TTL, max: 10 })).toEqual([]);
-    expect(t.queue.limitWait(['api'])!.reason).toBe('slots');
+    expect(got3.wait).toBeUndefined();
+    const got4 = await t.queue.lease({ owner: 'a', queues: ['api'], ttlMs: TTL, max: 10 });
+    expect(got4.leases).toEqual([]);
+    expect(got4.wait!.reason).toBe('slots');
     for (const l of two) await t.queue.ackDone(l);
-    expect(await t.queue.lease({ owner: 'a', queues: ['api'], ttlMs: TTL, max: 10 })).toHaveLength(2);
+    expect((await t.queue.lease({ owner: 'a', queues: ['api'], ttlMs: TTL, max: 10 })).leases).toHaveLength(2);
     const s = (await t.queue.flowStatus(['api']))[0]!;
     expect(s).toMatchObject({ running: 2, tokens: 1 });
   });

@@ -42,7 +42,7 @@ describe('flow status', () => {
     await t.queue.setLimits('q', { ratePerSecond: 2, burst: 2 });
     const limits = { ratePerSecond: 2, burst: 2 };
     expect(await t.queue.flowStatus(['q'])).toEqual([{ queue: 'q', limits, tokens: 2 }]);
-    expect(await t.queue.lease({ owner: 'a', queues: ['q'], ttlMs: TTL, max: 2 })).toHaveLength(2);
+    expect((await t.queue.lease({ owner: 'a', queues: ['q'], ttlMs: TTL, max: 2 })).leases).toHaveLength(2);
     expect(await t.queue.flowStatus(['q'])).toEqual([{ queue: 'q', limits, tokens: 0, nextTokenAt: t.clock.now + 500 }]);
     t.clock.advance(500);
     expect(await t.queue.flowStatus(['q'])).toEqual([{ queue: 'q', limits, tokens: 1 }]);

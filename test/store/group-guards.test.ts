@@ -81,6 +81,6 @@ describe('group guards against a race already lost', () => {
     const b = await t.raw.get('b');
     expect(b?.state).toBe('cancelled');
     expect(b?.gpk).toBeUndefined();
-    expect(await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: 10_000 })).toEqual([]);
+    expect((await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: 10_000 })).leases).toEqual([]);
   });
 });

@@ -40,7 +40,7 @@ describe('advancing an ordered group', () => {
       { queue: 'q', id: 'a', payload: 1, group: 'g' },
       { queue: 'q', id: 'b', payload: 2, group: 'g' },
     ]);
-    const [lease] = await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL });
+    const [lease] = (await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).leases;
     const before = await t.raw.get('a');
     expect(await advanceGroup(ctxOf(t.queue), 'q', 'g', 'release')).toEqual({ kind: 'live', id: 'a', state: 'running' });
     expect(await t.raw.get('a')).toEqual(before);
@@ -80,7 +80,7 @@ describe('advancing an ordered group', () => {
       { queue: 'q', id: 'b', payload: 2, group: 'g' },
     ]);
     expect(await t.queue.cancel('a')).toMatchObject({ outcome: 'cancelled' });
-    expect((await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).map((l) => l.id)).toEqual(['b']);
+    expect((await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).leases.map((l) => l.id)).toEqual(['b']);
   });
 
   it("a parked job's producer advances the group itself when the head finished in between", async () => {
@@ -88,7 +88,7 @@ describe('advancing an ordered group', () => {
     await t.queue.enqueue({ queue: 'q', id: 'a', payload: 1, group: 'g' });
     await t.raw.set('a', { state: 'done' }); // its worker died before advancing
     await t.queue.enqueue({ queue: 'q', id: 'b', payload: 2, group: 'g' });
-    expect((await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).map((l) => l.id)).toEqual(['b']);
+    expect((await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).leases.map((l) => l.id)).toEqual(['b']);
   });
 
   it('an unpark tells the due hook which queue has a job now', async () => {

@@ -101,7 +101,7 @@ describe('bad input writes nothing', () => {
     await expectRejected(queue.lease({ owner: 'w', queues: [], ttlMs: TTL }), 'lease.queues');
     expect(await allItems(doc, tableName)).toEqual(before);
 
-    const [lease] = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL });
+    const [lease] = (await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).leases;
     const held = await allItems(doc, tableName);
     await expectRejected(queue.ackDone({ id } as never), 'lease.generation');
     await expectRejected(queue.ackDone({ ...lease!, generation: '5' } as never), 'lease.generation', '5');
@@ -131,7 +131,7 @@ describe('browse', () => {
     const { queue, clock } = await freshQueue();
     await queue.enqueueMany(Array.from({ length: 7 }, (_, i) => ({ queue: 'q', payload: i, id: `j${i}` })));
     await queue.enqueue({ queue: 'q', payload: null, id: 'later', runAt: clock.now + 60_000 });
-    const leases = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 5_000, max: 2 });
+    const leases = (await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 5_000, max: 2 })).leases;
     const seen: string[] = [];
     let cursor: string | undefined;
     do {

@@ -57,13 +57,14 @@ describe('one lease call across queues', () => {
       await backlog(t, 'limited', 'hi-', 5, 100);
       await t.queue.setLimits('limited', { maxRunning: 5 });
       await backlog(t, 'plain', 'low-', 200);
-      const first = await t.queue.lease({ owner: 'w', queues: order, ttlMs: TTL, max: 5 });
+      const first = (await t.queue.lease({ owner: 'w', queues: order, ttlMs: TTL, max: 5 })).leases;
       expect(first.map((l) => l.id).sort()).toEqual(['hi-0000', 'hi-0001', 'hi-0002', 'hi-0003', 'hi-0004']);
       expect(first.every((l) => l.slot !== undefined)).toBe(true);
       // The next call: the limited queue's slots are full, so the plain backlog.
-      const next = await t.queue.lease({ owner: 'w', queues: order, ttlMs: TTL, max: 2 });
+      const got1 = await t.queue.lease({ owner: 'w', queues: order, ttlMs: TTL, max: 2 });
+      const next = got1.leases;
       expect(next.map((l) => l.queue)).toEqual(['plain', 'plain']);
-      expect(t.queue.limitWait(order)).toMatchObject({ queue: 'limited', reason: 'slots' });
+      expect(got1.wait).toMatchObject({ queue: 'limited', reason: 'slots' });
     });
   }
 
@@ -72,10 +73,11 @@ describe('one lease call across queues', () => {
     await backlog(t, 'limited', 'lim-', 3);
     await t.queue.setLimits('limited', { maxRunning: 5 });
     await t.queue.enqueue({ queue: 'plain', id: 'urgent', payload: 0, priority: 50 });
-    const [lease] = await t.queue.lease({ owner: 'w', queues: ['limited', 'plain'], ttlMs: TTL, max: 1 });
+    const got2 = await t.queue.lease({ owner: 'w', queues: ['limited', 'plain'], ttlMs: TTL, max: 1 });
+    const [lease] = got2.leases;
     expect(lease!.id).toBe('urgent');
     // The limited queue was outranked, not limited: it holds no slot and reports no wait.
-    expect(t.queue.limitWait(['limited'])).toBeUndefined();
+    expect(got2.wait).toBeUndefined();
     expect((await t.queue.flowStatus(['limited']))[0]).toMatchObject({ running: 0 });
   });
 
@@ -85,7 +87,7 @@ describe('one lease call across queues', () => {
     await backlog(t, 'limited', 'lim-', 3);
     await t.queue.setLimits('limited', { maxRunning: 2 });
     const calls = [];
-    for (let i = 0; i < 2; i++) calls.push(...(await t.queue.lease({ owner: 'w', queues: ['plain', 'limited'], ttlMs: TTL, max: 1 })));
+    for (let i = 0; i < 2; i++) calls.push(...(await t.queue.lease({ owner: 'w', queues: ['plain', 'limited'], ttlMs: TTL, max: 1 })).leases);
     expect(calls.map((l) => l.queue).sort()).toEqual(['limited', 'plain']);
   });
 
@@ -94,7 +96,7 @@ describe('one lease call across queues', () => {
     await backlog(t, 'big', 'big-', 1_000);
     await backlog(t, 'small', 'small-', 5);
     const leased: string[] = [];
-    for (let i = 0; i < 2; i++) leased.push(...(await t.queue.lease({ owner: 'w', queues: ['big', 'small'], ttlMs: TTL, max: 1 })).map((l) => l.id));
+    for (let i = 0; i < 2; i++) leased.push(...(await t.queue.lease({ owner: 'w', queues: ['big', 'small'], ttlMs: TTL, max: 1 })).leases.map((l) => l.id));
     expect(leased.filter((id) => id.startsWith('small-'))).toHaveLength(1);
   });
 
@@ -102,9 +104,9 @@ describe('one lease call across queues', () => {
     const t = await freshQueue();
     await backlog(t, 'big', 'big-', 600);
     await backlog(t, 'small', 'small-', 5);
-    const first = await t.queue.lease({ owner: 'w', queues: ['big', 'small'], ttlMs: TTL, max: 4 });
+    const first = (await t.queue.lease({ owner: 'w', queues: ['big', 'small'], ttlMs: TTL, max: 4 })).leases;
     expect(first.filter((l) => l.queue === 'small').length).toBeGreaterThanOrEqual(1);
-    const second = await t.queue.lease({ owner: 'w', queues: ['big', 'small'], ttlMs: TTL, max: 4 });
+    const second = (await t.queue.lease({ owner: 'w', queues: ['big', 'small'], ttlMs: TTL, max: 4 })).leases;
     expect([...first, ...second].filter((l) => l.queue === 'small').length).toBeGreaterThanOrEqual(2);
   });
 
@@ -114,7 +116,7 @@ describe('one lease call across queues', () => {
     await backlog(t, 'big', 'big-', 100);
     const ids = Array.from({ length: 40 }, (_, i) => `small-${i}`).filter((id) => shardOf(id, QUEUE_SHARDS) !== 0);
     await t.queue.enqueue({ queue: 'small', id: ids[0]!, payload: 0 });
-    const first = await t.queue.lease({ owner: 'w', queues: ['big', 'small'], ttlMs: TTL, max: 2 });
+    const first = (await t.queue.lease({ owner: 'w', queues: ['big', 'small'], ttlMs: TTL, max: 2 })).leases;
     expect(first.map((l) => l.queue).sort()).toEqual(['big', 'small']);
   });
 });

@@ -66,12 +66,12 @@ describe('lease read-ahead (cost contracts: Queries counted)', () => {
     const { queue, tableName, clock } = await freshQueue();
     await queue.enqueueMany(idsOnShard(0, 60).map((id) => ({ queue: 'q', payload: null, id })));
     const w = ownClient(tableName, clock, () => 0); // first ready shard: 0
-    const first = await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 20 });
+    const first = (await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 20 })).leases;
     expect(first).toHaveLength(20);
     // At most: prioritized partition + the one ready shard + every scheduled shard; no sweep.
     expect(w.count.counts.Query).toBeLessThanOrEqual(2 + QUEUE_SHARDS);
     w.count.reset();
-    const second = await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 20 });
+    const second = (await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 20 })).leases;
     expect(second).toHaveLength(20);
     expect(w.count.counts.Query ?? 0).toBe(0); // served from what the first call read and did not try
     expect(new Set([...first, ...second].map((l) => l.id)).size).toBe(40);
@@ -82,9 +82,9 @@ describe('lease read-ahead (cost contracts: Queries counted)', () => {
     const { queue, tableName, clock } = await freshQueue();
     await queue.enqueueMany(idsOnShard(0, 40).map((id) => ({ queue: 'q', payload: null, id })));
     const w = ownClient(tableName, clock, () => 0);
-    expect(await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 2 })).toHaveLength(2); // reads 16: keeps 14
+    expect((await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 2 })).leases).toHaveLength(2); // reads 16: keeps 14
     w.count.reset();
-    expect(await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 14 })).toHaveLength(14);
+    expect((await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 14 })).leases).toHaveLength(14);
     expect(w.count.counts.Query ?? 0).toBe(0);
     w.client.destroy();
   });
@@ -96,10 +96,10 @@ describe('lease read-ahead (cost contracts: Queries counted)', () => {
     await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 1 }); // reads 16 at t0, prioritized partition empty
     await peer().enqueue({ queue: 'q', payload: null, id: 'vip', priority: 3 }); // another process: unseen for now
     clock.advance(HINT_TTL_MS - 1);
-    const [served] = await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 1 });
+    const [served] = (await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 1 })).leases;
     expect(served!.id).not.toBe('vip'); // from the read-ahead read at t0
     clock.advance(1); // HINT_TTL_MS after the read
-    const [next] = await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 1 });
+    const [next] = (await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 1 })).leases;
     expect(next!.id).toBe('vip');
     w.client.destroy();
   });
@@ -110,14 +110,14 @@ describe('orphans and due jobs', () => {
     const { queue, tableName, clock } = await freshQueue();
     const [orphanId] = idsOnShard(2, 1, 'orphan');
     await queue.enqueue({ queue: 'q', payload: null, id: orphanId! });
-    expect(await queue.lease({ owner: 'gone', queues: ['q'], ttlMs: 1_000 })).toHaveLength(1);
+    expect((await queue.lease({ owner: 'gone', queues: ['q'], ttlMs: 1_000 })).leases).toHaveLength(1);
     clock.advance(READER_LIVE_MS); // its lease lapsed, and its JobQueue left the queue's readers (no share of its own)
     const [dueId] = idsOnShard(1, 1, 'due');
     await queue.enqueue({ queue: 'q', payload: null, id: dueId! }); // newer than the orphan, on a shard the first read skips
     const w = ownClient(tableName, clock, () => 0); // first ready shard: 0
-    const one = await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 1 });
+    const one = (await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 1 })).leases;
     expect(one.map((l) => l.id)).toEqual([dueId]);
-    const more = await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 2 });
+    const more = (await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 2 })).leases;
     expect(more.map((l) => l.id)).toEqual([orphanId]);
     expect(more[0]).toMatchObject({ takenOverFrom: 'gone', attempt: 2 });
     w.client.destroy();
@@ -128,7 +128,7 @@ describe('orphans and due jobs', () => {
     await queue.enqueue({ queue: 'q', payload: null, id: 'o' });
     await queue.lease({ owner: 'first', queues: ['q'], ttlMs: 1_000 });
     clock.advance(1_001);
-    const [taken] = await queue.lease({ owner: 'second', queues: ['q'], ttlMs: TTL });
+    const [taken] = (await queue.lease({ owner: 'second', queues: ['q'], ttlMs: TTL })).leases;
     expect(taken).toMatchObject({ id: 'o', owner: 'second', takenOverFrom: 'first' });
     expect((await queue.get('o'))?.lastError).toBe('lease of first expired; taken over by second');
   });
@@ -143,7 +143,7 @@ describe('claims after a lost race', () => {
     ]);
     const w = ownClient(tableName, clock, () => 0);
     loseFirstClaim(w.client, raw, clock);
-    const got = await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 2 });
+    const got = (await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 2 })).leases;
     expect(got).toHaveLength(1);
     const hints = hintsOf(w.queue);
     expect(hints.claimShare.current).toBe(0.5);
@@ -160,7 +160,7 @@ describe('claims after a lost race', () => {
     }
     const w = ownClient(tableName, clock, () => 0); // own first shard: 0
     hintsOf(w.queue).lostClaim(clock.now); // as after a lost race
-    const [first] = await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 1 });
+    const [first] = (await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 1 })).leases;
     expect(first!.id).toBe(idsOnShard(1, 1, 'home')[0]); // one shard on from its own
     w.client.destroy();
   });
@@ -186,7 +186,7 @@ describe('a sweep, and the rounds of one call', () => {
       { queue: 'q', payload: null, id: later },
     ]);
     const w = ownClient(tableName, clock, () => 0);
-    const got = await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 10 });
+    const got = (await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 10 })).leases;
     expect(got.map((l) => l.id)).toEqual([s2, s3, s1, later, earlier]);
     w.client.destroy();
   });
@@ -197,7 +197,7 @@ describe('a sweep, and the rounds of one call', () => {
     await queue.enqueueMany(ids.map((id) => ({ queue: 'q', payload: null, id })));
     const w = ownClient(tableName, clock, () => 0); // own first shard 0; each lost round moves it one shard on
     const sent = loseFirstClaim(w.client, raw, clock, Infinity);
-    expect(await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 1 })).toEqual([]);
+    expect((await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 1 })).leases).toEqual([]);
     // Round 1 tries shard 0's 3 jobs (share 1), round 2 shard 1's at share 1/2 (2), round 3 shard
     // 2's at 1/4 (1); then it stops, with shard 3's jobs and two of shard 2's never tried.
     expect(sent.claims).toBe(3 + 2 + 1);
@@ -212,13 +212,13 @@ describe('orphans are never kept for later', () => {
       { queue: 'q', payload: null, id: 'o1' },
       { queue: 'q', payload: null, id: 'o2' },
     ]);
-    expect(await queue.lease({ owner: 'gone', queues: ['q'], ttlMs: 1_000, max: 2 })).toHaveLength(2);
+    expect((await queue.lease({ owner: 'gone', queues: ['q'], ttlMs: 1_000, max: 2 })).leases).toHaveLength(2);
     clock.advance(READER_LIVE_MS); // lapsed, and gone from the queue's readers
     const w = ownClient(tableName, clock, () => 0);
-    const [taken] = await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 1 });
+    const [taken] = (await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 1 })).leases;
     expect(taken!.takenOverFrom).toBe('gone');
     await peer().enqueue({ queue: 'q', payload: null, id: 'fresh' }); // another process
-    const [next] = await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 1 });
+    const [next] = (await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 1 })).leases;
     expect(next!.id).toBe('fresh');
     w.client.destroy();
   });
@@ -230,7 +230,7 @@ describe('first reads that are enough (cost contracts: Queries counted)', () => 
     await queue.enqueueMany(idsOnShard(0, 3).map((id) => ({ queue: 'q', payload: null, id })));
     await queue.enqueueMany(idsOnShard(1, 3, 'other').map((id) => ({ queue: 'q', payload: null, id })));
     const w = ownClient(tableName, clock, () => 0);
-    const got = await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 3 });
+    const got = (await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 3 })).leases;
     expect(got.map((l) => l.id).sort()).toEqual(idsOnShard(0, 3).sort());
     expect(w.count.counts.Query).toBeLessThanOrEqual(2 + QUEUE_SHARDS); // prioritized, one ready shard, the scheduled ones
     w.client.destroy();
@@ -240,7 +240,7 @@ describe('first reads that are enough (cost contracts: Queries counted)', () => 
     const { queue, tableName, clock } = await freshQueue();
     await queue.enqueueMany(idsOnShard(0, 2).map((id) => ({ queue: 'q', payload: null, id })));
     const w = ownClient(tableName, clock, () => 0);
-    expect(await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 5 })).toHaveLength(2);
+    expect((await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 5 })).leases).toHaveLength(2);
     // At most: every index partition of the queue once, then every lease partition (orphans).
     expect(w.count.counts.Query).toBeLessThanOrEqual(1 + 2 * QUEUE_SHARDS + GLOBAL_SHARDS);
     w.client.destroy();
@@ -251,7 +251,7 @@ describe('first reads that are enough (cost contracts: Queries counted)', () => 
     const ids = idsOnShard(0, 3);
     await queue.enqueueMany(ids.map((id) => ({ queue: 'q', payload: null, id })));
     const w = ownClient(tableName, clock, () => 0);
-    const [first] = await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 1 });
+    const [first] = (await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 1 })).leases;
     const before = (await raw.get(first!.id))!;
     // The index, lagging, still lists the claimed job as ready at the generation it was claimed from.
     const stale = { id: first!.id, queue: 'q', leaseGeneration: first!.generation - 1, incarnation: before.incarnation, priority: 0, runAt: before.runAt };
@@ -269,7 +269,7 @@ describe('first reads that are enough (cost contracts: Queries counted)', () => 
       { step: 'build', name: 'lagging-index' },
     );
     w.count.reset();
-    const rest = await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 5 });
+    const rest = (await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 5 })).leases;
     expect(rest.map((l) => l.id).sort()).toEqual(ids.filter((id) => id !== first!.id).sort());
     expect(w.count.counts.UpdateItem).toBe(2); // one claim per job won, none for the stale entry
     expect(hintsOf(w.queue).spreading(clock.now)).toBe(false);

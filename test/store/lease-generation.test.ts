@@ -12,7 +12,7 @@ describe('lease generation', () => {
   it('the live secret under another generation settles, renews and releases nothing', async () => {
     const { queue } = await freshQueue();
     await queue.enqueue({ queue: 'q', id: 'gen-1', payload: null, maxAttempts: 5 });
-    const [live] = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 30_000 });
+    const [live] = (await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 30_000 })).leases;
     for (const generation of [live!.generation - 1, live!.generation + 1]) {
       const other: Lease = { ...live!, generation };
       const stale = { outcome: 'stale', id: 'gen-1', generation, currentGeneration: live!.generation, currentState: 'running' };

@@ -25,12 +25,12 @@ describe('lease reads (how few index partitions a call reads)', () => {
     const { queue, tableName, clock } = await freshQueue();
     await queue.enqueueMany(Array.from({ length: 200 }, (_, i) => ({ queue: 'q', payload: i }))); // every shard holds dozens
     const w = ownClient(tableName, clock);
-    const first = await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 2 });
+    const first = (await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 2 })).leases;
     expect(first).toHaveLength(2);
     // At most: prioritized partition + one ready shard + every scheduled shard (nothing known about them yet)
     expect(w.count.counts.Query).toBeLessThanOrEqual(2 + QUEUE_SHARDS);
     w.count.reset();
-    const next = await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 2 });
+    const next = (await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 2 })).leases;
     expect(next).toHaveLength(2);
     expect(w.count.counts.Query ?? 0).toBe(0); // exactly none: served from the read-ahead
     expect(w.count.counts.UpdateItem).toBe(2); // exactly one conditional write per claim
@@ -54,7 +54,7 @@ describe('lease reads (how few index partitions a call reads)', () => {
     expect(w.count.counts.Query).toBeLessThanOrEqual(1); // cost: at most the next ready shard
     clock.advance(400);
     w.count.reset();
-    const got = await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 16 });
+    const got = (await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 16 })).leases;
     expect(w.count.counts.Query).toBeLessThanOrEqual(2); // cost: at most the next ready shard and the scheduled shard holding 'later'
     expect(got.map((l) => l.id)).toContain('later');
   });
@@ -63,7 +63,7 @@ describe('lease reads (how few index partitions a call reads)', () => {
     const { queue, tableName, clock } = await freshQueue();
     await queue.enqueue({ queue: 'q', payload: null, id: 'later', runAt: clock.now + 1_000 });
     const w = ownClient(tableName, clock);
-    expect(await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 5 })).toEqual([]);
+    expect((await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 5 })).leases).toEqual([]);
     expect(w.count.counts.UpdateItem ?? 0).toBe(1); // its registration among the queue's readers (readers.ts); no claim
   });
 
@@ -72,7 +72,7 @@ describe('lease reads (how few index partitions a call reads)', () => {
     await queue.enqueueMany(Array.from({ length: 3 }, (_, i) => ({ queue: 'q', payload: i, id: `only-${i}` })));
     for (let start = 0; start < 4; start++) {
       const w = ownClient(tableName, clock, () => start / 4);
-      const got = await w.queue.lease({ owner: `w${start}`, queues: ['q'], ttlMs: 1_000, max: 3 });
+      const got = (await w.queue.lease({ owner: `w${start}`, queues: ['q'], ttlMs: 1_000, max: 3 })).leases;
       expect(got.map((l) => l.id).sort()).toEqual(['only-0', 'only-1', 'only-2']);
       clock.advance(1_001); // let the leases lapse so the next worker finds them again (as orphans)
     }
@@ -86,9 +86,9 @@ describe('lease reads (how few index partitions a call reads)', () => {
     await queue.enqueueMany([...home, ...other].map((id) => ({ queue: 'q', payload: null, id })));
     const w = ownClient(tableName, clock, () => 0); // its first ready shard is 0
     (w.queue as unknown as { ctx: Parameters<typeof claimIfDue>[0] }).ctx.hints.lostClaim(clock.now); // as after a lost race
-    const got = await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 4 });
+    const got = (await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 4 })).leases;
     expect(got.map((l) => l.id).sort()).toEqual([...home].sort()); // the other shards are left to their own readers
-    const rest = await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 4 }); // shard 0 is empty now: a sweep
+    const rest = (await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 4 })).leases; // shard 0 is empty now: a sweep
     expect(rest.map((l) => l.id).sort()).toEqual([...other].sort());
   });
 
@@ -99,10 +99,10 @@ describe('lease reads (how few index partitions a call reads)', () => {
     await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 1 }); // reads: nothing scheduled
     await peer().enqueue({ queue: 'q', payload: 'urgent later', id: 'delayed', runAt: clock.now + 100, priority: 5 });
     clock.advance(200);
-    const [before] = await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 1 });
+    const [before] = (await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 1 })).leases;
     expect(before!.id).not.toBe('delayed'); // its scheduled partition is not read again yet
     clock.advance(HINT_TTL_MS);
-    const [after] = await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 1 });
+    const [after] = (await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 1 })).leases;
     expect(after!.id).toBe('delayed');
   });
 
@@ -112,7 +112,7 @@ describe('lease reads (how few index partitions a call reads)', () => {
     await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 1 });
     await queue.enqueue({ queue: 'q', payload: 'later', id: 'delayed', runAt: clock.now + 100, priority: 5 });
     clock.advance(100);
-    const [got] = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 1 });
+    const [got] = (await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 1 })).leases;
     expect(got!.id).toBe('delayed');
   });
 
@@ -122,13 +122,13 @@ describe('lease reads (how few index partitions a call reads)', () => {
     const w = ownClient(tableName, clock);
     await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 1 }); // prioritized partition read: empty
     await peer().enqueue({ queue: 'q', payload: null, id: 'vip-remote', priority: 1 });
-    const [stale] = await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 1 });
+    const [stale] = (await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 1 })).leases;
     expect(stale!.id).not.toBe('vip-remote');
     clock.advance(HINT_TTL_MS);
-    expect((await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 1 }))[0]!.id).toBe('vip-remote');
+    expect((await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 1 })).leases[0]!.id).toBe('vip-remote');
 
     await w.queue.enqueue({ queue: 'q', payload: null, id: 'vip-local', priority: 1 });
-    expect((await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 1 }))[0]!.id).toBe('vip-local');
+    expect((await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 1 })).leases[0]!.id).toBe('vip-local');
   });
 
   it('claims as of the claim, not the read: a job enqueued while the index was read is due', async () => {
@@ -145,7 +145,7 @@ describe('lease reads (how few index partitions a call reads)', () => {
     clock.advance(5);
     await queue.enqueue({ queue: 'q', payload: null, id: 'just-in' }); // runAt = the lease call's start + 5
     gate.release();
-    expect((await leasing).map((l) => l.id)).toEqual(['just-in']);
+    expect((await leasing).leases.map((l) => l.id)).toEqual(['just-in']);
   });
 
   it('after losing a race it still comes back with a job, and spreads its next claims for a while', async () => {
@@ -159,15 +159,15 @@ describe('lease reads (how few index partitions a call reads)', () => {
     // Every job my read showed: its own share, then (with none left) mine.
     const theirs = [];
     for (
-      let got = await queue.lease({ owner: 'other', queues: ['q'], ttlMs: TTL, max: 100 });
+      let got = (await queue.lease({ owner: 'other', queues: ['q'], ttlMs: TTL, max: 100 })).leases;
       got.length > 0;
-      got = await queue.lease({ owner: 'other', queues: ['q'], ttlMs: TTL, max: 100 })
+      got = (await queue.lease({ owner: 'other', queues: ['q'], ttlMs: TTL, max: 100 })).leases
     )
       theirs.push(...got);
     expect(theirs).toHaveLength(8);
     await queue.enqueue({ queue: 'q', payload: null, id: 'fresh' });
     gate.release();
-    const mine = await leasing;
+    const mine = (await leasing).leases;
     expect(mine.map((l) => l.id)).toEqual(['fresh']);
     expect(hints.spreading(clock.now)).toBe(true);
   });
@@ -217,7 +217,7 @@ describe('the claim guard decides, whatever the index said', () => {
     await queue.enqueue({ queue: 'q', payload: null, id: 'j' });
     const ctx = (queue as unknown as { ctx: Parameters<typeof claimIfDue>[0] }).ctx;
     expect(await claimIfDue(ctx, await candidateFor(queue, 'j', true), 'w', TTL, clock.now)).toBeNull();
-    const [lease] = await queue.lease({ owner: 'a', queues: ['q'], ttlMs: 5_000 });
+    const [lease] = (await queue.lease({ owner: 'a', queues: ['q'], ttlMs: 5_000 })).leases;
     const running = await candidateFor(queue, 'j', true);
     expect(await claimIfDue(ctx, running, 'w', TTL, clock.now + 5_000)).toBeNull(); // expires at +5000: not lapsed
     expect(await claimIfDue(ctx, { ...running, orphan: false }, 'w', TTL, clock.now + 5_001)).toBeNull(); // running, offered as due

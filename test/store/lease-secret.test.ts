@@ -22,7 +22,7 @@ describe('lease secret', () => {
     const { queue } = await freshQueue();
     const created = await queue.enqueue({ queue: 'pay', payload: { amount: 5 }, id: 'forged-a' });
     if (created.outcome !== 'created') throw new Error('not created');
-    const [real] = await queue.lease({ owner: 'worker-1', queues: ['pay'], ttlMs: TTL });
+    const [real] = (await queue.lease({ owner: 'worker-1', queues: ['pay'], ttlMs: TTL })).leases;
     expect(real!.generation).toBe(created.generation + 1);
 
     // Everything a producer can see (the enqueue reply and get): id, incarnation, generation + 1; any owner.
@@ -57,9 +57,9 @@ describe('lease secret', () => {
   it('forgery (b): a lapsed worker that copies currentGeneration from its stale reply cannot touch the new holder', async () => {
     const { queue, clock } = await freshQueue();
     await queue.enqueue({ queue: 'q', payload: 1, id: 'forged-b', maxAttempts: 5 });
-    const [a] = await queue.lease({ owner: 'A', queues: ['q'], ttlMs: 5_000 });
+    const [a] = (await queue.lease({ owner: 'A', queues: ['q'], ttlMs: 5_000 })).leases;
     clock.advance(6_000);
-    const [b] = await queue.lease({ owner: 'B', queues: ['q'], ttlMs: TTL });
+    const [b] = (await queue.lease({ owner: 'B', queues: ['q'], ttlMs: TTL })).leases;
     expect(b).toMatchObject({ id: 'forged-b', takenOverFrom: 'A', generation: a!.generation + 1 });
     expect(b!.secret).not.toBe(a!.secret);
 
@@ -81,7 +81,7 @@ describe('lease secret', () => {
   it('a retried settle is recognised only when it presents the secret that settled it', async () => {
     const { queue } = await freshQueue({ random: () => 0 });
     await queue.enqueueMany(['d', 'f', 'r'].map((id) => ({ queue: 'q', payload: id, id })));
-    const leases = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 3 });
+    const leases = (await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 3 })).leases;
     const by = new Map(leases.map((l) => [l.id, l]));
     expect(await queue.ackDone(by.get('d')!, 'r1')).toMatchObject({ outcome: 'done', repeated: false });
     expect(await queue.ackFailed(by.get('f')!, 'oops')).toMatchObject({ outcome: 'retrying', repeated: false });
@@ -102,7 +102,7 @@ describe('lease secret', () => {
   it('each claim hands out a fresh 128-bit secret; renew keeps it; the table stores only its hash', async () => {
     const { queue, raw } = await freshQueue();
     await queue.enqueue({ queue: 'q', payload: 1, id: 's' });
-    const [a] = await queue.lease({ owner: 'A', queues: ['q'], ttlMs: TTL });
+    const [a] = (await queue.lease({ owner: 'A', queues: ['q'], ttlMs: TTL })).leases;
     expect(a!.secret).toMatch(HEX32);
     const item = await raw.get('s');
     expect(item).toMatchObject({ leaseSecretHash: leaseSecretHash(a!.secret) });
@@ -112,7 +112,7 @@ describe('lease secret', () => {
     if (renewed.outcome !== 'renewed') throw new Error('expected renewed');
     expect(renewed.lease.secret).toBe(a!.secret);
     await queue.release(renewed.lease);
-    const [b] = await queue.lease({ owner: 'B', queues: ['q'], ttlMs: TTL });
+    const [b] = (await queue.lease({ owner: 'B', queues: ['q'], ttlMs: TTL })).leases;
     expect(b!.secret).toMatch(HEX32);
     expect(b!.secret).not.toBe(a!.secret);
     expect(await raw.get('s')).toMatchObject({ leaseSecretHash: leaseSecretHash(b!.secret) });
@@ -121,7 +121,7 @@ describe('lease secret', () => {
   it('force-release, reclaim, cancel and requeue remove the live secret: the old one never matches again', async () => {
     const { queue, raw, clock } = await freshQueue();
     await queue.enqueueMany(['fr', 'rc', 'cx', 'rq'].map((id) => ({ queue: 'q', payload: id, id, maxAttempts: id === 'rq' ? 1 : 5 })));
-    const leases = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 5_000, max: 4 });
+    const leases = (await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 5_000, max: 4 })).leases;
     const by = new Map(leases.map((l) => [l.id, l]));
     await queue.releaseUnowned('fr');
     await queue.cancel('cx');
@@ -145,7 +145,7 @@ describe('lease secret', () => {
     const notices: DeadJobNotice[] = [];
     const { queue, logger } = await freshQueue({ hooks: { onJobDead: (n) => void notices.push(n) } });
     const created = await queue.enqueue({ queue: 'q', payload: 1, id: 'quiet', maxAttempts: 1 });
-    const [a] = await queue.lease({ owner: 'A', queues: ['q'], ttlMs: TTL });
+    const [a] = (await queue.lease({ owner: 'A', queues: ['q'], ttlMs: TTL })).leases;
     const secret = a!.secret;
     const hash = leaseSecretHash(secret);
     const seen: unknown[] = [created];
@@ -171,7 +171,7 @@ describe('lease secret', () => {
   it('a lease without a well-formed secret is refused, naming lease.secret, without echoing it', async () => {
     const { queue, raw } = await freshQueue();
     await queue.enqueue({ queue: 'q', payload: 1, id: 'v' });
-    const [a] = await queue.lease({ owner: 'A', queues: ['q'], ttlMs: TTL });
+    const [a] = (await queue.lease({ owner: 'A', queues: ['q'], ttlMs: TTL })).leases;
     const before = await raw.get('v');
     const { secret: _drop, ...noSecret } = a!;
     const nearMiss = `${a!.secret}0`;

@@ -17,7 +17,7 @@ describe('lease', () => {
     }
     const got: string[] = [];
     for (let k = 0; k < 24; k++) {
-      const [lease] = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL });
+      const [lease] = (await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).leases;
       got.push(lease!.id);
     }
     const rank = (id: string) => Number(id.slice(1, id.lastIndexOf('-')));
@@ -35,19 +35,19 @@ describe('lease', () => {
     }
     expect(byShard.size).toBeGreaterThan(1);
     for (const seq of byShard.values()) expect(seq).toEqual([...seq].sort((a, b) => a - b));
-    expect(await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).toEqual([]);
+    expect((await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).leases).toEqual([]);
   });
 
   it('never hands out a delayed job before its runAt, and hands it out once due', async () => {
     const { queue, clock } = await freshQueue();
     await queue.enqueue({ queue: 'q', payload: null, id: 'later', runAt: clock.now + 60_000, priority: 100 });
     await queue.enqueue({ queue: 'q', payload: null, id: 'now' });
-    const first = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 600_000, max: 5 });
+    const first = (await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 600_000, max: 5 })).leases;
     expect(first.map((l) => l.id)).toEqual(['now']);
     clock.advance(59_999);
-    expect(await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).toEqual([]);
+    expect((await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).leases).toEqual([]);
     clock.advance(1);
-    const [due] = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL });
+    const [due] = (await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).leases;
     expect(due?.id).toBe('later');
   });
 
@@ -56,7 +56,7 @@ describe('lease', () => {
     await queue.enqueue({ queue: 'q', payload: null, id: 'delayed-high', runAt: clock.now + 1_000, priority: 10 });
     clock.advance(2_000);
     await queue.enqueue({ queue: 'q', payload: null, id: 'ready-low', priority: 1 });
-    const leases = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 2 });
+    const leases = (await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 2 })).leases;
     expect(leases.map((l) => l.id)).toEqual(['delayed-high', 'ready-low']);
   });
 
@@ -64,9 +64,9 @@ describe('lease', () => {
     const { queue } = await freshQueue();
     await queue.enqueue({ queue: 'a', payload: null, id: 'ja' });
     await queue.enqueue({ queue: 'b', payload: null, id: 'jb' });
-    expect((await queue.lease({ owner: 'w', queues: ['b'], ttlMs: TTL, max: 5 })).map((l) => l.id)).toEqual(['jb']);
+    expect((await queue.lease({ owner: 'w', queues: ['b'], ttlMs: TTL, max: 5 })).leases.map((l) => l.id)).toEqual(['jb']);
     expect(await queue.queues()).toEqual(['a', 'b']);
-    expect((await queue.lease({ owner: 'w', ttlMs: TTL, max: 5 })).map((l) => l.id)).toEqual(['ja']);
+    expect((await queue.lease({ owner: 'w', ttlMs: TTL, max: 5 })).leases.map((l) => l.id)).toEqual(['ja']);
   });
 
   it('two workers racing for the same jobs lease each job exactly once per generation', async () => {
@@ -77,7 +77,7 @@ describe('lease', () => {
     const taken = new Map<string, string>();
     const grab = async (store: typeof queue, owner: string) => {
       for (;;) {
-        const leases = await store.lease({ owner, queues: ['q'], ttlMs: TTL, max: 3 });
+        const leases = (await store.lease({ owner, queues: ['q'], ttlMs: TTL, max: 3 })).leases;
         if (leases.length === 0) return;
         for (const l of leases) {
           const key = `${l.id}@${l.generation}`;
@@ -106,17 +106,17 @@ describe('lease', () => {
       attempts: 1,
       ...leaseKeys('contested', 'q'),
     });
-    const leases = await queue.lease({ owner: 'me', queues: ['q'], ttlMs: TTL });
+    const leases = (await queue.lease({ owner: 'me', queues: ['q'], ttlMs: TTL })).leases;
     expect(leases.map((l) => l.id)).toEqual(['free']);
   });
 
   it('takes over a running job whose lease expired, guarded on the generation it saw', async () => {
     const { queue, raw, clock, logger } = await freshQueue();
     await queue.enqueue({ queue: 'q', payload: { n: 1 }, id: 'orphan' });
-    const [dead] = await queue.lease({ owner: 'dead-worker', queues: ['q'], ttlMs: 5_000 });
-    expect(await queue.lease({ owner: 'me', queues: ['q'], ttlMs: TTL })).toEqual([]);
+    const [dead] = (await queue.lease({ owner: 'dead-worker', queues: ['q'], ttlMs: 5_000 })).leases;
+    expect((await queue.lease({ owner: 'me', queues: ['q'], ttlMs: TTL })).leases).toEqual([]);
     clock.advance(5_001);
-    const [mine] = await queue.lease({ owner: 'me', queues: ['q'], ttlMs: TTL });
+    const [mine] = (await queue.lease({ owner: 'me', queues: ['q'], ttlMs: TTL })).leases;
     expect(mine).toMatchObject({ id: 'orphan', generation: dead!.generation + 1, attempt: 2, owner: 'me', takenOverFrom: 'dead-worker' });
     expect(logger.events('job.taken_over')[0]!.fields).toMatchObject({ id: 'orphan', previousOwner: 'dead-worker' });
     expect((await queue.ackDone(dead!)).outcome).toBe('stale');
@@ -128,7 +128,7 @@ describe('lease', () => {
     await queue.enqueue({ queue: 'q', payload: null, id: 'last', maxAttempts: 1 });
     await queue.lease({ owner: 'dead-worker', queues: ['q'], ttlMs: 5_000 });
     clock.advance(6_000);
-    expect(await queue.lease({ owner: 'me', queues: ['q'], ttlMs: TTL })).toEqual([]);
+    expect((await queue.lease({ owner: 'me', queues: ['q'], ttlMs: TTL })).leases).toEqual([]);
     expect(await queue.reclaimOrphaned()).toMatchObject({ dead: 1, reclaimed: 0 });
     expect((await queue.get('last'))?.state).toBe('dead');
   });
@@ -140,6 +140,6 @@ describe('lease', () => {
     const partitions = new Set<string>();
     for (const id of ids) partitions.add((await raw.get(id))!.gpk as string);
     expect(partitions.size).toBe(QUEUE_SHARDS);
-    expect((await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 100 })).length).toBe(32);
+    expect((await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 100 })).leases.length).toBe(32);
   });
 });

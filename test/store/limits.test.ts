@@ -104,7 +104,7 @@ describe('nesting depth', () => {
   it(`refuses a payload, result or error nested more than ${MAX_JSON_DEPTH} deep, 100,000 levels included, writing nothing`, async () => {
     const { queue, doc, tableName, raw } = await freshQueue();
     await queue.enqueue({ queue: 'q', payload: deep(MAX_JSON_DEPTH), id: 'at-limit' });
-    const [lease] = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL });
+    const [lease] = (await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).leases;
     const before = await allItems(doc, tableName);
     for (const n of [MAX_JSON_DEPTH + 1, 100_000]) {
       await refused(queue.enqueue({ queue: 'q', payload: deep(n), id: `deep-${n}` }), 'job.payload');

@@ -1,9 +1,10 @@
 /**
  * What a lost race costs: every guarded write asks for the item as it stood when its condition
  * failed (ALL_OLD). AWS sends it with the failure, and the store classifies the loss from it: one
- * request. The emulator ignores the parameter, so the store reads the item again: two. The proxy
- * (tools/all-old-proxy.ts) answers as AWS does, so both paths run on a real endpoint and must
- * give the same outcome.
+ * request. The emulator ignores the parameter, so the store reads the item again: two. Each test
+ * runs both paths on whatever endpoint the suite runs against, through the two modes of the proxy
+ * (tools/all-old-proxy.ts): one side's failures always carry the item (as AWS answers), the
+ * other's never do (as the emulator answers). Both must give the same outcome.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,14 +24,16 @@ type Ctx = Parameters<typeof takeTokens>[0];
 const ctxOf = (queue: JobQueue): Ctx => (queue as unknown as { ctx: Ctx }).ctx;
 const at = (iso: string) => Date.parse(iso);
 
-let proxy: AllOldProxy;
+let sending: AllOldProxy;
+let withholding: AllOldProxy;
 const clients: DynamoDBClient[] = [];
 beforeAll(async () => {
-  proxy = await startAllOldProxy(endpoint());
+  sending = await startAllOldProxy(endpoint());
+  withholding = await startAllOldProxy(endpoint(), { oldItem: 'withhold' });
 });
 afterAll(async () => {
   for (const c of clients.splice(0)) c.destroy();
-  await proxy.close();
+  await Promise.all([sending.close(), withholding.close()]);
 });
 
 /** A JobQueue on its own counted client at `at`, on the same table and clock. */
@@ -40,69 +43,69 @@ function side(tableName: string, clock: () => number, at: string) {
   return { client, queue: new JobQueue({ tableName, client, clock }), count: countRequests(client) };
 }
 
-/** A table, a producer queue, and one queue through the proxy (AWS's answer) and one direct (the emulator's). */
+/** A table, a producer queue, and one queue whose failures carry the item (AWS's answer) and one whose never do (the emulator's). */
 async function setup() {
   const base = await freshQueue();
-  return { ...base, aws: side(base.tableName, base.clock, proxy.endpoint), emulator: side(base.tableName, base.clock, endpoint()) };
+  return { ...base, sends: side(base.tableName, base.clock, sending.endpoint), withholds: side(base.tableName, base.clock, withholding.endpoint) };
 }
 
 describe('a lost race costs one request when the endpoint sends the old item, two when it does not', () => {
   it('ackDone: a repeat of a settle that landed is recognised from the item sent with the failure', async () => {
-    const { queue, aws, emulator } = await setup();
+    const { queue, sends, withholds } = await setup();
     await queue.enqueue({ queue: 'q', payload: 1 });
-    const [lease] = await queue.lease({ owner: 'A', queues: ['q'], ttlMs: TTL });
+    const [lease] = (await queue.lease({ owner: 'A', queues: ['q'], ttlMs: TTL })).leases;
     await queue.ackDone(lease!, 'ok');
-    aws.count.reset();
-    emulator.count.reset();
-    const viaAws = await aws.queue.ackDone(lease!, 'ok');
-    const viaEmulator = await emulator.queue.ackDone(lease!, 'ok');
-    expect(viaAws).toEqual({ outcome: 'done', id: lease!.id, generation: lease!.generation, repeated: true });
-    expect(viaEmulator).toEqual(viaAws);
-    expect(aws.count.counts).toEqual({ UpdateItem: 1 });
-    expect(emulator.count.counts).toEqual({ UpdateItem: 1, GetItem: 1 });
+    sends.count.reset();
+    withholds.count.reset();
+    const viaSends = await sends.queue.ackDone(lease!, 'ok');
+    const viaWithholds = await withholds.queue.ackDone(lease!, 'ok');
+    expect(viaSends).toEqual({ outcome: 'done', id: lease!.id, generation: lease!.generation, repeated: true });
+    expect(viaWithholds).toEqual(viaSends);
+    expect(sends.count.counts).toEqual({ UpdateItem: 1 });
+    expect(withholds.count.counts).toEqual({ UpdateItem: 1, GetItem: 1 });
     // A caller without the secret is stale, from the sent item as from the read.
     const forged: Lease = { ...lease!, secret: newLeaseSecret() };
-    const forgedViaAws = await aws.queue.ackDone(forged, 'ok');
-    expect(forgedViaAws).toEqual({
+    const forgedViaSends = await sends.queue.ackDone(forged, 'ok');
+    expect(forgedViaSends).toEqual({
       outcome: 'stale',
       id: lease!.id,
       generation: lease!.generation,
       currentGeneration: lease!.generation,
       currentState: 'done',
     });
-    expect(await emulator.queue.ackDone(forged, 'ok')).toEqual(forgedViaAws);
+    expect(await withholds.queue.ackDone(forged, 'ok')).toEqual(forgedViaSends);
   });
 
   it('ackDone and renew of a force-released lease: stale, with the job as it stands now', async () => {
-    const { queue, aws, emulator } = await setup();
+    const { queue, sends, withholds } = await setup();
     const { id } = await queue.enqueue({ queue: 'q', payload: 1 });
-    const [lease] = await queue.lease({ owner: 'A', queues: ['q'], ttlMs: TTL });
+    const [lease] = (await queue.lease({ owner: 'A', queues: ['q'], ttlMs: TTL })).leases;
     await queue.releaseUnowned(id);
     const stale = { outcome: 'stale', id, generation: lease!.generation, currentGeneration: lease!.generation + 1, currentState: 'pending' };
-    aws.count.reset();
-    emulator.count.reset();
-    expect(await aws.queue.ackDone(lease!, 'late')).toEqual(stale);
-    expect(await emulator.queue.ackDone(lease!, 'late')).toEqual(stale);
-    expect(aws.count.counts).toEqual({ UpdateItem: 1 });
-    expect(emulator.count.counts).toEqual({ UpdateItem: 1, GetItem: 1 });
-    aws.count.reset();
-    emulator.count.reset();
-    expect(await aws.queue.renew(lease!, TTL)).toEqual(stale);
-    expect(await emulator.queue.renew(lease!, TTL)).toEqual(stale);
-    expect(aws.count.counts).toEqual({ UpdateItem: 1 });
-    expect(emulator.count.counts).toEqual({ UpdateItem: 1, GetItem: 1 });
+    sends.count.reset();
+    withholds.count.reset();
+    expect(await sends.queue.ackDone(lease!, 'late')).toEqual(stale);
+    expect(await withholds.queue.ackDone(lease!, 'late')).toEqual(stale);
+    expect(sends.count.counts).toEqual({ UpdateItem: 1 });
+    expect(withholds.count.counts).toEqual({ UpdateItem: 1, GetItem: 1 });
+    sends.count.reset();
+    withholds.count.reset();
+    expect(await sends.queue.renew(lease!, TTL)).toEqual(stale);
+    expect(await withholds.queue.renew(lease!, TTL)).toEqual(stale);
+    expect(sends.count.counts).toEqual({ UpdateItem: 1 });
+    expect(withholds.count.counts).toEqual({ UpdateItem: 1, GetItem: 1 });
   });
 
   it('cancel that loses to a claim decides again on the job the failure sent, without reading it again', async () => {
-    const { queue, aws, emulator } = await setup();
+    const { queue, sends, withholds } = await setup();
     const outcomes = [];
-    for (const [k, s] of [aws, emulator].entries()) {
+    for (const [k, s] of [sends, withholds].entries()) {
       const { id } = await queue.enqueue({ queue: `q${k}`, payload: 1 });
       const gate = gateNext(s.client, (name, input) => name === 'UpdateItemCommand' && String(input.ConditionExpression).includes(':seenState'));
       s.count.reset();
       const cancelled = s.queue.cancel(id);
       await gate.reached; // cancel read the job pending; a worker claims it before cancel writes
-      const [lease] = await queue.lease({ owner: 'B', queues: [`q${k}`], ttlMs: TTL });
+      const [lease] = (await queue.lease({ owner: 'B', queues: [`q${k}`], ttlMs: TTL })).leases;
       gate.release();
       const out = await cancelled;
       expect(out).toEqual({ outcome: 'cancelled', id, generation: lease!.generation + 1, previousState: 'running' });
@@ -110,15 +113,15 @@ describe('a lost race costs one request when the endpoint sends the old item, tw
     }
     expect(outcomes[0]).toEqual(outcomes[1]);
     // Read, lost write, won write, and the read that looks for the job's group: the lost race
-    // itself cost one request through the proxy and two on the emulator.
-    expect(aws.count.counts).toEqual({ GetItem: 2, UpdateItem: 2 });
-    expect(emulator.count.counts).toEqual({ GetItem: 3, UpdateItem: 2 });
-    expect(proxy.counts.itemsAdded).toBeGreaterThan(0);
+    // itself cost one request when the failure sent the item and two when it did not.
+    expect(sends.count.counts).toEqual({ GetItem: 2, UpdateItem: 2 });
+    expect(withholds.count.counts).toEqual({ GetItem: 3, UpdateItem: 2 });
+    expect(sending.counts.itemsAdded).toBeGreaterThan(0);
   });
 });
 
 describe('the other transitions that decide again after a lost race take the item from the failure', () => {
-  /** Runs `race` once through the proxy and once on the emulator; returns both sides' outcomes and counts. */
+  /** Runs `race` once on each side (item sent, item withheld); returns both sides' outcomes and counts. */
   async function bothWays<T>(race: (s: ReturnType<typeof side>, k: number) => Promise<T>, sides: ReturnType<typeof side>[]) {
     const out: { result: T; counts: Record<string, number> }[] = [];
     for (const [k, s] of sides.entries()) {
@@ -130,9 +133,9 @@ describe('the other transitions that decide again after a lost race take the ite
   }
 
   it('takeTokens: a take that loses the bucket to another worker retakes from the bucket the failure sent', async () => {
-    const { queue, clock, aws, emulator } = await setup();
+    const { queue, clock, sends, withholds } = await setup();
     const limits = { ratePerSecond: 1, burst: 5 };
-    const [viaAws, viaEmulator] = await bothWays(
+    const [viaSends, viaWithholds] = await bothWays(
       async (s, k) => {
         const q = `rate${k}`;
         await takeTokens(ctxOf(queue), q, limits, 1); // the bucket exists: 4 left, version 1
@@ -144,18 +147,18 @@ describe('the other transitions that decide again after a lost race take the ite
         const took = await taking;
         return { took, left: await readBucket(ctxOf(queue), q) };
       },
-      [aws, emulator],
+      [sends, withholds],
     );
     // Decided again on 2 tokens at version 2: takes the 2 there are, never the 3 it first saw.
-    expect(viaAws!.result).toEqual({ took: { granted: 2, at: clock.now }, left: { tokens: 0, at: clock.now, version: 3 } });
-    expect(viaEmulator!.result).toEqual(viaAws!.result);
-    expect(viaAws!.counts).toEqual({ GetItem: 1, UpdateItem: 2 });
-    expect(viaEmulator!.counts).toEqual({ GetItem: 2, UpdateItem: 2 });
+    expect(viaSends!.result).toEqual({ took: { granted: 2, at: clock.now }, left: { tokens: 0, at: clock.now, version: 3 } });
+    expect(viaWithholds!.result).toEqual(viaSends!.result);
+    expect(viaSends!.counts).toEqual({ GetItem: 1, UpdateItem: 2 });
+    expect(viaWithholds!.counts).toEqual({ GetItem: 2, UpdateItem: 2 });
   });
 
   it('runNow that loses to a cancel reports the state from the job the failure sent', async () => {
-    const { queue, clock, aws, emulator } = await setup();
-    const [viaAws, viaEmulator] = await bothWays(
+    const { queue, clock, sends, withholds } = await setup();
+    const [viaSends, viaWithholds] = await bothWays(
       async (s, k) => {
         const { id } = await queue.enqueue({ queue: `q${k}`, payload: 1, runAt: clock.now + 60_000 });
         const gate = gateNext(s.client, (name, input) => name === 'UpdateItemCommand' && JSON.stringify(input.Key).includes(id));
@@ -165,19 +168,19 @@ describe('the other transitions that decide again after a lost race take the ite
         gate.release();
         return { ...(await running), id: 'same' };
       },
-      [aws, emulator],
+      [sends, withholds],
     );
-    expect(viaAws!.result).toEqual({ outcome: 'not-pending', id: 'same', state: 'cancelled' });
-    expect(viaEmulator!.result).toEqual(viaAws!.result);
-    expect((viaEmulator!.counts.GetItem ?? 0) - (viaAws!.counts.GetItem ?? 0)).toBe(1);
-    expect(viaAws!.counts.UpdateItem).toBe(1);
-    expect(viaEmulator!.counts.UpdateItem).toBe(1);
+    expect(viaSends!.result).toEqual({ outcome: 'not-pending', id: 'same', state: 'cancelled' });
+    expect(viaWithholds!.result).toEqual(viaSends!.result);
+    expect((viaWithholds!.counts.GetItem ?? 0) - (viaSends!.counts.GetItem ?? 0)).toBe(1);
+    expect(viaSends!.counts.UpdateItem).toBe(1);
+    expect(viaWithholds!.counts.UpdateItem).toBe(1);
   });
 
   it('schedules.put that loses to another put decides again on the schedule the failure sent', async () => {
-    const { queue, clock, aws, emulator } = await setup();
+    const { queue, clock, sends, withholds } = await setup();
     clock.now = at('2026-05-01T10:00:30Z');
-    const [viaAws, viaEmulator] = await bothWays(
+    const [viaSends, viaWithholds] = await bothWays(
       async (s, k) => {
         const name = `s${k}`;
         await queue.schedules.put({ name, cron: '* * * * *', queue: 'q' });
@@ -191,18 +194,18 @@ describe('the other transitions that decide again after a lost race take the ite
         const out = await putting;
         return { outcome: out.outcome, version: (await queue.schedules.get(name))!.version, priority: (await queue.schedules.get(name))!.priority };
       },
-      [aws, emulator],
+      [sends, withholds],
     );
-    expect(viaAws!.result).toEqual({ outcome: 'updated', version: 3, priority: 7 });
-    expect(viaEmulator!.result).toEqual(viaAws!.result);
-    expect(viaAws!.counts).toEqual({ GetItem: 1, PutItem: 2 });
-    expect(viaEmulator!.counts).toEqual({ GetItem: 2, PutItem: 2 });
+    expect(viaSends!.result).toEqual({ outcome: 'updated', version: 3, priority: 7 });
+    expect(viaWithholds!.result).toEqual(viaSends!.result);
+    expect(viaSends!.counts).toEqual({ GetItem: 1, PutItem: 2 });
+    expect(viaWithholds!.counts).toEqual({ GetItem: 2, PutItem: 2 });
   });
 
   it('schedules.pause that loses to a put decides again on the schedule the failure sent', async () => {
-    const { queue, clock, aws, emulator } = await setup();
+    const { queue, clock, sends, withholds } = await setup();
     clock.now = at('2026-05-01T10:00:30Z');
-    const [viaAws, viaEmulator] = await bothWays(
+    const [viaSends, viaWithholds] = await bothWays(
       async (s, k) => {
         const name = `p${k}`;
         await queue.schedules.put({ name, cron: '* * * * *', queue: 'q' });
@@ -214,19 +217,19 @@ describe('the other transitions that decide again after a lost race take the ite
         const out = await pausing;
         return { outcome: out.outcome, schedule: await queue.schedules.get(name) };
       },
-      [aws, emulator],
+      [sends, withholds],
     );
-    expect(viaAws!.result).toMatchObject({ outcome: 'paused', schedule: { paused: true, priority: 3, version: 3 } });
-    expect(viaEmulator!.result.outcome).toBe('paused');
-    expect(viaEmulator!.result.schedule).toMatchObject({ paused: true, priority: 3, version: 3 });
-    expect(viaAws!.counts).toEqual({ GetItem: 1, UpdateItem: 2 });
-    expect(viaEmulator!.counts).toEqual({ GetItem: 2, UpdateItem: 2 });
+    expect(viaSends!.result).toMatchObject({ outcome: 'paused', schedule: { paused: true, priority: 3, version: 3 } });
+    expect(viaWithholds!.result.outcome).toBe('paused');
+    expect(viaWithholds!.result.schedule).toMatchObject({ paused: true, priority: 3, version: 3 });
+    expect(viaSends!.counts).toEqual({ GetItem: 1, UpdateItem: 2 });
+    expect(viaWithholds!.counts).toEqual({ GetItem: 2, UpdateItem: 2 });
   });
 
   it('a withdrawal that loses to run-now keeps the job, with its state from the job the failure sent', async () => {
-    const { queue, clock, aws, emulator } = await setup();
+    const { queue, clock, sends, withholds } = await setup();
     clock.now = at('2026-05-01T10:00:30Z');
-    const [viaAws, viaEmulator] = await bothWays(
+    const [viaSends, viaWithholds] = await bothWays(
       async (s, k) => {
         const name = `w${k}`;
         await queue.schedules.put({ name, cron: '* * * * *', queue: `q${k}` });
@@ -240,19 +243,19 @@ describe('the other transitions that decide again after a lost race take the ite
         const out = await pausing;
         return { withdrawn: out.outcome === 'paused' ? out.withdrawn.map((id) => id.replace(name, 'n')) : [], first: (await queue.get(first))?.state };
       },
-      [aws, emulator],
+      [sends, withholds],
     );
-    expect(viaAws!.result).toEqual({ withdrawn: [`sched:n:${at('2026-05-01T10:02:00Z')}`], first: 'pending' });
-    expect(viaEmulator!.result).toEqual(viaAws!.result);
-    // The schedule read, its write, a read and a write per job; the lost withdrawal's state: one more read on the emulator.
-    expect(viaAws!.counts).toEqual({ GetItem: 3, UpdateItem: 3 });
-    expect(viaEmulator!.counts).toEqual({ GetItem: 4, UpdateItem: 3 });
+    expect(viaSends!.result).toEqual({ withdrawn: [`sched:n:${at('2026-05-01T10:02:00Z')}`], first: 'pending' });
+    expect(viaWithholds!.result).toEqual(viaSends!.result);
+    // The schedule read, its write, a read and a write per job; the lost withdrawal's state: one more read without the item.
+    expect(viaSends!.counts).toEqual({ GetItem: 3, UpdateItem: 3 });
+    expect(viaWithholds!.counts).toEqual({ GetItem: 4, UpdateItem: 3 });
   });
 
   it('a fire pass that loses its advance to a pause withdraws what it created, seeing the pause in the item the failure sent', async () => {
-    const { queue, clock, aws, emulator } = await setup();
+    const { queue, clock, sends, withholds } = await setup();
     clock.now = at('2026-05-01T10:00:30Z');
-    const [viaAws, viaEmulator] = await bothWays(
+    const [viaSends, viaWithholds] = await bothWays(
       async (s, k) => {
         const name = `f${k}`;
         await queue.schedules.put({ name, cron: '* * * * *', queue: `q${k}` });
@@ -265,17 +268,17 @@ describe('the other transitions that decide again after a lost race take the ite
         const page = await queue.list({ queue: `q${k}`, state: 'pending', limit: 10 });
         return { counts, pending: page.jobs.length };
       },
-      [aws, emulator],
+      [sends, withholds],
     );
-    expect(viaAws!.result).toEqual({ counts: { schedules: 1, created: 0, existed: 0, missed: 0, lostRaces: 1 }, pending: 0 });
-    expect(viaEmulator!.result).toEqual(viaAws!.result);
-    expect((viaEmulator!.counts.GetItem ?? 0) - (viaAws!.counts.GetItem ?? 0)).toBe(1);
-    expect(viaEmulator!.counts.UpdateItem).toBe(viaAws!.counts.UpdateItem);
+    expect(viaSends!.result).toEqual({ counts: { schedules: 1, created: 0, existed: 0, squatted: 0, missed: 0, lostRaces: 1 }, pending: 0 });
+    expect(viaWithholds!.result).toEqual(viaSends!.result);
+    expect((viaWithholds!.counts.GetItem ?? 0) - (viaSends!.counts.GetItem ?? 0)).toBe(1);
+    expect(viaWithholds!.counts.UpdateItem).toBe(viaSends!.counts.UpdateItem);
   });
 
   it('configureShards that loses to another change decides again on the layout the failure sent', async () => {
     const results: { out: unknown; counts: Record<string, number> }[] = [];
-    for (const way of ['aws', 'emulator'] as const) {
+    for (const way of ['sends', 'withholds'] as const) {
       const env = await setup(); // a table each: the layout is the table's
       const s = env[way];
       const gate = gateNext(s.client, (cmd, input) => cmd === 'UpdateItemCommand' && JSON.stringify(input.Key).includes('~shards'));
@@ -287,42 +290,42 @@ describe('the other transitions that decide again after a lost race take the ite
       const out = await configuring;
       results.push({ out: { ...out, layout: { ...out.layout, changedAt: 'same' } }, counts: { ...s.count.counts } });
     }
-    const [viaAws, viaEmulator] = results;
+    const [viaSends, viaWithholds] = results;
     // Decided again on the 2 x 2 layout at version 1: changed from it, never from the default it first saw.
-    expect(viaAws!.out).toMatchObject({
+    expect(viaSends!.out).toMatchObject({
       outcome: 'changed',
       from: { queueShards: 2, globalShards: 2 },
       layout: { queueShards: 8, globalShards: 8, read: { queueShards: 8, globalShards: 8 }, version: 2 },
     });
-    expect(viaEmulator!.out).toEqual(viaAws!.out);
-    // The first read, the lost write, the won write: the lost race cost one request through the proxy, two on the emulator.
-    expect(viaAws!.counts).toEqual({ GetItem: 1, UpdateItem: 2 });
-    expect(viaEmulator!.counts).toEqual({ GetItem: 2, UpdateItem: 2 });
+    expect(viaWithholds!.out).toEqual(viaSends!.out);
+    // The first read, the lost write, the won write: the lost race cost one request with the item, two without.
+    expect(viaSends!.counts).toEqual({ GetItem: 1, UpdateItem: 2 });
+    expect(viaWithholds!.counts).toEqual({ GetItem: 2, UpdateItem: 2 });
   });
 
   it('fencedWrite: a write fenced out by a newer run is classified from the item the failure sent', async () => {
-    const { tableName, aws, emulator } = await setup();
+    const { tableName, sends, withholds } = await setup();
     const newer = { jobId: 'job-1', generation: 5 };
     const older = { jobId: 'job-1', generation: 3 };
-    for (const s of [aws, emulator])
-      await fencedWrite({ client: s.client, tableName, key: { id: `res-${s === aws ? 'a' : 'e'}` }, token: newer, set: { total: 1 } });
-    aws.count.reset();
-    emulator.count.reset();
-    const viaAws = await fencedWrite({ client: aws.client, tableName, key: { id: 'res-a' }, token: older, set: { total: 2 } });
-    const viaEmulator = await fencedWrite({ client: emulator.client, tableName, key: { id: 'res-e' }, token: older, set: { total: 2 } });
-    expect(viaAws).toEqual({
+    for (const s of [sends, withholds])
+      await fencedWrite({ client: s.client, tableName, key: { id: `res-${s === sends ? 'a' : 'e'}` }, token: newer, set: { total: 1 } });
+    sends.count.reset();
+    withholds.count.reset();
+    const viaSends = await fencedWrite({ client: sends.client, tableName, key: { id: 'res-a' }, token: older, set: { total: 2 } });
+    const viaWithholds = await fencedWrite({ client: withholds.client, tableName, key: { id: 'res-e' }, token: older, set: { total: 2 } });
+    expect(viaSends).toEqual({
       outcome: 'fenced-out',
       generation: 3,
       recordedGeneration: 5,
       item: { id: 'res-a', total: 1, fenceJobId: 'job-1', fenceGeneration: 5 },
     });
-    expect(viaEmulator).toEqual({ ...viaAws, item: { ...viaAws.item, id: 'res-e' } });
-    expect(aws.count.counts).toEqual({ UpdateItem: 1 });
-    expect(emulator.count.counts).toEqual({ UpdateItem: 1, GetItem: 1 });
+    expect(viaWithholds).toEqual({ ...viaSends, item: { ...viaSends.item, id: 'res-e' } });
+    expect(sends.count.counts).toEqual({ UpdateItem: 1 });
+    expect(withholds.count.counts).toEqual({ UpdateItem: 1, GetItem: 1 });
     // The caller's own condition refusing it: the same item, classified as condition-failed.
-    aws.count.reset();
+    sends.count.reset();
     const own = await fencedWrite({
-      client: aws.client,
+      client: sends.client,
       tableName,
       key: { id: 'res-a' },
       token: newer,
@@ -330,6 +333,6 @@ describe('the other transitions that decide again after a lost race take the ite
       condition: { expression: '#t = :two', names: { '#t': 'total' }, values: { ':two': 2 } },
     });
     expect(own).toEqual({ outcome: 'condition-failed', generation: 5, item: { id: 'res-a', total: 1, fenceJobId: 'job-1', fenceGeneration: 5 } });
-    expect(aws.count.counts).toEqual({ UpdateItem: 1 });
+    expect(sends.count.counts).toEqual({ UpdateItem: 1 });
   });
 });

@@ -115,7 +115,7 @@ class LeaseCmd implements Cmd {
     const now = r.clock.now;
     const can = eligible(w, now);
     const free = freeSlots(w, now);
-    const got = await r.queue.lease({ owner: this.worker, queues: [r.name], ttlMs: TTL, max: this.max });
+    const got = (await r.queue.lease({ owner: this.worker, queues: [r.name], ttlMs: TTL, max: this.max })).leases;
     expect(got.length).toBe(Math.min(this.max, can.length, free));
     for (const l of got) {
       const id = shortId(r, l.id);

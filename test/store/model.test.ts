@@ -91,7 +91,7 @@ class LeaseCmd implements Cmd {
   async run(w: World, r: Real) {
     const now = r.clock.now;
     const eligible = candidates(w, now);
-    const got = await r.queue.lease({ owner: this.worker, queues: [r.name], ttlMs: TTL, max: this.max });
+    const got = (await r.queue.lease({ owner: this.worker, queues: [r.name], ttlMs: TTL, max: this.max })).leases;
     expect(got.length).toBe(Math.min(this.max, eligible.length));
     for (const l of got) {
       const id = shortId(r, l.id);

@@ -114,7 +114,7 @@ describe('readers heartbeat', () => {
     await raw.put({ id: readersId('q'), rd_gone1: clock.now - READER_FORGET_MS, rd_gone2: clock.now - 2 * READER_FORGET_MS, rd_recent: clock.now - 10_000 });
     await queue.enqueue({ queue: 'q', payload: null, id: 'j' });
     const w = ownClient(tableName, clock);
-    expect(await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).toHaveLength(1);
+    expect((await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).leases).toHaveLength(1);
     const item = (await raw.get(readersId('q')))!;
     expect(
       Object.keys(item)
@@ -129,12 +129,12 @@ describe('readers heartbeat', () => {
     const { queue, tableName, clock, raw } = await freshQueue();
     await queue.enqueueMany(ids.slice(0, 40).map((id) => ({ queue: 'q', payload: null, id })));
     const w = ownClient(tableName, clock);
-    expect(await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 4 })).toHaveLength(4);
+    expect((await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 4 })).leases).toHaveLength(4);
     expect((await raw.get(readersId('q')))![`rd_${hintsOf(w.queue).readerToken}`]).toBe(clock.now);
     w.count.reset();
     for (let i = 0; i < 5; i++) {
       clock.advance(READER_LIVE_MS); // long past a heartbeat's period
-      expect(await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 4 })).toHaveLength(4);
+      expect((await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 4 })).leases).toHaveLength(4);
     }
     expect(w.count.counts.UpdateItem).toBe(20); // the claims only
     w.client.destroy();
@@ -174,7 +174,7 @@ describe('joining the readers (workers that start together)', () => {
       ['b', b],
     ] as const) {
       w.count.reset(); // b's counts held the registration this test made for it
-      const got = await w.queue.lease({ owner: name, queues: ['q'], ttlMs: TTL, max: 16 });
+      const got = (await w.queue.lease({ owner: name, queues: ['q'], ttlMs: TTL, max: 16 })).leases;
       expect(got.length).toBeGreaterThan(0);
       for (const l of got) {
         expect(ownsJob(view(w), l.id, shardOf(l.id, QUEUE_SHARDS), QUEUE_SHARDS), `${name} took ${l.id}`).toBe(true);
@@ -204,7 +204,7 @@ describe('joining the readers (workers that start together)', () => {
       busyLooks.push(n);
       await join();
     });
-    expect(await busy.queue.lease({ owner: 'busy', queues: ['q'], ttlMs: TTL })).toHaveLength(1);
+    expect((await busy.queue.lease({ owner: 'busy', queues: ['q'], ttlMs: TTL })).leases).toHaveLength(1);
     expect(busyLooks).toEqual(Array.from({ length: JOIN_LOOKS }, (_, i) => i));
     // The last look saw every joiner but the one added after it.
     expect(hintsOf(busy.queue).view('q', clock.now)?.count).toBe(1 + joiners.length - 1);
@@ -212,7 +212,7 @@ describe('joining the readers (workers that start together)', () => {
     const alone = ownClient(tableName, clock);
     const looks: number[] = [];
     onReadersItem(alone.client, 'GetItem', 'p', async (n) => void looks.push(n));
-    expect(await alone.queue.lease({ owner: 'alone', queues: ['p'], ttlMs: TTL })).toEqual([]);
+    expect((await alone.queue.lease({ owner: 'alone', queues: ['p'], ttlMs: TTL })).leases).toEqual([]);
     expect(looks).toEqual([0]);
     clock.advance(READER_LIVE_MS);
     await alone.queue.lease({ owner: 'alone', queues: ['p'], ttlMs: TTL });
@@ -230,7 +230,7 @@ describe('joining the readers (workers that start together)', () => {
     onReadersItem(client, 'GetItem', 'q', async () => {
       throw new Error('look refused');
     });
-    expect((await w.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).map((l) => l.id)).toEqual(['j']);
+    expect((await w.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).leases.map((l) => l.id)).toEqual(['j']);
     expect(logger.events('readers.look_failed')).toHaveLength(1);
     expect(hintsOf(w).sawReadersOf('q')).toBe(true);
     client.destroy();
@@ -242,7 +242,7 @@ describe('leaving the readers (a graceful stop)', () => {
     const { tableName, clock, raw } = await freshQueue();
     const w = ownClient(tableName, clock);
     await raw.put({ id: readersId('q'), rd_other: clock.now });
-    expect(await w.queue.lease({ owner: 'w', queues: ['q', 'p'], ttlMs: TTL })).toEqual([]); // registers in both
+    expect((await w.queue.lease({ owner: 'w', queues: ['q', 'p'], ttlMs: TTL })).leases).toEqual([]); // registers in both
     await raw.delete(readersId('p')); // as the item's TTL would
     const entriesOf = async (queue: string) => Object.keys((await raw.get(readersId(queue))) ?? {}).filter((k) => k.startsWith('rd_'));
     const mine = `rd_${hintsOf(w.queue).readerToken}`;
@@ -264,7 +264,7 @@ describe('leaving the readers (a graceful stop)', () => {
     const a = ownClient(tableName, clock);
     const b = ownClient(tableName, clock);
     // Both register through a lease call; b's shows both.
-    for (const w of [a, b]) expect(await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).toEqual([]);
+    for (const w of [a, b]) expect((await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).leases).toEqual([]);
     const view = (w: typeof a) => readerView([hintsOf(a.queue).readerToken, hintsOf(b.queue).readerToken], hintsOf(w.queue).readerToken)!;
     expect(hintsOf(b.queue).view('q', clock.now)).toEqual(view(b));
     await a.queue.leaveReaders();
@@ -273,7 +273,7 @@ describe('leaving the readers (a graceful stop)', () => {
     const owned = (w: typeof a) => ids.filter((x) => ownsJob(view(w), x, shardOf(x, QUEUE_SHARDS), QUEUE_SHARDS));
     const jobs = [owned(b)[0]!, ...owned(a).slice(0, 3)];
     await queue.enqueueMany(jobs.map((id) => ({ queue: 'q', payload: null, id })));
-    const got = (await b.queue.lease({ owner: 'b', queues: ['q'], ttlMs: TTL, max: 16 })).map((l) => l.id);
+    const got = (await b.queue.lease({ owner: 'b', queues: ['q'], ttlMs: TTL, max: 16 })).leases.map((l) => l.id);
     expect(got.sort()).toEqual(jobs.sort());
     a.client.destroy();
     b.client.destroy();
@@ -304,7 +304,7 @@ describe('JobQueues that met in a race split the queue', () => {
         ['b', b],
       ] as const) {
         w.count.reset();
-        const got = await w.queue.lease({ owner: name, queues: ['q'], ttlMs: TTL, max: 16 });
+        const got = (await w.queue.lease({ owner: name, queues: ['q'], ttlMs: TTL, max: 16 })).leases;
         for (const l of got) {
           expect(ownsJob(viewOf(w), l.id, shardOf(l.id, QUEUE_SHARDS), QUEUE_SHARDS), `${name} took ${l.id}`).toBe(true);
           taken.set(l.id, name);
@@ -334,7 +334,7 @@ describe('JobQueues that met in a race split the queue', () => {
     // Each call, a has one job of its own (a short read: it patrols b's shard too).
     const lease = async (k: number) => {
       await queue.enqueue({ queue: 'q', payload: null, id: ofA[k]! });
-      return (await a.queue.lease({ owner: 'a', queues: ['q'], ttlMs: TTL, max: 3 })).map((l) => l.id);
+      return (await a.queue.lease({ owner: 'a', queues: ['q'], ttlMs: TTL, max: 3 })).leases.map((l) => l.id);
     };
     expect(await lease(0)).toEqual([ofA[0]]);
     clock.advance(FOREIGN_GRACE_MS);
@@ -369,7 +369,7 @@ describe('JobQueues that met in a race split the queue', () => {
     r = (bShard + 0.5) / QUEUE_SHARDS; // a's patrols read b's shard
     // A job of its own fills the call: no patrol, and only a's home shards' scheduled partitions are read.
     await queue.enqueue({ queue: 'q', payload: null, id: ofA[0]! });
-    expect((await a.queue.lease({ owner: 'a', queues: ['q'], ttlMs: TTL, max: 1 })).map((l) => l.id)).toEqual([ofA[0]]);
+    expect((await a.queue.lease({ owner: 'a', queues: ['q'], ttlMs: TTL, max: 1 })).leases.map((l) => l.id)).toEqual([ofA[0]]);
     expect(scheduledReads.sort()).toEqual(
       homeShards(va, QUEUE_SHARDS)
         .map((s) => scheduledPartition('q', s))
@@ -379,7 +379,7 @@ describe('JobQueues that met in a race split the queue', () => {
     clock.advance(1_000 + FOREIGN_GRACE_MS);
     scheduledReads.length = 0;
     await queue.enqueue({ queue: 'q', payload: null, id: ofA[1]! });
-    expect((await a.queue.lease({ owner: 'a', queues: ['q'], ttlMs: TTL, max: 3 })).map((l) => l.id)).toEqual([ofA[1], later]); // its own first, then the fallback
+    expect((await a.queue.lease({ owner: 'a', queues: ['q'], ttlMs: TTL, max: 3 })).leases.map((l) => l.id)).toEqual([ofA[1], later]); // its own first, then the fallback
     expect(scheduledReads).toContain(scheduledPartition('q', bShard));
     a.client.destroy();
     b.client.destroy();
@@ -393,7 +393,7 @@ describe('JobQueues that met in a race split the queue', () => {
     clock.advance(1_000 + 2 * FOREIGN_GRACE_MS); // due, and past any reader's grace
     const own = ids.find((x) => x !== retired && ownsJob(viewOf(a), x, shardOf(x, 2), 2) && shardOf(x, 2) === homeShards(viewOf(a), 2)[0])!;
     await queue.enqueue({ queue: 'q', payload: null, id: own });
-    const got = (await a.queue.lease({ owner: 'a', queues: ['q'], ttlMs: TTL, max: 3 })).map((l) => l.id);
+    const got = (await a.queue.lease({ owner: 'a', queues: ['q'], ttlMs: TTL, max: 3 })).leases.map((l) => l.id);
     expect(got.sort()).toEqual([own, retired].sort());
     a.client.destroy();
     b.client.destroy();
@@ -404,7 +404,7 @@ describe('JobQueues that met in a race split the queue', () => {
     const vb = viewOf(b);
     const ofB = ids.filter((x) => ownsJob(vb, x, shardOf(x, QUEUE_SHARDS), QUEUE_SHARDS)).slice(0, 3);
     await queue.enqueueMany(ofB.map((id) => ({ queue: 'q', payload: null, id })));
-    const got = (await a.queue.lease({ owner: 'a', queues: ['q'], ttlMs: TTL, max: 3 })).map((l) => l.id);
+    const got = (await a.queue.lease({ owner: 'a', queues: ['q'], ttlMs: TTL, max: 3 })).leases.map((l) => l.id);
     expect(got.length).toBeGreaterThan(0);
     for (const id of got) expect(ofB).toContain(id);
     a.client.destroy();
@@ -419,7 +419,8 @@ describe('JobQueues that met in a race split the queue', () => {
     // No time passes from here: b's jobs are a's at once, not after a grace. A JobQueue that is
     // losing races reads one shard a call (no sweep), so it takes a call per shard.
     const got: string[] = [];
-    for (let call = 0; call < QUEUE_SHARDS; call++) got.push(...(await a.queue.lease({ owner: 'a', queues: ['q'], ttlMs: TTL, max: 16 })).map((l) => l.id));
+    for (let call = 0; call < QUEUE_SHARDS; call++)
+      got.push(...(await a.queue.lease({ owner: 'a', queues: ['q'], ttlMs: TTL, max: 16 })).leases.map((l) => l.id));
     expect(got.sort()).toEqual(ids.slice(0, 12).sort());
     a.client.destroy();
     b.client.destroy();

@@ -11,7 +11,7 @@ describe('reclaimOrphaned', () => {
   it('returns an expired lease to pending with a bumped generation, due at once', async () => {
     const { queue, clock } = await freshQueue({ retry: { baseMs: 1_000, maxMs: 60_000 }, random: () => 0 });
     const { id } = await queue.enqueue({ queue: 'q', payload: null });
-    const [dead] = await queue.lease({ owner: 'gone', queues: ['q'], ttlMs: 5_000 });
+    const [dead] = (await queue.lease({ owner: 'gone', queues: ['q'], ttlMs: 5_000 })).leases;
     clock.advance(4_999);
     expect(await queue.reclaimOrphaned()).toMatchObject({ expired: 0, reclaimed: 0 });
     clock.advance(2);
@@ -27,7 +27,7 @@ describe('reclaimOrphaned', () => {
     const client = dynamoClient({ endpoint: endpoint() });
     const reclaimer = new JobQueue({ tableName, client, clock, logger: silentLogger });
     const { id } = await queue.enqueue({ queue: 'q', payload: null });
-    const [late] = await queue.lease({ owner: 'slow', queues: ['q'], ttlMs: 5_000 });
+    const [late] = (await queue.lease({ owner: 'slow', queues: ['q'], ttlMs: 5_000 })).leases;
     clock.advance(6_000);
     const gate = gateNext(client, isReclaimWrite);
     const reclaim = reclaimer.reclaimOrphaned();
@@ -45,7 +45,7 @@ describe('reclaimOrphaned', () => {
     const log = memoryLogger();
     const reclaimer = new JobQueue({ tableName, client, clock, logger: log });
     const { id } = await queue.enqueue({ queue: 'q', payload: null });
-    const [lease] = await queue.lease({ owner: 'alive', queues: ['q'], ttlMs: 5_000 });
+    const [lease] = (await queue.lease({ owner: 'alive', queues: ['q'], ttlMs: 5_000 })).leases;
     clock.advance(5_500);
     const gate = gateNext(client, isReclaimWrite);
     const reclaim = reclaimer.reclaimOrphaned();
@@ -69,7 +69,7 @@ describe('reclaimOrphaned', () => {
     const gate = gateNext(client, isReclaimWrite);
     const reclaim = reclaimer.reclaimOrphaned();
     await gate.reached;
-    const [taken] = await queue.lease({ owner: 'successor', queues: ['q'], ttlMs: 30_000 });
+    const [taken] = (await queue.lease({ owner: 'successor', queues: ['q'], ttlMs: 30_000 })).leases;
     expect(taken?.id).toBe(id);
     gate.release();
     expect(await reclaim).toMatchObject({ lostRaces: 1 });
@@ -82,7 +82,7 @@ describe('reclaimOrphaned', () => {
     const { id } = await queue.enqueue({ queue: 'q', payload: 'poison', maxAttempts: 3 });
     const outcomes: string[] = [];
     for (let i = 0; i < 5; i++) {
-      const [lease] = await queue.lease({ owner: `crashing-${i}`, queues: ['q'], ttlMs: 2_000 });
+      const [lease] = (await queue.lease({ owner: `crashing-${i}`, queues: ['q'], ttlMs: 2_000 })).leases;
       if (!lease) break;
       clock.advance(2_001); // the worker died holding it
       const r = await queue.reclaimOrphaned();

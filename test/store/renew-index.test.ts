@@ -18,7 +18,7 @@ describe('renewals and the index', () => {
     const { queue, clock, raw } = await freshQueue();
     const { id } = await queue.enqueue({ queue: 'q', payload: null });
     const t0 = clock.now;
-    let [lease] = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL });
+    let [lease] = (await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).leases;
     expect((await raw.get(id))?.leaseExpiresAt).toBe(t0 + TTL);
 
     clock.advance(EVERY); // indexed expiry t0 + 30 s is two intervals ahead: base only
@@ -51,23 +51,23 @@ describe('renewals and the index', () => {
   it('a renewal that shortens the lease moves the indexed expiry down with it', async () => {
     const { queue, clock, raw, peer } = await freshQueue();
     const { id } = await queue.enqueue({ queue: 'q', payload: null });
-    const [lease] = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 60_000 });
+    const [lease] = (await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 60_000 })).leases;
     clock.advance(1_000);
     expect((await queue.renew(lease!, 5_000)).outcome).toBe('renewed');
     expect((await raw.get(id))?.leaseExpiresAt).toBe(clock.now + 5_000);
     clock.advance(5_001);
-    expect((await peer().lease({ owner: 'taker', queues: ['q'], ttlMs: TTL })).map((l) => l.id)).toEqual([id]);
+    expect((await peer().lease({ owner: 'taker', queues: ['q'], ttlMs: TTL })).leases.map((l) => l.id)).toEqual([id]);
   });
 
   it('leaseLapsed: a taker and reclaim are refused while leaseRenewedUntil is ahead, though the indexed expiry has passed', async () => {
     const { queue, clock, raw, peer } = await freshQueue();
     const { id } = await queue.enqueue({ queue: 'q', payload: null });
-    const [held] = await queue.lease({ owner: 'alive', queues: ['q'], ttlMs: TTL });
+    const [held] = (await queue.lease({ owner: 'alive', queues: ['q'], ttlMs: TTL })).leases;
     // The holder's state after base-only renewals whose last index write has lapsed (a late renewal).
     await raw.set(id, { leaseExpiresAt: clock.now - 1, leaseRenewedUntil: clock.now + 10_000 });
 
     const taker = peer();
-    expect(await taker.lease({ owner: 'taker', queues: ['q'], ttlMs: TTL })).toEqual([]);
+    expect((await taker.lease({ owner: 'taker', queues: ['q'], ttlMs: TTL })).leases).toEqual([]);
     const item = (await raw.get(id))!;
     const orphan: Candidate = {
       id,
@@ -85,7 +85,7 @@ describe('renewals and the index', () => {
 
     // Both past: the orphan is taken over.
     await raw.set(id, { leaseExpiresAt: clock.now - 2, leaseRenewedUntil: clock.now - 1 });
-    expect((await taker.lease({ owner: 'taker', queues: ['q'], ttlMs: TTL })).map((l) => l.takenOverFrom)).toEqual(['alive']);
+    expect((await taker.lease({ owner: 'taker', queues: ['q'], ttlMs: TTL })).leases.map((l) => l.takenOverFrom)).toEqual(['alive']);
     expect((await queue.ackDone(held!)).outcome).toBe('stale');
   });
 
@@ -93,7 +93,7 @@ describe('renewals and the index', () => {
     const { queue, clock, raw } = await freshQueue();
     const { id } = await queue.enqueue({ queue: 'q', payload: null });
     const t0 = clock.now;
-    const [lease] = await queue.lease({ owner: 'doomed', queues: ['q'], ttlMs: TTL });
+    const [lease] = (await queue.lease({ owner: 'doomed', queues: ['q'], ttlMs: TTL })).leases;
     clock.advance(EVERY);
     const out = await queue.renew(lease!, TTL);
     expect(out).toMatchObject({ outcome: 'renewed', lease: { expiresAt: t0 + 40_000, indexedExpiresAt: t0 + TTL } });
@@ -117,6 +117,6 @@ describe('renewals and the index', () => {
     await queue.lease({ owner: 'short', queues: ['q'], ttlMs: 5_000 });
     expect((await raw.get(id))?.leaseRenewedUntil).toBeUndefined();
     clock.advance(5_001);
-    expect((await peer().lease({ owner: 'taker', queues: ['q'], ttlMs: TTL })).map((l) => l.takenOverFrom)).toEqual(['short']);
+    expect((await peer().lease({ owner: 'taker', queues: ['q'], ttlMs: TTL })).leases.map((l) => l.takenOverFrom)).toEqual(['short']);
   });
 });

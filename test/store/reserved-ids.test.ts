@@ -81,7 +81,7 @@ describe('reserved job ids: a new job cannot take a tick id', () => {
     const id = `sched:ops:${T1}`;
     expect(await t.queue.get(id)).toMatchObject({ id, state: 'pending' });
     expect(await t.queue.runNow(id)).toMatchObject({ outcome: 'due-now', id });
-    const [lease] = await t.queue.lease({ owner: 'w', queues: ['reports'], ttlMs: 10_000 });
+    const [lease] = (await t.queue.lease({ owner: 'w', queues: ['reports'], ttlMs: 10_000 })).leases;
     expect(lease).toMatchObject({ id });
     expect(await t.queue.ackFailed(lease!, 'boom')).toMatchObject({ outcome: 'dead' });
     expect(await t.queue.requeueDead(id)).toMatchObject({ outcome: 'requeued', id });

@@ -11,7 +11,7 @@ describe('default retention', () => {
   it('is 7 days: a done job and a cancelled one expire 7 days after they finished', async () => {
     const { queue, raw, clock } = await freshQueue();
     await queue.enqueueMany(['d', 'c'].map((id) => ({ queue: 'q', payload: id, id })));
-    const [lease] = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 30_000 });
+    const [lease] = (await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 30_000 })).leases;
     clock.advance(1_500);
     await queue.ackDone(lease!);
     const other = lease!.id === 'd' ? 'c' : 'd';

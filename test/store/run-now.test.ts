@@ -26,7 +26,7 @@ describe('run now', () => {
     });
     expect(due).toEqual([['q']]);
     expect(await t.raw.get(id)).toMatchObject({ runAt: t.clock.now, leaseGeneration: before!.leaseGeneration, state: 'pending' });
-    expect((await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: 10_000 })).map((l) => l.id)).toEqual([id]);
+    expect((await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: 10_000 })).leases.map((l) => l.id)).toEqual([id]);
     const { id: now } = await t.queue.enqueue({ queue: 'q', payload: 2, runAt: t.clock.now });
     const untouched = await t.raw.get(now);
     due.length = 0;

@@ -130,7 +130,7 @@ describe('pausing a schedule: edges', () => {
     await queue.schedules.fire({ horizonMs: 180_000 }); // 10:01, 10:02, 10:03
     const [running, due, ahead] = ['10:01', '10:02', '10:03'].map((t) => tickId('n', `2026-05-01T${t}:00Z`));
     await queue.runNow(running!);
-    const [lease] = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 60_000 });
+    const [lease] = (await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 60_000 })).leases;
     expect(lease!.id).toBe(running);
     await queue.runNow(due!); // pending, due at exactly now
     const requests = countRequests(client);

@@ -46,7 +46,7 @@ describe('pausing a schedule withdraws what it fired ahead', () => {
     expect(await pendingTicks(queue, 'q')).toEqual([]);
     clock.now = at('2026-05-01T10:05:00Z');
     expect(await queue.schedules.fire({ horizonMs: 120_000 })).toMatchObject({ created: 0 });
-    expect(await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 10_000, max: 10 })).toEqual([]);
+    expect((await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 10_000, max: 10 })).leases).toEqual([]);
     // A repeated pause finds nothing more to withdraw.
     expect(await queue.schedules.pause('p')).toMatchObject({ outcome: 'paused', withdrawn: [] });
   });
@@ -91,7 +91,7 @@ describe('pausing a schedule withdraws what it fired ahead', () => {
     await queue.schedules.put({ name: 'run', cron: '* * * * *', queue: 'q' });
     await queue.schedules.fire({ horizonMs: 120_000 });
     await queue.runNow(tickId('run', '2026-05-01T10:02:00Z'));
-    const [lease] = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 10_000 });
+    const [lease] = (await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 10_000 })).leases;
     expect(lease!.id).toBe(tickId('run', '2026-05-01T10:02:00Z'));
     expect(await queue.schedules.pause('run')).toMatchObject({ withdrawn: [tickId('run', '2026-05-01T10:01:00Z')] });
     expect(await queue.get(lease!.id)).toMatchObject({ state: 'running', leaseOwner: 'w', leaseGeneration: lease!.generation });

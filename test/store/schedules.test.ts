@@ -42,7 +42,7 @@ describe('recurring schedules', () => {
     const job = await queue.get(`sched:m:${at('2026-05-01T10:01:00Z')}`);
     expect(job).toMatchObject({ state: 'pending', queue: 'q', payload: 'p', priority: 3, maxAttempts: 2, runAt: at('2026-05-01T10:01:00Z') });
     // Not due before its tick: a lease now finds nothing.
-    expect(await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 10_000 })).toEqual([]);
+    expect((await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 10_000 })).leases).toEqual([]);
     // The next pass finds nothing new until the horizon moves.
     expect(await queue.schedules.fire({ horizonMs: 120_000 })).toMatchObject({ schedules: 0, created: 0 });
     clock.advance(60_000);

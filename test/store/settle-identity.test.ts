@@ -55,7 +55,7 @@ describe('renewal edges', () => {
   it('a renewal to exactly the indexed expiry leaves the index alone', async () => {
     const { queue, raw, logger } = await freshQueue();
     const { id } = await queue.enqueue({ queue: 'q', payload: null });
-    const [lease] = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL });
+    const [lease] = (await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).leases;
     // At the same instant and TTL the new expiry equals the indexed one: not later, not shortened.
     const out = await queue.renew(lease!, TTL);
     expect(out).toMatchObject({ outcome: 'renewed', lease: { expiresAt: lease!.expiresAt, indexedExpiresAt: lease!.expiresAt } });
@@ -66,7 +66,7 @@ describe('renewal edges', () => {
   it("stores the handler's progress and its time with the renewal; a renewal without progress keeps the last", async () => {
     const { queue, clock, raw } = await freshQueue();
     const { id } = await queue.enqueue({ queue: 'q', payload: null });
-    const [lease] = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL });
+    const [lease] = (await queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).leases;
     expect((await raw.get(id))?.progress).toBeUndefined();
     clock.advance(1_000);
     const at = clock.now;
@@ -84,7 +84,7 @@ describe('requeueing a dead job that changes meanwhile', () => {
   async function deadJob(act: (t: Awaited<ReturnType<typeof freshQueue>>) => Promise<void>) {
     const t = await freshQueue();
     await t.queue.enqueue({ queue: 'q', payload: 1, id: 'd', maxAttempts: 1 });
-    const [l] = await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL });
+    const [l] = (await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).leases;
     await t.queue.ackFailed(l!, 'x');
     let armed = true;
     t.client.middlewareStack.add(

@@ -269,7 +269,7 @@ describe('maintenance of a layout change', () => {
       expect(check.layout.read).toEqual({ queueShards: 4, globalShards: 4 });
       // And the job is not stranded: a due one is leased, a running one taken over once its lease lapses.
       if (dim === 'global') clock.advance(60_001);
-      const leases = await queue.lease({ owner: 'next', queues: ['q'], ttlMs: 5_000, max: 2 }); // with registers-q
+      const leases = (await queue.lease({ owner: 'next', queues: ['q'], ttlMs: 5_000, max: 2 })).leases; // with registers-q
       const late = leases.find((l) => l.id === id);
       expect({ dim, id: late?.id, takenOverFrom: late?.takenOverFrom }).toEqual({ dim, id, takenOverFrom: dim === 'global' ? 'paused' : undefined });
     }

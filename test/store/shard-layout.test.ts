@@ -18,7 +18,7 @@ const TTL = 5_000;
 async function drain(queue: JobQueue, queues: string[]): Promise<string[]> {
   const done: string[] = [];
   for (;;) {
-    const leases = await queue.lease({ owner: 'drainer', queues, ttlMs: TTL, max: 50 });
+    const leases = (await queue.lease({ owner: 'drainer', queues, ttlMs: TTL, max: 50 })).leases;
     if (leases.length === 0) return done;
     for (const l of leases) {
       expect((await queue.ackDone(l, null)).outcome).toBe('done');
@@ -97,7 +97,8 @@ describe('shard layout recorded in the table', () => {
       for (const id of prio) await old.enqueue({ queue: 'q', id, payload: null, priority: 3 });
       for (const id of sched) await old.enqueue({ queue: 'q', id, payload: null, runAt: clock.now + 30_000 });
       const held: Lease[] = [];
-      while (held.length < running.length) held.push(...(await old.lease({ owner: 'dies', queues: ['q'], ttlMs: TTL, max: running.length - held.length })));
+      while (held.length < running.length)
+        held.push(...(await old.lease({ owner: 'dies', queues: ['q'], ttlMs: TTL, max: running.length - held.length })).leases);
       const runningIds = held.map((l) => l.id);
       expect(runningIds).toHaveLength(12);
 
@@ -153,7 +154,7 @@ describe('shard layout recorded in the table', () => {
     for (let i = 1; shardOf(id, 4) === 0; i++) id = `late-${i}`;
     await raw.put(strayPending(id, 'q', clock.now, 4, clock.now));
     const w = peer();
-    expect(await w.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).toEqual([]); // nobody reads shard >= 1 now
+    expect((await w.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).leases).toEqual([]); // nobody reads shard >= 1 now
     const reopened = await queue.checkShardLayout();
     expect(reopened.outcome).toBe('reopened');
     expect(reopened.occupied).toEqual([`ready|q|${shardOf(id, 4)}`]);

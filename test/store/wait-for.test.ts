@@ -7,7 +7,7 @@ describe('waitFor (direct store)', () => {
     const { queue } = await freshQueue({ clock: Date.now });
     await queue.enqueue({ queue: 'q', payload: 1, id: 'w-done' });
     const waiting = queue.waitFor('w-done', { timeoutMs: 10_000 });
-    const [lease] = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 10_000 });
+    const [lease] = (await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 10_000 })).leases;
     await queue.ackDone(lease!, { total: 3 });
     expect(await waiting).toMatchObject({ outcome: 'done', id: 'w-done', result: { total: 3 } });
   });
@@ -15,7 +15,7 @@ describe('waitFor (direct store)', () => {
   it('resolves with dead and the last error, and with cancelled', async () => {
     const { queue } = await freshQueue({ clock: Date.now });
     await queue.enqueue({ queue: 'q', payload: 1, id: 'w-dead', maxAttempts: 1 });
-    const [lease] = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 10_000 });
+    const [lease] = (await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 10_000 })).leases;
     await queue.ackFailed(lease!, new Error('disk full'));
     expect(await queue.waitFor('w-dead')).toMatchObject({ outcome: 'dead', lastError: expect.stringContaining('disk full') });
     await queue.enqueue({ queue: 'q', payload: 1, id: 'w-cancel' });

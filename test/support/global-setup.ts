@@ -1,6 +1,7 @@
 import type { TestProject } from 'vitest/node';
 import { startDynalite, type EmulatorProcess } from '../../src/local/emulator.js';
 import { startFauxqs } from '../../src/local/sqs-emulator.js';
+import { startValidatingProxy, type ValidatingProxy } from '../../tools/validating-proxy.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -11,10 +12,12 @@ declare module 'vitest' {
 
 let emulator: EmulatorProcess | undefined;
 let sqsEmulator: EmulatorProcess | undefined;
+let validating: ValidatingProxy | undefined;
 
 /**
  * Starts dynalite in its own process unless DYNAMODB_ENDPOINT names another endpoint, and fauxqs
- * (SQS) unless SQS_ENDPOINT does.
+ * (SQS) unless SQS_ENDPOINT does. DYNAMODB_VALIDATE=1 puts the validating proxy
+ * (tools/validating-proxy.ts) in front of the DynamoDB endpoint: requests AWS refuses are refused.
  */
 export async function setup(project: TestProject): Promise<void> {
   const givenSqs = process.env.SQS_ENDPOINT;
@@ -23,16 +26,13 @@ export async function setup(project: TestProject): Promise<void> {
     sqsEmulator = await startFauxqs();
     project.provide('sqsEndpoint', sqsEmulator.endpoint);
   }
-  const given = process.env.DYNAMODB_ENDPOINT;
-  if (given) {
-    project.provide('dynamodbEndpoint', given);
-    return;
-  }
-  emulator = await startDynalite();
-  project.provide('dynamodbEndpoint', emulator.endpoint);
+  const target = process.env.DYNAMODB_ENDPOINT || (emulator = await startDynalite()).endpoint;
+  if (process.env.DYNAMODB_VALIDATE === '1') validating = await startValidatingProxy(target);
+  project.provide('dynamodbEndpoint', validating?.endpoint ?? target);
 }
 
-/** Stops the emulators this run started. */
+/** Stops the emulators and the proxy this run started. */
 export async function teardown(): Promise<void> {
+  await validating?.close();
   await Promise.all([emulator?.stop(), sqsEmulator?.stop()]);
 }

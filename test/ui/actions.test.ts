@@ -12,7 +12,7 @@ describe('actions', () => {
   test("a dead job's requeue asks first (declining changes nothing), then requeues it, and a worker runs it", async () => {
     const { url, producer, queue, requests } = await dashboardOnFreshTable({ allowActions: true });
     await producer.enqueue({ queue: 'billing', id: 'invoice-9', payload: { amount: 12 }, maxAttempts: 1 });
-    const [lease] = await producer.lease({ owner: 'worker-1', queues: ['billing'], ttlMs: 30_000 });
+    const [lease] = (await producer.lease({ owner: 'worker-1', queues: ['billing'], ttlMs: 30_000 })).leases;
     await producer.ackFailed(lease!, new Error('card declined'));
     const page = await openPage('requeue-dead');
     await page.goto(url('/job?id=invoice-9'));
@@ -62,7 +62,7 @@ describe('actions', () => {
   test('force-release, run now and cancel each confirm and show their outcome', async () => {
     const { url, producer } = await dashboardOnFreshTable({ allowActions: true, refreshMs: 60_000 });
     await producer.enqueue({ queue: 'q', id: 'held', payload: 1 });
-    const [held] = await producer.lease({ owner: 'worker-slow', queues: ['q'], ttlMs: 600_000 });
+    const [held] = (await producer.lease({ owner: 'worker-slow', queues: ['q'], ttlMs: 600_000 })).leases;
     await producer.enqueue({ queue: 'q', id: 'tomorrow', payload: 2, runAt: Date.now() + 86_400_000 });
     await producer.enqueue({ queue: 'q', id: 'unwanted', payload: 3, runAt: Date.now() + 86_400_000 });
     const page = await openPage('actions-outcomes');
@@ -115,7 +115,7 @@ describe('actions', () => {
   test('without --allow-actions there are no buttons, and a POST with the page token is refused', async () => {
     const { url, producer, dashboard, requests } = await dashboardOnFreshTable({ refreshMs: 60_000 });
     await producer.enqueue({ queue: 'q', id: 'dead-one', payload: 1, maxAttempts: 1 });
-    const [lease] = await producer.lease({ owner: 'w', queues: ['q'], ttlMs: 30_000 });
+    const [lease] = (await producer.lease({ owner: 'w', queues: ['q'], ttlMs: 30_000 })).leases;
     await producer.ackFailed(lease!, new Error('x'));
     const page = await openPage('actions-off');
     await page.goto(url('/job?id=dead-one'));

@@ -49,7 +49,7 @@ describe('read cost', () => {
     await queue.enqueueMany(Array.from({ length: 4 }, (_, i) => ({ queue: 'x', payload: i, runAt: clock.now + 60_000 })));
     await queue.enqueue({ queue: 'y', payload: null, maxAttempts: 1 });
     clock.advance(10);
-    const leases = await queue.lease({ owner: 'w', queues: ['x', 'y'], ttlMs: 5_000, max: 5 });
+    const leases = (await queue.lease({ owner: 'w', queues: ['x', 'y'], ttlMs: 5_000, max: 5 })).leases;
     const y = leases.find((l) => l.queue === 'y');
     if (y) await queue.ackFailed(y, new Error('no'));
     clock.advance(6_000); // the leases lapse: expired
@@ -88,7 +88,7 @@ describe('throughput', () => {
     const kinds = ['done', 'fails', 'released', 'orphan', 'dies', 'quick'] as const;
     for (const k of kinds) await queue.enqueue({ queue: k, id: k, payload: null, maxAttempts: k === 'dies' ? 1 : 5 });
     clock.advance(1);
-    const lease = async (k: string, owner = 'w1', ttlMs = 5_000) => (await queue.lease({ owner, queues: [k], ttlMs }))[0]!;
+    const lease = async (k: string, owner = 'w1', ttlMs = 5_000) => (await queue.lease({ owner, queues: [k], ttlMs })).leases[0]!;
     const held = {
       done: await lease('done'),
       fails: await lease('fails'),
@@ -106,7 +106,7 @@ describe('throughput', () => {
     await queue.enqueue({ queue: 'unseen', payload: null });
     await queue.ackDone(await lease('unseen'), null); // enqueued and finished between readings: not seen
     clock.advance(6_000); // the orphan's lease lapses and another worker takes it over
-    expect((await peer().lease({ owner: 'w2', queues: ['orphan'], ttlMs: 60_000 }))[0]?.takenOverFrom).toBe('w1');
+    expect((await peer().lease({ owner: 'w2', queues: ['orphan'], ttlMs: 60_000 })).leases[0]?.takenOverFrom).toBe('w1');
     const first = totals(await sampler.sample());
     expect(first.done).toEqual({ done: 0, failed: 0 }); // a job one reading missed may be between two states: not counted yet
     expect(first.fails).toEqual({ done: 0, failed: 1 });
@@ -143,13 +143,13 @@ describe('throughput', () => {
       { queue: 'q', id: 'b', payload: null },
     ]);
     clock.advance(1);
-    const [first] = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 60_000 }); // one of the two; the other stays pending
+    const [first] = (await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 60_000 })).leases; // one of the two; the other stays pending
     const other = first!.id === 'a' ? 'b' : 'a';
     await sampler.sample(); // first running, other pending
 
     runningRead = deferred(); // armed for this reading only
     between = async () => {
-      const [second] = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 60_000 }); // other: pending -> running after the running read
+      const [second] = (await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 60_000 })).leases; // other: pending -> running after the running read
       expect(second?.id).toBe(other);
       await queue.ackFailed(first!, new Error('x')); // first: running -> pending, so this reading sees it twice
     };

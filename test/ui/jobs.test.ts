@@ -41,7 +41,7 @@ describe('jobs', () => {
   test("a job's page shows its fields and the same explanation `fenceq inspect` prints", async () => {
     const { url, producer } = await dashboardOnFreshTable({ refreshMs: 60_000 });
     await producer.enqueue({ queue: 'reports', id: 'report:2026-11', payload: { month: '2026-11' }, priority: 7, maxAttempts: 3 });
-    const [lease] = await producer.lease({ owner: 'worker-7', queues: ['reports'], ttlMs: 600_000 });
+    const [lease] = (await producer.lease({ owner: 'worker-7', queues: ['reports'], ttlMs: 600_000 })).leases;
     await producer.ackFailed(lease!, new Error('template not found'), { retryable: false });
     const job = (await producer.get('report:2026-11'))!;
     const page = await openPage('job-fields');
@@ -64,7 +64,7 @@ describe('jobs', () => {
     const { url, producer, queue } = await dashboardOnFreshTable();
     await producer.enqueue({ queue: 'crashy', id: 'crash-1', payload: { step: 1 } });
     // worker-killed leases the job and dies: it never renews, acks or releases.
-    const [dead] = await producer.lease({ owner: 'worker-killed', queues: ['crashy'], ttlMs: 4_000 });
+    const [dead] = (await producer.lease({ owner: 'worker-killed', queues: ['crashy'], ttlMs: 4_000 })).leases;
     const page = await openPage('job-takeover');
     await page.goto(url('/job?id=crash-1'));
     await seeText(page, '#explanation .summary', 'Running under worker-killed');

@@ -18,7 +18,7 @@ describe('queues page', () => {
     expect(await textOf(page, 'tr[data-queue="email"] td[data-field="scheduled"]')).toBe('1');
     expect(await textOf(page, 'tr[data-queue="email"] td[data-field="running"]')).toBe('0');
 
-    const [a, b] = await producer.lease({ owner: 'worker-1', queues: ['email'], ttlMs: 60_000, max: 2 });
+    const [a, b] = (await producer.lease({ owner: 'worker-1', queues: ['email'], ttlMs: 60_000, max: 2 })).leases;
     await seeText(page, 'tr[data-queue="email"] td[data-field="running"]', '2');
     expect(await textOf(page, 'tr[data-queue="email"] td[data-field="due"]')).toBe('1');
 

@@ -19,7 +19,7 @@ describe('runNow', () => {
     const after = (await raw.get('later'))!;
     expect(after).toMatchObject({ state: 'pending', runAt: clock.now, leaseGeneration: before.leaseGeneration, attempts: 0 });
     expect(String(after.gpk)).toMatch(/^ready\|q\|/);
-    const [lease] = await peer().lease({ owner: 'w', queues: ['q'], ttlMs: 10_000 });
+    const [lease] = (await peer().lease({ owner: 'w', queues: ['q'], ttlMs: 10_000 })).leases;
     expect(lease?.id).toBe('later');
   });
 
@@ -29,7 +29,7 @@ describe('runNow', () => {
     await queue.enqueue({ queue: 'q', id: 'run', payload: 1 });
     await queue.enqueue({ queue: 'q', id: 'dies', payload: 1, maxAttempts: 1 });
     clock.advance(1);
-    const leases = await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 10_000, max: 3 });
+    const leases = (await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 10_000, max: 3 })).leases;
     await queue.ackFailed(
       leases.find((l) => l.id === 'dies')!,
       new Error('x'),
@@ -54,7 +54,7 @@ describe('runNow', () => {
     await gate.reached;
     clock.advance(61_000);
     const other = peer();
-    const [lease] = await other.lease({ owner: 'other', queues: ['q'], ttlMs: 10_000 });
+    const [lease] = (await other.lease({ owner: 'other', queues: ['q'], ttlMs: 10_000 })).leases;
     const failed = await other.ackFailed(lease!, new Error('boom'));
     expect(failed.outcome).toBe('retrying');
     gate.release();
@@ -73,7 +73,7 @@ describe('runNow', () => {
     const running = queue.runNow('j');
     await gate.reached;
     clock.advance(61_000);
-    const [lease] = await peer().lease({ owner: 'other', queues: ['q'], ttlMs: 10_000 });
+    const [lease] = (await peer().lease({ owner: 'other', queues: ['q'], ttlMs: 10_000 })).leases;
     gate.release();
     expect(await running).toEqual({ outcome: 'not-pending', id: 'j', state: 'running' });
     expect(await queue.get('j')).toMatchObject({ state: 'running', leaseOwner: 'other', leaseGeneration: lease!.generation });

@@ -28,7 +28,7 @@ try {
     }
     await dashboard.sampler.sample();
     for (let i = 0; i < 6; i++) {
-      const leases = await queue.lease({ owner: `worker-${i % 3}`, ttlMs: 30_000, max: 100 });
+      const leases = (await queue.lease({ owner: `worker-${i % 3}`, ttlMs: 30_000, max: 100 })).leases;
       for (const [k, l] of leases.entries()) {
         if (k % 17 === 3) await queue.ackFailed(l, new Error('smtp 451 try later'));
         else await queue.ackDone(l, { ok: true });
@@ -44,7 +44,7 @@ try {
   await queue.lease({ owner: 'worker-1', ttlMs: 120_000, max: 3, queues: ['thumbnails'] });
   await queue.lease({ owner: 'worker-2', ttlMs: 5_000, max: 1, queues: ['email'] });
   await queue.enqueue({ queue: 'reports', payload: { month: '2026-11' }, maxAttempts: 1 });
-  const [doomed] = await queue.lease({ owner: 'worker-0', ttlMs: 30_000, queues: ['reports'] });
+  const [doomed] = (await queue.lease({ owner: 'worker-0', ttlMs: 30_000, queues: ['reports'] })).leases;
   if (doomed) await queue.ackFailed(doomed, new Error('template not found'), { retryable: false });
   now += 45_000;
   await dashboard.sampler.sample();

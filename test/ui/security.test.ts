@@ -139,7 +139,7 @@ describe('markup in job data', () => {
   test('a payload, error or id holding HTML is shown as text, never run as markup', async () => {
     const evilText = '</pre><script>window.pwned = 1</script><img src=x onerror="window.pwned = 2">';
     await fx.producer.enqueue({ queue: 'xq', id: 'xss_1', payload: { note: evilText }, maxAttempts: 1 });
-    const [lease] = await fx.producer.lease({ owner: 'w', queues: ['xq'], ttlMs: 30_000 });
+    const [lease] = (await fx.producer.lease({ owner: 'w', queues: ['xq'], ttlMs: 30_000 })).leases;
     await fx.producer.ackFailed(lease!, new Error(evilText));
     const page = await openPage('markup-in-data');
     await page.goto(fx.url('/job?id=xss_1'));

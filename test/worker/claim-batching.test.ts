@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Json, Lease } from '../../src/job.js';
-import type { LeaseRequest } from '../../src/job-store.js';
+import type { LeaseRequest, LeaseResult } from '../../src/job-store.js';
 import { Worker } from '../../src/worker/worker.js';
 import { deferred, next, WatchedStore, workerTable } from './support.js';
 
@@ -10,7 +10,7 @@ class HeldAckStore extends WatchedStore {
   readonly ackReached = deferred();
   readonly ackOpen = deferred();
   holdAckOf = '';
-  override lease(req: LeaseRequest): Promise<Lease[]> {
+  override lease(req: LeaseRequest): Promise<LeaseResult> {
     this.maxes.push(req.max ?? 1);
     return super.lease(req);
   }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { Json, Lease } from '../../src/job.js';
-import type { LeaseRequest } from '../../src/job-store.js';
+import type { Json } from '../../src/job.js';
+import type { LeaseRequest, LeaseResult } from '../../src/job-store.js';
 import { HandlerTimeoutError, ResultInvalidError } from '../../src/worker/errors.js';
 import { manualTime } from '../../src/testing/manual-time.js';
 import { deferred, next, nth, WatchedStore, workerTable } from './support.js';
@@ -169,7 +169,7 @@ describe('a failing handler fails only its own job', () => {
     const stray = await t.queue.enqueue({ queue: 'images', payload: null });
     // A transport that ignores the queue filter (a bug elsewhere) must not make the worker sit on the job.
     class Sloppy extends WatchedStore {
-      override lease(req: LeaseRequest): Promise<Lease[]> {
+      override lease(req: LeaseRequest): Promise<LeaseResult> {
         return super.lease({ ...req, queues: [...(req.queues ?? []), 'images'] });
       }
     }

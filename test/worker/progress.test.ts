@@ -112,9 +112,9 @@ describe('ctx.progress', () => {
   it("a superseded run cannot overwrite its successor's progress (the lease guard, secret included)", async () => {
     const t = await workerTable();
     const { id } = await t.queue.enqueue({ queue: 'q', payload: null });
-    const [old] = await t.queue.lease({ owner: 'a', queues: ['q'], ttlMs: 10_000 });
+    const [old] = (await t.queue.lease({ owner: 'a', queues: ['q'], ttlMs: 10_000 })).leases;
     await t.queue.releaseUnowned(id);
-    const [next] = await t.queue.lease({ owner: 'b', queues: ['q'], ttlMs: 10_000 });
+    const [next] = (await t.queue.lease({ owner: 'b', queues: ['q'], ttlMs: 10_000 })).leases;
     expect((await t.queue.renew(next!, 10_000, { step: 'successor' })).outcome).toBe('renewed');
     expect((await t.queue.renew(old!, 10_000, { step: 'stale' })).outcome).toBe('stale');
     // The current generation with a forged secret matches nothing either.

@@ -1,6 +1,6 @@
 import { afterEach } from 'vitest';
 import type { Json, Lease } from '../../src/job.js';
-import type { JobStore, LeaseRequest } from '../../src/job-store.js';
+import type { JobStore, LeaseRequest, LeaseResult } from '../../src/job-store.js';
 import type { JobQueueOptions } from '../../src/job-queue.js';
 import { leaseKeys } from '../../src/keys.js';
 import { Worker } from '../../src/worker/worker.js';
@@ -82,9 +82,9 @@ export class WatchedStore implements JobStore {
     this.openGate?.();
     this.renewGate = undefined;
   }
-  async lease(req: LeaseRequest): Promise<Lease[]> {
+  async lease(req: LeaseRequest): Promise<LeaseResult> {
     const got = await this.inner.lease(req);
-    this.calls.push({ op: 'lease', max: req.max, got: got.length });
+    this.calls.push({ op: 'lease', max: req.max, got: got.leases.length });
     return got;
   }
   ackDone(lease: Lease, result?: Json) {

@@ -211,14 +211,19 @@ function when(j: JobSummary, now: number): string {
 
 /** Parses an integer option or fails with a usage error naming it. */
 export function integer(flag: string, text: string): number {
-  if (!/^-?\d+$/.test(text.trim())) throw new CliError(EXIT.usage, `invalid ${flag} ${JSON.stringify(text)}: expected an integer`);
+  if (!/^-?\d+$/.test(text.trim()))
+    throw new CliError(EXIT.usage, `invalid ${flag} ${JSON.stringify(text)}: expected an integer`, { field: flag, value: text });
   return Number(text);
 }
 
 /** Parses a duration option or fails with a usage error naming it. */
 export function duration(flag: string, text: string): number {
   const ms = parseDuration(text);
-  if (ms === undefined) throw new CliError(EXIT.usage, `invalid ${flag} ${JSON.stringify(text)}: expected a duration such as 500ms, 30s, 5m`);
+  if (ms === undefined)
+    throw new CliError(EXIT.usage, `invalid ${flag} ${JSON.stringify(text)}: expected a duration such as 500ms, 30s, 5m`, {
+      field: flag,
+      value: text,
+    });
   return ms;
 }
 

@@ -120,8 +120,9 @@ export async function startCommand(ctx: CommandContext, o: StartOptions): Promis
     } else if (!json && !abort.signal.aborted) {
       out(`\nStopping the stack. \`npm start -- --keep-alive\` keeps it up after the demo; \`npm start -- --no-demo\` serves it alone.\n`);
     }
-    // Non-zero when a job ended elsewhere than planned, or a stop kind did not happen or missed its bound.
-    return summary.unexpected.length === 0 && summary.stops.failures.length === 0 ? EXIT.ok : EXIT.failure;
+    // Non-zero when a job was lost, stuck, finished from a stale lease or twice, or a stop kind was
+    // not shown; a timing over its target is printed, never a failure.
+    return summary.verdict.ok ? EXIT.ok : EXIT.failure;
   } finally {
     await ui?.close();
     await stack?.stop();

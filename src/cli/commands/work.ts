@@ -3,8 +3,10 @@
  * Ctrl-C) stops claiming, lets running handlers finish within --stop-timeout, then releases every
  * lease still held so other workers take those jobs at once; a second signal cuts the wait short.
  */
+import { readSqsConfig } from '../../aws/config.js';
+import { ConfigError } from '../../aws/errors.js';
 import { LambdaJobStore } from '../../aws/lambda-job-store.js';
-import { JobQueue } from '../../job-queue.js';
+import { awsQueue } from '../../aws/runtime.js';
 import type { JobStore } from '../../job-store.js';
 import { defaultLogger, type Logger } from '../../log.js';
 import { runWorkerProcess } from '../../worker/process.js';
@@ -68,7 +70,7 @@ export async function workCommand(ctx: CommandContext, flags: WorkOptions): Prom
     handlers = Object.fromEntries(wanted.map((q) => [q, all[q]!]));
   }
   const logger = defaultLogger();
-  const { store, check, where } = openStore(ctx, o, logger);
+  const { store, check, where, flush } = openStore(ctx, o, logger);
   const graceMs = o.stopTimeout === undefined ? 10_000 : duration('--stop-timeout', o.stopTimeout);
   // An idle worker backs off up to --max-poll between lease calls: the longest a job released by
   // a stopping worker (or newly due) waits for an idle one. --poll alone keeps the 10 s ceiling.
@@ -102,22 +104,50 @@ export async function workCommand(ctx: CommandContext, flags: WorkOptions): Prom
     process.stdin.resume();
   }
   const stopBeats = o.healthFile === undefined ? undefined : startHeartbeatFile(worker, o.healthFile);
-  const report = await runWorkerProcess(worker, { graceMs });
+  // The wake-ups of the jobs released at stop, and the notices of jobs that died in the grace, are sent before the process ends.
+  const report = await runWorkerProcess(worker, { graceMs, exit: (code) => void flush().finally(() => process.exit(code)) });
   stopBeats?.();
   return report.releaseFailures > 0 ? EXIT.failure : EXIT.ok;
 }
 
+/** How long wake-up notes gather before they go out on their own: the leases released at one stop travel in one batch. */
+const WAKE_COALESCE_MS = 20;
+
+/** The worker's store, its start-up check, where it works (for the start line), and what to send before the process exits. */
+interface OpenedStore {
+  readonly store: JobStore;
+  readonly check: () => Promise<unknown>;
+  readonly where: string;
+  readonly flush: () => Promise<void>;
+}
+
 /**
- * The store the worker talks to: the table directly (`--transport dynamodb`, the default), or the
- * API function over the Lambda Invoke API (`--transport lambda`: the worker needs no table
- * credentials, only lambda:InvokeFunction on that function).
+ * The store the worker talks to: the table directly (`--transport dynamodb`, the default), wired
+ * as the Lambda worker is: wake-ups to FENCEQ_WAKE_QUEUE_URL when it releases a job or makes one
+ * due, dead-job notices to FENCEQ_DEAD_QUEUE_URL (each only when set); or the API function over
+ * the Lambda Invoke API (`--transport lambda`: the worker needs no table credentials, only
+ * lambda:InvokeFunction on that function, which sends both itself).
  */
-function openStore(ctx: CommandContext, o: WorkOptions, logger: Logger): { store: JobStore; check: () => Promise<unknown>; where: string } {
+function openStore(ctx: CommandContext, o: WorkOptions, logger: Logger): OpenedStore {
   const transport = o.transport ?? 'dynamodb';
   if (transport === 'dynamodb') {
     const conn = ctx.connection();
-    const queue = new JobQueue({ tableName: conn.tableName, endpoint: conn.endpoint, region: conn.region, logger });
-    return { store: queue, check: () => queue.queues(), where: ` on table ${conn.tableName}` };
+    let sqs: ReturnType<typeof readSqsConfig>;
+    try {
+      sqs = readSqsConfig(ctx.io.env);
+    } catch (err) {
+      if (err instanceof ConfigError) throw new CliError(EXIT.usage, err.message, { cause: err });
+      throw err;
+    }
+    const aws = awsQueue(
+      { tableName: conn.tableName, dynamodbEndpoint: conn.endpoint, ...sqs },
+      { logger, wakeCoalesceMs: WAKE_COALESCE_MS, ...(conn.region ? { region: conn.region } : {}) },
+    );
+    const sends = [
+      aws.wake ? `wake-ups to ${sqs.wakeQueueUrl}` : 'no wake-ups',
+      aws.notifier ? `dead-job notices to ${sqs.deadQueueUrl}` : 'no dead-job notices',
+    ];
+    return { store: aws.queue, check: () => aws.queue.queues(), where: ` on table ${conn.tableName}, ${sends.join(', ')}`, flush: aws.flush };
   }
   if (transport !== 'lambda') throw new CliError(EXIT.usage, `invalid --transport ${JSON.stringify(transport)}: dynamodb or lambda`);
   const env = ctx.io.env;
@@ -147,5 +177,5 @@ function openStore(ctx: CommandContext, o: WorkOptions, logger: Logger): { store
       },
       1_000,
     );
-  return { store, check, where: ` through the Lambda API function ${functionName}${endpoint ? ` at ${endpoint}` : ''}` };
+  return { store, check, where: ` through the Lambda API function ${functionName}${endpoint ? ` at ${endpoint}` : ''}`, flush: async () => undefined };
 }
