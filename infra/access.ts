@@ -1,7 +1,7 @@
 import { Grant, type IGrantable } from 'aws-cdk-lib/aws-iam';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
-import { GROUP_ID_PREFIX, QUEUE_REGISTRY_ID_PREFIX } from '../src/keys.js';
+import { GROUP_ID_PREFIX, QUEUE_REGISTRY_ID_PREFIX, RESERVED_JOB_ID_PREFIXES } from '../src/keys.js';
 import { TABLE_SCHEMA } from '../src/schema.js';
 
 /**
@@ -11,8 +11,12 @@ import { TABLE_SCHEMA } from '../src/schema.js';
  */
 export interface ItemGrant {
   readonly actions: readonly string[];
-  /** `jobs`: every id that does not start with `~` (job ids cannot); else id patterns (`StringLike`, `*` and `?`). */
-  readonly items: 'jobs' | readonly string[];
+  /**
+   * `jobs`: every id that does not start with `~` (job ids cannot); `newJobs`: those, less the ids
+   * the store mints for itself (`sched:`, src/keys.ts), which no caller may create; else id
+   * patterns (`StringLike`, `*` and `?`).
+   */
+  readonly items: 'jobs' | 'newJobs' | readonly string[];
   /** Attribute name patterns (`StringLike`). @default any attribute */
   readonly attributes?: readonly string[];
 }
@@ -114,7 +118,7 @@ export const ACCESS = {
   producer: {
     table: ['dynamodb:GetItem'],
     items: [
-      { actions: ['dynamodb:PutItem'], items: 'jobs', attributes: JOB_PUT },
+      { actions: ['dynamodb:PutItem'], items: 'newJobs', attributes: JOB_PUT },
       { actions: ['dynamodb:BatchWriteItem'], items: [GENERATED_ID], attributes: JOB_PUT },
       { actions: ['dynamodb:UpdateItem'], items: [`${QUEUE_REGISTRY_ID_PREFIX}*`], attributes: REGISTRY_ENTRY },
       { actions: ['dynamodb:UpdateItem'], items: [`${GROUP_ID_PREFIX}*`], attributes: GROUP_ENTRY },
@@ -172,12 +176,17 @@ function workIndexArn(table: ITable): string {
  */
 function itemConditions(g: ItemGrant): Record<string, Record<string, string[]>> {
   const like: Record<string, string[]> = {};
-  if (g.items !== 'jobs') like['dynamodb:LeadingKeys'] = [...g.items];
+  if (typeof g.items !== 'string') like['dynamodb:LeadingKeys'] = [...g.items];
   if (g.attributes) like['dynamodb:Attributes'] = [...g.attributes];
   return {
     ...(Object.keys(like).length > 0 ? { 'ForAllValues:StringLike': like } : {}),
-    ...(g.items === 'jobs' ? { 'ForAllValues:StringNotLike': { 'dynamodb:LeadingKeys': [`${INTERNAL_ID_PREFIX}*`] } } : {}),
+    ...(typeof g.items === 'string' ? { 'ForAllValues:StringNotLike': { 'dynamodb:LeadingKeys': notJobs(g.items) } } : {}),
   };
+}
+
+/** The id patterns a grant on `jobs` or `newJobs` excludes. */
+function notJobs(items: 'jobs' | 'newJobs'): string[] {
+  return [`${INTERNAL_ID_PREFIX}*`, ...(items === 'newJobs' ? RESERVED_JOB_ID_PREFIXES.map((p) => `${p}*`) : [])];
 }
 
 /** Every item that is not a job has an id starting with `~` (job ids cannot: src/validate.ts). */

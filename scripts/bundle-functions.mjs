@@ -120,7 +120,7 @@ const ADMIN_ONLY = {
   './wait-for.js': ['waitForJob'],
 };
 const WORKER_ONLY = {
-  './store/lease.js': ['leaseDue'],
+  './store/lease-plan.js': ['leaseAcrossQueues'],
   './store/ack-done.js': ['ackDoneIfLeaseHeld'],
   './store/ack-failed.js': ['ackFailedIfLeaseHeld'],
   './store/renew.js': ['renewIfLeaseHeld'],
@@ -137,7 +137,6 @@ const SCHEDULE_FIRE = { './store/schedule-fire.js': ['fireDueSchedules'] };
 // group (advanceGroup, as cancel does); setLimits makes slots and writes limits, getLimits reads
 // them, flowStatus reports; enqueue and enqueueMany write grouped jobs (enqueueGrouped);
 // advanceGroups (the reclaim run) lists groups; groupPosition is the CLI's alone.
-const FLOW_LEASE = { './store/flow-lease.js': ['leaseUnderLimits'] };
 const FLOW_ADMIN = { './store/flow-config.js': ['readLimits', 'writeLimits'], './store/flow-status.js': ['flowStatus'] };
 const SLOT_SETTLE = ['releaseSlotIfHeld', 'renewSlotIfHeld'];
 const AT_GROUPS = './store/group-order.js';
@@ -161,8 +160,10 @@ const NO_LIMITS_INPUT = { './flow-limits.js': ['checkLimits'] };
 // api and worker never enqueue (a grouped job's enqueue is stubbed beside it).
 const NO_ENQUEUE = { './store/enqueue.js': ['prepareEnqueue', 'putGenerated', 'putIfAbsent'] };
 // api and worker hold leases and settle them, and call nothing else of the queue: one list for both.
+// They never read `queue.schedules` (made on first use), so the Schedules class is absent too.
 const LEASE_HOLDER_ABSENT = {
   [AT_QUEUE]: {
+    './schedules.js': ['Schedules'],
     ...ADMIN_ONLY,
     ...RESEND,
     ...FLOW_ADMIN,
@@ -184,7 +185,6 @@ export const ABSENT = {
     [AT_QUEUE]: {
       ...WORKER_ONLY,
       ...RESEND,
-      ...FLOW_LEASE,
       './store/reclaim-orphaned.js': ['reclaimOrphaned'],
       './wait-for.js': ['waitForJob'],
       './store/enqueue.js': ['putGenerated', 'putIfAbsent'],
@@ -200,7 +200,6 @@ export const ABSENT = {
       ...WORKER_ONLY,
       ...ADMIN_ONLY,
       ...RESEND,
-      ...FLOW_LEASE,
       ...FLOW_ADMIN,
       './store/reclaim-orphaned.js': ['reclaimOrphaned'],
       './store/concurrency-slots.js': ['makeSlots', ...SLOT_SETTLE],
@@ -216,7 +215,6 @@ export const ABSENT = {
     [AT_QUEUE]: {
       ...WORKER_ONLY,
       ...ADMIN_ONLY,
-      ...FLOW_LEASE,
       ...FLOW_ADMIN,
       './store/enqueue.js': ['putGenerated'],
       './store/concurrency-slots.js': ['makeSlots', ...SLOT_SETTLE],

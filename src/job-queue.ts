@@ -115,8 +115,7 @@ export class JobQueue implements JobStore {
   readonly tableName: string;
   /** The low-level client (for ensureTable and tests). */
   readonly client: DynamoDBClient;
-  /** Recurring schedules in this table: put, get, list, pause, resume, remove, fire. */
-  readonly schedules: Schedules;
+  private schedulesView: Schedules | undefined;
   private readonly ctx: StoreContext;
   private readonly registered = new Set<string>();
   private upgraded: Promise<void> | undefined;
@@ -152,7 +151,12 @@ export class JobQueue implements JobStore {
       hints: new LeaseHints(QUEUE_SHARDS, random),
       layout: new ShardLayoutCache(),
     };
-    this.schedules = new Schedules(this.ctx, (queues) => this.register(queues));
+  }
+
+  /** Recurring schedules in this table: put, get, list, pause, resume, remove, fire. */
+  get schedules(): Schedules {
+    // Made on first use: a worker that never touches schedules carries none of their code (the Lambda bundles).
+    return (this.schedulesView ??= new Schedules(this.ctx, (queues) => this.register(queues)));
   }
 
   /**

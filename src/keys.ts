@@ -112,7 +112,7 @@ const SCHEDULE_JOB_ID_PREFIX = 'sched:';
  * (`~queue|`, `~sched|`, `~group|`, `~rate|`, `~slot|`, `~readers|`, `~shards`, ...) start with
  * `~`, which the job id alphabet already excludes.
  */
-const RESERVED_JOB_ID_PREFIXES: readonly string[] = [SCHEDULE_JOB_ID_PREFIX];
+export const RESERVED_JOB_ID_PREFIXES: readonly string[] = [SCHEDULE_JOB_ID_PREFIX];
 
 /** The reserved prefix a job id starts with, or undefined when a caller may write a job with it. */
 export function reservedJobIdPrefix(id: string): string | undefined {

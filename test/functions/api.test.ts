@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { InvokeReply } from '../../src/aws/errors.js';
 import { FenceqError } from '../../src/errors.js';
 import type { Lease } from '../../src/job.js';
+import type { LeaseResult } from '../../src/job-store.js';
 import { bodies, coldStart, drain, freshSqsQueue, handlerEnv } from '../aws/support.js';
 import { freshTable, rawAccess } from '../support/harness.js';
 import { iamHarness, IAM_ENFORCED, type IamHarness } from '../support/iam.js';
@@ -38,7 +39,7 @@ describe('functions/api: direct invokes', () => {
     const created = value<{ outcome: string; id: string }>(await enq({ op: 'enqueue', job: { queue: 'mail', payload: { to: 'a@b' }, id: 'api-1' } }));
     expect(created).toMatchObject({ outcome: 'created', id: 'api-1' });
 
-    const leases = value<Lease[]>(await api({ op: 'lease', lease: { owner: 'w1', queues: ['mail'], ttlMs: 10_000 } }));
+    const leases = value<LeaseResult>(await api({ op: 'lease', lease: { owner: 'w1', queues: ['mail'], ttlMs: 10_000 } })).leases;
     expect(leases).toHaveLength(1);
     expect(leases[0]).toMatchObject({ id: 'api-1', owner: 'w1', payload: { to: 'a@b' }, attempt: 1 });
 
@@ -56,10 +57,10 @@ describe('functions/api: direct invokes', () => {
 
   it('answers a stale ack through the API as a no-op that leaves the new holder alone', async () => {
     value(await enq({ op: 'enqueue', job: { queue: 'mail', payload: 1, id: 'api-stale' } }));
-    const [a] = value<Lease[]>(await api({ op: 'lease', lease: { owner: 'worker-a', queues: ['mail'], ttlMs: 10_000 } }));
+    const [a] = value<LeaseResult>(await api({ op: 'lease', lease: { owner: 'worker-a', queues: ['mail'], ttlMs: 10_000 } })).leases;
     // An operator force-releases A's lease; B leases the job again.
     expect(value<{ outcome: string }>(await admin({ op: 'releaseUnowned', id: 'api-stale' })).outcome).toBe('released');
-    const [b] = value<Lease[]>(await api({ op: 'lease', lease: { owner: 'worker-b', queues: ['mail'], ttlMs: 10_000 } }));
+    const [b] = value<LeaseResult>(await api({ op: 'lease', lease: { owner: 'worker-b', queues: ['mail'], ttlMs: 10_000 } })).leases;
     expect(b!.generation).toBeGreaterThan(a!.generation);
 
     const stale = value<{ outcome: string; currentGeneration: number; currentState: string }>(await api({ op: 'ackDone', lease: a, result: 'from A' }));
@@ -103,7 +104,7 @@ describe('functions/api: direct invokes', () => {
 
   it('wakes the queue when a job is released back to pending', async () => {
     value(await enq({ op: 'enqueue', job: { queue: 'reports', payload: null, id: 'api-rel' } }));
-    const [l] = value<Lease[]>(await api({ op: 'lease', lease: { owner: 'w1', queues: ['reports'], ttlMs: 10_000 } }));
+    const [l] = value<LeaseResult>(await api({ op: 'lease', lease: { owner: 'w1', queues: ['reports'], ttlMs: 10_000 } })).leases;
     await drain(wakeUrl, 2); // the enqueue's (and any delayed) wake-up
     const out = value<{ outcome: string }>(await api({ op: 'release', lease: l, options: { reason: 'shutting down' } }));
     expect(out.outcome).toBe('released');
@@ -286,7 +287,7 @@ describe('functions/admin', () => {
     expect(value(await admin({ op: 'get', id: 'nothing-here' }))).toBeNull();
 
     value(await enq({ op: 'enqueue', job: { queue: 'ops', payload: 1, id: 'adm-2', maxAttempts: 1 } }));
-    const [l] = value<Lease[]>(await api({ op: 'lease', lease: { owner: 'w', queues: ['ops'], ttlMs: 5000 } }));
+    const [l] = value<LeaseResult>(await api({ op: 'lease', lease: { owner: 'w', queues: ['ops'], ttlMs: 5000 } })).leases;
     expect(value<{ outcome: string }>(await api({ op: 'ackFailed', lease: l, error: 'boom' })).outcome).toBe('dead');
     await drain(wakeUrl, 2);
     expect(value<{ outcome: string }>(await admin({ op: 'requeueDead', id: 'adm-2' })).outcome).toBe('requeued');

@@ -7,6 +7,7 @@ import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { InvokeReply } from '../../src/aws/errors.js';
 import type { ReclaimRunResult } from '../../src/aws/reclaim-run.js';
 import type { Lease } from '../../src/job.js';
+import type { LeaseResult } from '../../src/job-store.js';
 import { bodies, coldStart, drain, fakeContext, freshSqsQueue, handlerEnv, scheduledEvent, sqsEvent } from '../aws/support.js';
 import { freshTable, rawAccess } from '../support/harness.js';
 
@@ -82,7 +83,9 @@ describe('the pre-bundled functions on the emulators', () => {
     ).toMatchObject({ outcome: 'created' });
     expect(value(await freshEnq({ op: 'enqueue', job: { queue: 'mail', payload: { to: 'a@b' }, id: 'b-1' } }))).toMatchObject({ outcome: 'exists' });
     expect(bodies(await drain(wakeUrl, 1))).toContainEqual({ queue: 'mail' });
-    const [lease] = value<Lease[]>(await fresh({ op: 'lease', lease: { owner: 'w1', queues: ['mail'], ttlMs: 10_000 } }, fakeContext(10_000, 'fenceq-api')));
+    const [lease] = value<LeaseResult>(
+      await fresh({ op: 'lease', lease: { owner: 'w1', queues: ['mail'], ttlMs: 10_000 } }, fakeContext(10_000, 'fenceq-api')),
+    ).leases;
     const renewed = value<{ outcome: string; lease: Lease }>(await fresh({ op: 'renew', lease: lease, ttlMs: 20_000 }));
     expect(renewed.outcome).toBe('renewed');
     const stale = value<{ outcome: string }>(await fresh({ op: 'ackDone', lease: { ...lease!, generation: lease!.generation - 1 } }));
@@ -120,7 +123,7 @@ describe('the pre-bundled functions on the emulators', () => {
 
   it('reclaim: returns an expired lease to pending, fires a due schedule, writes EMF metrics', async () => {
     value(await enq({ op: 'enqueue', job: { queue: 'rec', payload: 1, id: 'b-rec' } }));
-    value<Lease[]>(await api({ op: 'lease', lease: { owner: 'gone', queues: ['rec'], ttlMs: 10_000 } }));
+    value<LeaseResult>(await api({ op: 'lease', lease: { owner: 'gone', queues: ['rec'], ttlMs: 10_000 } }));
     await raw.set('b-rec', { leaseExpiresAt: Date.now() - 5_000 });
     value(await admin({ op: 'schedulePut', schedule: { name: 'every-second', cron: '* * * * * *', queue: 'rec', payload: { tick: true } } }));
     const out = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
@@ -149,12 +152,12 @@ describe('the pre-bundled functions on the emulators', () => {
         ],
       }),
     );
-    const held = value<Lease[]>(await api({ op: 'lease', lease: { owner: 'gone', queues: ['rall'], ttlMs: 10_000, max: 2 } }));
+    const held = value<LeaseResult>(await api({ op: 'lease', lease: { owner: 'gone', queues: ['rall'], ttlMs: 10_000, max: 2 } })).leases;
     expect(held.map((l) => l.id).sort()).toEqual(['b-rall-again', 'b-rall-last']);
     for (const l of held) await raw.set(l.id, { leaseExpiresAt: Date.now() - 5_000 });
     // A dead job whose notice did not go out, a minute ago.
     value(await enq({ op: 'enqueue', job: { queue: 'rall', payload: 1, id: 'b-rall-dead', maxAttempts: 1 } }));
-    const [doomed] = value<Lease[]>(await api({ op: 'lease', lease: { owner: 'w1', queues: ['rall'], ttlMs: 10_000 } }));
+    const [doomed] = value<LeaseResult>(await api({ op: 'lease', lease: { owner: 'w1', queues: ['rall'], ttlMs: 10_000 } })).leases;
     expect(value(await api({ op: 'ackFailed', lease: doomed, error: 'boom', options: { retryable: false } }))).toMatchObject({ outcome: 'dead' });
     expect(bodies(await drain(deadUrl, 1)).map((b) => b.id)).toEqual(['b-rall-dead']);
     await raw.set('b-rall-dead', { deadNotified: false, updatedAt: Date.now() - 60_000 });
@@ -187,7 +190,7 @@ describe('the pre-bundled functions on the emulators', () => {
   it('enqueue, api and admin: every operation runs in its bundle (none is a stand-in left out of it)', async () => {
     value(await enq({ op: 'enqueueMany', jobs: ['b-op-1', 'b-op-2', 'b-op-3'].map((id) => ({ queue: 'ops', payload: 1, id })) }));
     value(await enq({ op: 'enqueue', job: { queue: 'ops', payload: 1, id: 'b-op-later', runAt: Date.now() + 3_600_000 } }));
-    const leases = value<Lease[]>(await api({ op: 'lease', lease: { owner: 'w1', queues: ['ops'], ttlMs: 10_000, max: 3 } }));
+    const leases = value<LeaseResult>(await api({ op: 'lease', lease: { owner: 'w1', queues: ['ops'], ttlMs: 10_000, max: 3 } })).leases;
     expect(leases).toHaveLength(3);
     const [a, b, c] = leases as [Lease, Lease, Lease];
     const enqueueEvents: Record<string, unknown> = {
@@ -238,7 +241,8 @@ describe('the pre-bundled functions on the emulators', () => {
     });
     expect(value(await admin({ op: 'limitsGet', queue: 'flow' }))).toEqual({ maxRunning: 1, ratePerSecond: 100, burst: 10 });
     value(await enq({ op: 'enqueue', job: { queue: 'flow', payload: 0, id: 'b-flow-1' } }));
-    const lease1 = async (): Promise<Lease[]> => value<Lease[]>(await api({ op: 'lease', lease: { owner: 'wf', queues: ['flow'], ttlMs: 10_000, max: 5 } }));
+    const lease1 = async (): Promise<Lease[]> =>
+      value<LeaseResult>(await api({ op: 'lease', lease: { owner: 'wf', queues: ['flow'], ttlMs: 10_000, max: 5 } })).leases;
     // maxRunning 1: one job at a time, each with its slot.
     const [plain] = await lease1();
     expect(plain!.slot).toBeDefined();
@@ -284,7 +288,7 @@ describe('the pre-bundled functions on the emulators', () => {
     value(await enq({ op: 'enqueue', job: { queue: 'recf', payload: 1, id: 'b-recf-0' } }));
     value(await admin({ op: 'limitsSet', queue: 'recf', limits: { maxRunning: 1 } }));
     value(await enq({ op: 'enqueueMany', jobs: [1, 2].map((n) => ({ queue: 'recf', payload: n, id: `b-recf-g${n}`, group: 'rg' })) }));
-    const held = value<Lease[]>(await api({ op: 'lease', lease: { owner: 'gone', queues: ['recf'], ttlMs: 10_000, max: 3 } }));
+    const held = value<LeaseResult>(await api({ op: 'lease', lease: { owner: 'gone', queues: ['recf'], ttlMs: 10_000, max: 3 } })).leases;
     expect(held).toHaveLength(1);
     for (const l of held) await raw.set(l.id, { leaseExpiresAt: Date.now() - 5_000 });
     const out = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);

@@ -2,6 +2,7 @@ import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { InvokeReply } from '../../src/aws/errors.js';
 import type { ReclaimRunResult } from '../../src/aws/reclaim-run.js';
 import type { Lease } from '../../src/job.js';
+import type { LeaseResult } from '../../src/job-store.js';
 import { bodies, coldStart, createSqsQueue, drain, freshSqsQueue, handlerEnv, queueName, queueUrlFor, scheduledEvent } from '../aws/support.js';
 import { freshTable, rawAccess } from '../support/harness.js';
 import { iamHarness, IAM_ENFORCED, type IamHarness } from '../support/iam.js';
@@ -33,7 +34,7 @@ function value<T>(reply: InvokeReply): T {
 /** Makes a job dead through the API: one attempt, failed non-retryably. */
 async function killJob(enq: Api, api: Api, id: string, queue: string): Promise<Lease> {
   value(await enq({ op: 'enqueue', job: { queue, payload: { n: 1 }, id, maxAttempts: 3 } }));
-  const [lease] = value<Lease[]>(await api({ op: 'lease', lease: { owner: 'w-dead', queues: [queue], ttlMs: 5000 } }));
+  const [lease] = value<LeaseResult>(await api({ op: 'lease', lease: { owner: 'w-dead', queues: [queue], ttlMs: 5000 } })).leases;
   const out = value<{ outcome: string }>(await api({ op: 'ackFailed', lease, error: 'disk full', options: { retryable: false } }));
   expect(out.outcome).toBe('dead');
   return lease!;
@@ -118,7 +119,7 @@ describe('functions/reclaim', () => {
     const api: Api = (await coldStart(() => import('../../functions/api.js'), { ...env, ...iam.env('api') })).handler;
     value(await enq({ op: 'enqueue', job: { queue: 'orphans', payload: 1, id: 'orphan-1' } }));
     value(await enq({ op: 'enqueue', job: { queue: 'orphans', payload: 2, id: 'waiting-1' } }));
-    const [lease] = value<Lease[]>(await api({ op: 'lease', lease: { owner: 'dead-worker', queues: ['orphans'], ttlMs: 60_000, max: 1 } }));
+    const [lease] = value<LeaseResult>(await api({ op: 'lease', lease: { owner: 'dead-worker', queues: ['orphans'], ttlMs: 60_000, max: 1 } })).leases;
     // The worker died; its lease ran out a while ago.
     await raw.set(lease!.id, { leaseExpiresAt: Date.now() - 5_000 });
     await drain(wakeUrl, 2);
@@ -149,7 +150,7 @@ describe('functions/reclaim', () => {
     const enq: Api = (await coldStart(() => import('../../functions/enqueue.js'), { ...env, ...iam.env('enqueue') })).handler;
     const api: Api = (await coldStart(() => import('../../functions/api.js'), { ...env, ...iam.env('api') })).handler;
     value(await enq({ op: 'enqueue', job: { queue: 'untouched', payload: 1, id: 'untouched-1' } }));
-    const [lease] = value<Lease[]>(await api({ op: 'lease', lease: { owner: 'gone', queues: ['untouched'], ttlMs: 60_000 } }));
+    const [lease] = value<LeaseResult>(await api({ op: 'lease', lease: { owner: 'gone', queues: ['untouched'], ttlMs: 60_000 } })).leases;
     await raw.set(lease!.id, { leaseExpiresAt: Date.now() - 5_000 });
     const reclaim: Reclaim = (await coldStart(() => import('../../functions/reclaim.js'), { ...env, ...iam.env('reclaim') })).handler;
     for (const [event, field] of [

@@ -184,6 +184,13 @@ describe('what the direct grants refuse', () => {
     expect(await s.raw.get('~sched|g-pl')).toBeUndefined();
   });
 
+  it("producerDirect cannot put a job under an id the store mints for itself (a schedule tick's)", async () => {
+    expectDenials = 1;
+    const tick = 'sched:g-squat:1700000000000';
+    await expect(put('producerDirect', { id: tick, queue: 'other', payload: '"squat"', state: 'pending' })).rejects.toMatchObject(accessDenied);
+    expect(await s.raw.get(tick)).toBeUndefined();
+  });
+
   it('producerDirect cannot put a job with a result, a lease or a settlement, nor delete or update a job, nor delete a store item', async () => {
     expectDenials = 6;
     await s.direct('fullTrust').queue.enqueue({ queue: 'g-pj', payload: 1, id: 'g-pj-1' });

@@ -34,7 +34,7 @@ interface Removal {
 
 /** How an item statement is named in a removal. */
 function statementName(g: ItemGrant): string {
-  return `${g.actions.join(',')} on ${g.items === 'jobs' ? 'jobs' : g.items.join(',')}`;
+  return `${g.actions.join(',')} on ${typeof g.items === 'string' ? g.items : g.items.join(',')}`;
 }
 interface Result extends Removal {
   readonly red: string[];
