@@ -112,33 +112,28 @@ const AT_QUEUE = 'src/job-queue.ts';
 const AT_SCHEDULES = 'src/schedules.ts';
 const ADMIN_ONLY = {
   './store/release-unowned.js': ['releaseUnownedIfLive'],
-  './store/cancel.js': ['cancelIfLive'],
   './store/requeue-dead.js': ['requeueIfDead'],
   './store/run-now.js': ['runNowIfScheduled'],
   './store/purge-dead.js': ['purgeDeadBefore'],
   './store/browse.js': ['listJobs'],
   './wait-for.js': ['waitForJob'],
 };
-const WORKER_ONLY = {
-  './store/lease-plan.js': ['leaseAcrossQueues'],
-  './store/ack-done.js': ['ackDoneIfLeaseHeld'],
-  './store/ack-failed.js': ['ackFailedIfLeaseHeld'],
-  './store/renew.js': ['renewIfLeaseHeld'],
-  './store/release.js': ['releaseIfLeaseHeld'],
-};
+const WORKER_ONLY = { './store/lease-plan.js': ['leaseAcrossQueues'] };
+// The composite transitions (settle.ts), by caller: a lease holder settles and renews, an
+// operator cancels, the reclaim run advances every group.
+const AT_SETTLE = './store/settle.js';
+const SETTLES = ['settleDone', 'settleFailed', 'settleReleased', 'renewUnderLimits'];
 // Only the reclaim run re-sends undelivered dead-job notices; the others send the notices of the
 // jobs they make dead, as they make them.
 const RESEND = { './store/dead-notices.js': ['findUndeliveredDeadNotices'] };
 const SCHEDULE_WRITES = { './store/schedule-put.js': ['putSchedule', 'removeSchedule'], './store/schedule-pause.js': ['setSchedulePaused'] };
 const SCHEDULE_FIRE = { './store/schedule-fire.js': ['fireDueSchedules'] };
 // Flow control (src/store/flow-*.ts, concurrency-slots.ts, rate-tokens.ts, group-order.ts), by
-// JobQueue method: lease claims under limits (flow-lease: slots, tokens); ackDone, ackFailed,
-// renew and release free or renew a slot (releaseSlotIfHeld, renewSlotIfHeld) and advance a
-// group (advanceGroup, as cancel does); setLimits makes slots and writes limits, getLimits reads
-// them, flowStatus reports; enqueue and enqueueMany write grouped jobs (enqueueGrouped);
-// advanceGroups (the reclaim run) lists groups; groupPosition is the CLI's alone.
+// JobQueue method: lease claims under limits (lease-plan, flow-lease: slots, tokens); the settles
+// free or renew a slot and advance a group (settle.ts); setLimits makes slots and writes limits,
+// getLimits reads them, flowStatus reports; enqueue and enqueueMany write grouped jobs
+// (enqueueGrouped); groupPosition is the CLI's alone.
 const FLOW_ADMIN = { './store/flow-config.js': ['readLimits', 'writeLimits'], './store/flow-status.js': ['flowStatus'] };
-const SLOT_SETTLE = ['releaseSlotIfHeld', 'renewSlotIfHeld'];
 const AT_GROUPS = './store/group-order.js';
 // Functions that neither read nor write schedules nor measure queues (api, worker, enqueue): the
 // JobQueue builds its Schedules, whose methods they never call; stats and totals are the admin's
@@ -169,7 +164,8 @@ const LEASE_HOLDER_ABSENT = {
     ...FLOW_ADMIN,
     './store/reclaim-orphaned.js': ['reclaimOrphaned'],
     './store/concurrency-slots.js': ['makeSlots'],
-    [AT_GROUPS]: ['enqueueGrouped', 'listedGroups', 'groupPosition'],
+    [AT_GROUPS]: ['enqueueGrouped', 'groupPosition'],
+    [AT_SETTLE]: ['cancelWithGroup', 'advanceAllGroups'],
     ...NO_BROWSE,
     ...NO_LIMITS_INPUT,
     ...NO_ENQUEUE,
@@ -188,8 +184,8 @@ export const ABSENT = {
       './store/reclaim-orphaned.js': ['reclaimOrphaned'],
       './wait-for.js': ['waitForJob'],
       './store/enqueue.js': ['putGenerated', 'putIfAbsent'],
-      './store/concurrency-slots.js': SLOT_SETTLE,
-      [AT_GROUPS]: ['enqueueGrouped', 'listedGroups', 'groupPosition'],
+      [AT_GROUPS]: ['enqueueGrouped', 'groupPosition'],
+      [AT_SETTLE]: [...SETTLES, 'advanceAllGroups'],
       ...NO_SHARD_CONFIG,
     },
     [AT_SCHEDULES]: SCHEDULE_FIRE,
@@ -202,8 +198,9 @@ export const ABSENT = {
       ...RESEND,
       ...FLOW_ADMIN,
       './store/reclaim-orphaned.js': ['reclaimOrphaned'],
-      './store/concurrency-slots.js': ['makeSlots', ...SLOT_SETTLE],
-      [AT_GROUPS]: ['advanceGroup', 'listedGroups', 'groupPosition'],
+      './store/concurrency-slots.js': ['makeSlots'],
+      [AT_GROUPS]: ['groupPosition'],
+      [AT_SETTLE]: [...SETTLES, 'cancelWithGroup', 'advanceAllGroups'],
       ...NO_BROWSE,
       ...NO_LIMITS_INPUT,
       ...NO_SHARD_CONFIG,
@@ -217,8 +214,9 @@ export const ABSENT = {
       ...ADMIN_ONLY,
       ...FLOW_ADMIN,
       './store/enqueue.js': ['putGenerated'],
-      './store/concurrency-slots.js': ['makeSlots', ...SLOT_SETTLE],
+      './store/concurrency-slots.js': ['makeSlots'],
       [AT_GROUPS]: ['enqueueGrouped', 'groupPosition'],
+      [AT_SETTLE]: [...SETTLES, 'cancelWithGroup'],
       ...NO_LIMITS_INPUT,
     },
     [AT_SCHEDULES]: SCHEDULE_WRITES,
@@ -234,7 +232,6 @@ const QUEUE_METHODS_NOT_RUN = [
   'enqueue',
   'enqueueMany',
   'lease',
-  'limitWait',
   'groupPosition',
   'ackDone',
   'ackFailed',

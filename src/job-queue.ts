@@ -8,27 +8,28 @@ import type { JobStore, LeaseRequest, LeaseResult } from './job-store.js';
 import { defaultLogger, type Logger } from './log.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.js';
 import { QUEUE_SHARDS } from './schema.js';
-import { ackDoneIfLeaseHeld, type AckDoneOutcome } from './store/ack-done.js';
-import { ackFailedIfLeaseHeld, type AckFailedOutcome } from './store/ack-failed.js';
+import type { AckDoneOutcome } from './store/ack-done.js';
+import type { AckFailedOutcome } from './store/ack-failed.js';
 import { indexTotals, listJobs, queueStats, type IndexTotals, type JobPage, type QueueStats } from './store/browse.js';
-import { cancelIfLive, type CancelOutcome } from './store/cancel.js';
+import type { CancelOutcome } from './store/cancel.js';
 import { itemToJob } from './store/codec.js';
-import { fireHook, type DeadJobNotice, type QueueHooks, type StoreContext } from './store/context.js';
+import type { DeadJobNotice, QueueHooks, StoreContext } from './store/context.js';
 import { findUndeliveredDeadNotices, markDeadNotifiedIfUndelivered } from './store/dead-notices.js';
 import { checkEnqueue, incompleteEnqueue, withPendingKeys, putGenerated, putIfAbsent, type EnqueueInput, type EnqueueOutcome } from './store/enqueue.js';
 import { ensureTable } from './store/ensure-table.js';
 import { readItem } from './store/io.js';
 import { listQueuePage, nextQueueRotation, registerQueues, upgradeLegacyRegistry, type QueuePage } from './store/queue-registry.js';
 import { leaseAcrossQueues } from './store/lease-plan.js';
-import { makeSlots, releaseSlotIfHeld, renewSlotIfHeld } from './store/concurrency-slots.js';
+import { makeSlots } from './store/concurrency-slots.js';
 import { FlowConfigCache, readLimits, writeLimits } from './store/flow-config.js';
 import { flowStatus, type FlowStatus } from './store/flow-status.js';
-import { advanceGroup, enqueueGrouped, groupPosition, listedGroups } from './store/group-order.js';
+import { enqueueGrouped, groupPosition } from './store/group-order.js';
 import { LeaseHints } from './store/lease-hints.js';
 import { reclaimOrphaned, type ReclaimCounts } from './store/reclaim-orphaned.js';
-import { releaseIfLeaseHeld, type ReleaseOutcome } from './store/release.js';
+import type { ReleaseOutcome } from './store/release.js';
 import { releaseUnownedIfLive, type ReleaseUnownedOutcome } from './store/release-unowned.js';
-import { renewIfLeaseHeld, type RenewOutcome } from './store/renew.js';
+import type { RenewOutcome } from './store/renew.js';
+import { advanceAllGroups, cancelWithGroup, renewUnderLimits, settleDone, settleFailed, settleReleased } from './store/settle.js';
 import { purgeDeadBefore, type PurgeCounts } from './store/purge-dead.js';
 import { leaveReaders } from './store/readers.js';
 import { requeueIfDead, type RequeueOutcome } from './store/requeue-dead.js';
@@ -119,7 +120,6 @@ export class JobQueue implements JobStore {
   private readonly ctx: StoreContext;
   private readonly registered = new Set<string>();
   private upgraded: Promise<void> | undefined;
-  private readonly flowConfig = new FlowConfigCache();
 
   constructor(options: JobQueueOptions) {
     const o = checkObject('options', options);
@@ -150,6 +150,7 @@ export class JobQueue implements JobStore {
       hooks: options.hooks ?? {},
       hints: new LeaseHints(QUEUE_SHARDS, random),
       layout: new ShardLayoutCache(),
+      limits: new FlowConfigCache(),
     };
   }
 
@@ -200,7 +201,7 @@ export class JobQueue implements JobStore {
     const checked = checkEnqueue('job', input, now);
     const item = withPendingKeys(checked, now, (await shardLayout(this.ctx)).queueShards);
     await this.register([item.queue as string]);
-    if (item.group !== undefined) return enqueueGrouped(this.ctx, item, () => this.groupOnDead(item.queue as string));
+    if (item.group !== undefined) return enqueueGrouped(this.ctx, item);
     return putIfAbsent(this.ctx, item);
   }
 
@@ -228,7 +229,7 @@ export class JobQueue implements JobStore {
     const generated = items.filter((i, k) => i.group === undefined && (inputs[k] as { id?: unknown }).id === undefined);
     const keyed = items.filter((i, k) => i.group === undefined && (inputs[k] as { id?: unknown }).id !== undefined);
     const writeGrouped = async (): Promise<void> => {
-      for (const item of grouped) out.set(item.id as string, await enqueueGrouped(this.ctx, item, () => this.groupOnDead(item.queue as string)));
+      for (const item of grouped) out.set(item.id as string, await enqueueGrouped(this.ctx, item));
     };
     const chunks = Array.from({ length: Math.ceil(generated.length / 100) }, (_, k) => generated.slice(k * 100, k * 100 + 100));
     // Jobs a chunk that gave up wrote before it did: written, though it has no outcome for them.
@@ -291,7 +292,7 @@ export class JobQueue implements JobStore {
     if (queues.length === 0) return { leases: [] };
     // The limits are read once per queue per refresh period, not per job; queues without limits
     // pay nothing for them. One plan ranks every queue's jobs (lease-plan.ts).
-    const limits = await this.flowConfig.limitsOf(this.ctx, queues);
+    const limits = await this.ctx.limits.limitsOf(this.ctx, queues);
     return leaseAcrossQueues(this.ctx, { owner, queues, limits, ttlMs, max });
   }
 
@@ -326,7 +327,7 @@ export class JobQueue implements JobStore {
     // Slots before the setting that uses them: a lease that sees the limit finds its slots.
     await makeSlots(this.ctx, name, checked.maxRunning ?? 0);
     await writeLimits(this.ctx, name, checked);
-    this.flowConfig.forget(name);
+    this.ctx.limits.forget(name);
     return checked;
   }
 
@@ -346,17 +347,6 @@ export class JobQueue implements JobStore {
     return Promise.all(names.map((q) => flowStatus(this.ctx, q)));
   }
 
-  /** What a dead job of an ordered group in `queue` does to its group (the queue's setting). */
-  private async groupOnDead(queue: string): Promise<'release' | 'hold'> {
-    return (await this.flowConfig.limitsOf(this.ctx, [queue])).get(queue)?.groupOnDead ?? 'release';
-  }
-
-  /** Lets a finished grouped job's group go on: pops it and unparks the next job. */
-  private async advance(lease: { queue: string; group?: string }): Promise<void> {
-    if (lease.group === undefined) return;
-    await advanceGroup(this.ctx, lease.queue, lease.group, await this.groupOnDead(lease.queue));
-  }
-
   /**
    * Advances every ordered group that has members (at most `max`): a group whose advance a crash
    * interrupted, whose dead head was purged, or whose entry's producer died goes on. The reclaim
@@ -364,9 +354,7 @@ export class JobQueue implements JobStore {
    */
   async advanceGroups(opts: { max?: number } = {}): Promise<number> {
     const max = opts.max === undefined ? 1000 : checkInt('options.max', opts.max, 1, 100_000);
-    const groups = await listedGroups(this.ctx, max);
-    for (const g of groups) await advanceGroup(this.ctx, g.queue, g.group, await this.groupOnDead(g.queue));
-    return groups.length;
+    return advanceAllGroups(this.ctx, max);
   }
 
   /** Where a grouped job stands in its group (0 = head), the group's size and the job just ahead of it. */
@@ -374,19 +362,10 @@ export class JobQueue implements JobStore {
     return groupPosition(this.ctx, checkQueue('queue', queue), checkGroup('group', group), checkId('id', id));
   }
 
-  /** Frees the concurrency slot a settled lease held, and wakes local workers: a slot is free. */
-  private async freeSlot(lease: Lease): Promise<void> {
-    if (lease.slot === undefined) return;
-    if (await releaseSlotIfHeld(this.ctx, lease)) fireHook(this.ctx, 'onJobsDue', () => this.ctx.hooks.onJobsDue?.([lease.queue]));
-  }
-
   /** Marks the leased job done with `result` (default null). Stale leases get `{ outcome: 'stale' }`. */
   async ackDone(lease: Lease, result: Json = null): Promise<AckDoneOutcome> {
     const l = checkLease('lease', lease);
-    const out = await ackDoneIfLeaseHeld(this.ctx, l, checkJson('result', result));
-    await this.freeSlot(l);
-    if (out.outcome === 'done') await this.advance(l);
-    return out;
+    return settleDone(this.ctx, l, checkJson('result', result));
   }
 
   /** Records a failed attempt: retried after backoff while attempts remain and `retryable` (default true), else dead. */
@@ -400,11 +379,7 @@ export class JobQueue implements JobStore {
     // An Error is stored as its name and message; anything else as JSON text, which a value
     // nested deeper than JSON payloads may be cannot become (and must not overflow the stack).
     if (!(error instanceof Error)) checkNesting('error', error);
-    const out = await ackFailedIfLeaseHeld(this.ctx, l, errorText(error), opts.retryable ?? true);
-    await this.freeSlot(l);
-    // A retrying job stays its group's head, so the group waits for it; a dead one lets it go on.
-    if (out.outcome === 'dead') await this.advance(l);
-    return out;
+    return settleFailed(this.ctx, l, errorText(error), opts.retryable ?? true);
   }
 
   /** Extends the lease to now + ttlMs; the generation never changes. `progress` (JSON up to 4 KiB) is stored by the same guarded write. */
@@ -412,21 +387,7 @@ export class JobQueue implements JobStore {
     const l = checkLease('lease', lease);
     const ttl = checkTtl('ttlMs', ttlMs);
     const progressText = progress === undefined ? undefined : checkProgress('progress', progress);
-    if (l.slot === undefined) return renewIfLeaseHeld(this.ctx, l, ttl, progressText);
-    // The slot first, to the expiry the job then gets: the slot never ends before the lease.
-    const at = this.ctx.clock();
-    if (!(await renewSlotIfHeld(this.ctx, l, at + ttl))) {
-      // The slot lapsed and another lease took it: this run no longer counts, so it must stop.
-      // Give the job back at once rather than let it wait out its lease.
-      const back = await releaseIfLeaseHeld(this.ctx, l, `concurrency slot ${l.slot} of ${l.queue} lapsed and was taken; job handed back`);
-      if (back.outcome === 'released' && !back.repeated)
-        return { outcome: 'stale', id: l.id, generation: l.generation, currentGeneration: back.generation, currentState: 'pending' };
-      // The lease held the job no more either: the renew's own answer says where the job is now.
-      return renewIfLeaseHeld(this.ctx, l, ttl, progressText);
-    }
-    const out = await renewIfLeaseHeld(this.ctx, l, ttl, progressText, at);
-    if (out.outcome === 'stale') await this.freeSlot(l);
-    return out;
+    return renewUnderLimits(this.ctx, l, ttl, progressText);
   }
 
   /** Hands the job back to pending at once (graceful stop); the attempt is not counted. */
@@ -435,9 +396,7 @@ export class JobQueue implements JobStore {
     const o = checkObject('options', opts);
     checkKnownKeys('options', o, ['reason']);
     if (opts.reason !== undefined && typeof opts.reason !== 'string') throw new ValidationError('options.reason', opts.reason, 'must be a string');
-    const out = await releaseIfLeaseHeld(this.ctx, l, opts.reason === undefined ? undefined : errorText(opts.reason));
-    await this.freeSlot(l);
-    return out;
+    return settleReleased(this.ctx, l, opts.reason === undefined ? undefined : errorText(opts.reason));
   }
 
   /** The operator's force-release by id: bumps the generation, returns a running job to pending; never touches a finished job. */
@@ -455,12 +414,7 @@ export class JobQueue implements JobStore {
 
   /** Cancels a pending or running job (a running holder's acks become stale). */
   async cancel(id: string): Promise<CancelOutcome> {
-    const out = await cancelIfLive(this.ctx, checkId('id', id));
-    if (out.outcome === 'cancelled') {
-      const job = await readItem(this.ctx, id);
-      if (typeof job?.group === 'string') await this.advance({ queue: job.queue as string, group: job.group });
-    }
-    return out;
+    return cancelWithGroup(this.ctx, checkId('id', id));
   }
 
   /** Puts a dead job back to pending with its attempts reset. */

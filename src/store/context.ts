@@ -2,6 +2,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Logger } from '../log.js';
 import type { LeaseHints } from './lease-hints.js';
 import type { RetryPolicy } from '../retry-policy.js';
+import type { QueueLimits } from '../flow-limits.js';
 import type { ShardLayout } from './shard-counts.js';
 
 /** What a job that just died tells the notifier (see `markDeadNotified`). */
@@ -47,6 +48,16 @@ export interface StoreContext {
   readonly hints: LeaseHints;
   /** This process's copy of the table's shard layout (read at first use, refreshed each minute). */
   readonly layout: ShardLayoutSource;
+  /** This JobQueue's copy of each queue's flow limits (read at first use, refreshed every 2 s). */
+  readonly limits: LimitsSource;
+}
+
+/** Where a transition gets a queue's flow limits: `FlowConfigCache` (flow-config.ts) in every process. */
+export interface LimitsSource {
+  /** The limits of each queue as of at most one refresh period ago (an unregistered queue has none). */
+  limitsOf(ctx: StoreContext, queues: readonly string[]): Promise<Map<string, QueueLimits>>;
+  /** Forgets a queue's limits (after this process changed them), so the next use reads them. */
+  forget(queue: string): void;
 }
 
 /** Calls a hook without letting it fail or slow the transition that triggered it. */

@@ -56,7 +56,7 @@ function entryId(entry: string): { at: number; id: string } {
 }
 
 /** Enqueues a prepared job with a group: appends it to the group, then writes it as head or parked. */
-export async function enqueueGrouped(ctx: StoreContext, item: Item, groupOnDead: () => Promise<GroupOnDead>): Promise<EnqueueOutcome> {
+export async function enqueueGrouped(ctx: StoreContext, item: Item): Promise<EnqueueOutcome> {
   const queue = item.queue as string;
   const group = item.group as string;
   const now = item.createdAt as number;
@@ -83,7 +83,7 @@ export async function enqueueGrouped(ctx: StoreContext, item: Item, groupOnDead:
     groupEntry: entry,
     ...(head ? {} : { gpk: parkedPartition(queue, group), gsk: entry }),
   });
-  if (!head && written.outcome === 'created') await advanceGroup(ctx, queue, group, await groupOnDead());
+  if (!head && written.outcome === 'created') await advanceGroup(ctx, queue, group, await groupOnDeadOf(ctx, queue));
   return written;
 }
 
@@ -224,4 +224,9 @@ export async function groupPosition(
   } catch (err) {
     throw translate(ctx, err);
   }
+}
+
+/** What a dead job of an ordered group in `queue` does to its group (the queue's setting, as this process last read it). */
+export async function groupOnDeadOf(ctx: StoreContext, queue: string): Promise<GroupOnDead> {
+  return (await ctx.limits.limitsOf(ctx, [queue])).get(queue)?.groupOnDead ?? 'release';
 }

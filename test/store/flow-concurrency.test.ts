@@ -118,7 +118,7 @@ describe('concurrency limit', () => {
     const a = (await t.queue.lease({ owner: 'a', queues: ['q'], ttlMs: TTL })).leases;
     expect(a).toHaveLength(1);
     release();
-    expect(await bLease).toEqual([]);
+    expect((await bLease).leases).toEqual([]);
     expect(await running(t, 'q')).toBe(1);
     client.destroy();
   });

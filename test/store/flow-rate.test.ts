@@ -92,7 +92,7 @@ describe('rate limit', () => {
     await read;
     expect((await t.queue.lease({ owner: 'a', queues: ['api'], ttlMs: TTL })).leases).toHaveLength(1);
     release();
-    expect(await bLease).toEqual([]);
+    expect((await bLease).leases).toEqual([]);
     client.destroy();
   });
 
