@@ -153,7 +153,7 @@ const NO_SHARD_CONFIG = {
 // Only setLimits checks a limits input; a lease reads stored limits with isUnlimited.
 const NO_LIMITS_INPUT = { './flow-limits.js': ['checkLimits'] };
 // api and worker never enqueue (a grouped job's enqueue is stubbed beside it).
-const NO_ENQUEUE = { './store/enqueue.js': ['prepareEnqueue', 'putGenerated', 'putIfAbsent'] };
+const NO_ENQUEUE = { './store/enqueue.js': ['putIfAbsent'], './store/enqueue-batch.js': ['enqueueBatch'] };
 // api and worker hold leases and settle them, and call nothing else of the queue: one list for both.
 // They never read `queue.schedules` (made on first use), so the Schedules class is absent too.
 const LEASE_HOLDER_ABSENT = {
@@ -183,7 +183,8 @@ export const ABSENT = {
       ...RESEND,
       './store/reclaim-orphaned.js': ['reclaimOrphaned'],
       './wait-for.js': ['waitForJob'],
-      './store/enqueue.js': ['putGenerated', 'putIfAbsent'],
+      './store/enqueue.js': ['putIfAbsent'],
+      './store/enqueue-batch.js': ['enqueueBatch'],
       [AT_GROUPS]: ['enqueueGrouped', 'groupPosition'],
       [AT_SETTLE]: [...SETTLES, 'advanceAllGroups'],
       ...NO_SHARD_CONFIG,
@@ -213,7 +214,7 @@ export const ABSENT = {
       ...WORKER_ONLY,
       ...ADMIN_ONLY,
       ...FLOW_ADMIN,
-      './store/enqueue.js': ['putGenerated'],
+      './store/enqueue-batch.js': ['enqueueBatch'],
       './store/concurrency-slots.js': ['makeSlots'],
       [AT_GROUPS]: ['enqueueGrouped', 'groupPosition'],
       [AT_SETTLE]: [...SETTLES, 'cancelWithGroup'],

@@ -1,7 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { clientConfig } from './client-config.js';
-import { EnqueueIncompleteError, UnknownQueueError, ValidationError } from './errors.js';
+import { UnknownQueueError, ValidationError } from './errors.js';
 import { checkLimits, type QueueLimits } from './flow-limits.js';
 import type { Job, Json, Lease } from './job.js';
 import type { JobStore, LeaseRequest, LeaseResult } from './job-store.js';
@@ -15,7 +15,8 @@ import type { CancelOutcome } from './store/cancel.js';
 import { itemToJob } from './store/codec.js';
 import type { DeadJobNotice, QueueHooks, StoreContext } from './store/context.js';
 import { findUndeliveredDeadNotices, markDeadNotifiedIfUndelivered } from './store/dead-notices.js';
-import { checkEnqueue, incompleteEnqueue, withPendingKeys, putGenerated, putIfAbsent, type EnqueueInput, type EnqueueOutcome } from './store/enqueue.js';
+import { checkEnqueue, withPendingKeys, putIfAbsent, type EnqueueInput, type EnqueueOutcome } from './store/enqueue.js';
+import { enqueueBatch } from './store/enqueue-batch.js';
 import { ensureTable } from './store/ensure-table.js';
 import { readItem } from './store/io.js';
 import { listQueuePage, nextQueueRotation, registerQueues, upgradeLegacyRegistry, type QueuePage } from './store/queue-registry.js';
@@ -222,43 +223,7 @@ export class JobQueue implements JobStore {
     const { queueShards } = await shardLayout(this.ctx);
     const items = checked.map((item) => withPendingKeys(item, now, queueShards));
     await this.register([...new Set(items.map((i) => i.queue as string))]);
-    const out = new Map<string, EnqueueOutcome>();
-    // Ids the store generated cannot exist yet: those go 25 to a request, unguarded.
-    // Grouped jobs one at a time, in input order: their group's order is their enqueue order.
-    const grouped = items.filter((i) => i.group !== undefined);
-    const generated = items.filter((i, k) => i.group === undefined && (inputs[k] as { id?: unknown }).id === undefined);
-    const keyed = items.filter((i, k) => i.group === undefined && (inputs[k] as { id?: unknown }).id !== undefined);
-    const writeGrouped = async (): Promise<void> => {
-      for (const item of grouped) out.set(item.id as string, await enqueueGrouped(this.ctx, item));
-    };
-    const chunks = Array.from({ length: Math.ceil(generated.length / 100) }, (_, k) => generated.slice(k * 100, k * 100 + 100));
-    // Jobs a chunk that gave up wrote before it did: written, though it has no outcome for them.
-    const writtenBeforeFailure = new Set<string>();
-    const writeGenerated = async (): Promise<void> => {
-      for (let chunk = chunks.shift(); chunk; chunk = chunks.shift()) {
-        try {
-          for (const o of await putGenerated(this.ctx, chunk)) out.set(o.id, o);
-        } catch (err) {
-          if (err instanceof EnqueueIncompleteError) {
-            const left = new Set(err.unwrittenIds);
-            for (const item of chunk) if (!left.has(item.id as string)) writtenBeforeFailure.add(item.id as string);
-          }
-          throw err; // this writer stops; the others take the chunks left
-        }
-      }
-    };
-    const writeKeyed = async (): Promise<void> => {
-      for (let item = keyed.shift(); item; item = keyed.shift()) out.set(item.id as string, await putIfAbsent(this.ctx, item));
-    };
-    // Every writer runs to its end, so a failure reports every job the call did not write.
-    const settled = await Promise.allSettled([
-      writeGrouped(),
-      ...Array.from({ length: Math.min(4, chunks.length) }, writeGenerated),
-      ...Array.from({ length: Math.min(16, keyed.length) }, writeKeyed),
-    ]);
-    const errors = settled.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
-    if (errors.length > 0) throw incompleteEnqueue(items, (id) => out.has(id) || writtenBeforeFailure.has(id), errors);
-    return new Map(items.map((i) => [i.id as string, out.get(i.id as string)!]));
+    return enqueueBatch(this.ctx, items, (k) => (inputs[k] as { id?: unknown }).id === undefined);
   }
 
   /**
