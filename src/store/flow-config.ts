@@ -16,7 +16,7 @@ import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { UnknownQueueError } from '../errors.js';
 import type { QueueLimits } from '../flow-limits.js';
 import { queueRegistryKeys } from '../keys.js';
-import type { StoreContext } from './context.js';
+import type { LimitsSource, StoreContext } from './context.js';
 import { guarded, present } from './guards.js';
 import { translate } from './io.js';
 
@@ -84,7 +84,7 @@ export async function readLimits(ctx: StoreContext, queue: string, consistent = 
 }
 
 /** This JobQueue's memory of each queue's limits, read at most once per {@link LIMITS_REFRESH_MS}. */
-export class FlowConfigCache {
+export class FlowConfigCache implements LimitsSource {
   private readonly entries = new Map<string, { limits: QueueLimits; readAt: number }>();
 
   /** The limits of each queue as of at most one refresh period ago (an unregistered queue has none). */

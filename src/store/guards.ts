@@ -40,19 +40,6 @@ export function deadAtGeneration(seen: number): Guard {
 }
 
 /**
- * A schedule exactly as a read saw it: it exists at the same version. Every change to a schedule
- * (put, pause, resume, advancing its next tick) bumps the version, so a scheduler that read an
- * older state (a racing, retried or replayed one) matches nothing.
- */
-export function scheduleAtVersion(seen: number): Guard {
-  return {
-    ConditionExpression: 'attribute_exists(id) AND #version = :seenVersion',
-    ExpressionAttributeNames: { '#version': 'version' },
-    ExpressionAttributeValues: { ':seenVersion': seen },
-  };
-}
-
-/**
  * A pending job exactly as a read saw it: still pending, at the same generation (no lease, retry,
  * force-release or cancel landed since). Used by run-now and by a pause's withdrawal.
  */
@@ -90,24 +77,38 @@ export function absentOrWithdrawn(): Guard {
   };
 }
 
-/** Every one of `guards` (their conditions joined by AND; names and values must not clash). */
+/**
+ * Two parts of one expression gave one placeholder (`#name` or `:value`) different meanings: merged
+ * silently, one part would test or write the other's value. A bug in the store, never the caller's.
+ */
+export class PlaceholderClashError extends Error {
+  constructor(
+    readonly placeholder: string,
+    readonly values: readonly [unknown, unknown],
+  ) {
+    super(`placeholder ${placeholder} means both ${JSON.stringify(values[0])} and ${JSON.stringify(values[1])} in one expression`);
+    this.name = 'PlaceholderClashError';
+  }
+}
+
+/** Merges placeholder maps; one placeholder may appear in several only with the same meaning. */
+function mergePlaceholders<V>(maps: readonly (Readonly<Record<string, V>> | undefined)[]): Record<string, V> {
+  const out: Record<string, V> = {};
+  for (const m of maps) {
+    for (const [k, v] of Object.entries(m ?? {})) {
+      if (k in out && JSON.stringify(out[k]) !== JSON.stringify(v)) throw new PlaceholderClashError(k, [out[k], v]);
+      out[k] = v;
+    }
+  }
+  return out;
+}
+
+/** Every one of `guards` (their conditions joined by AND); a placeholder two of them give different meanings throws PlaceholderClashError. */
 export function allOf(...guards: readonly Guard[]): Guard {
   return {
     ConditionExpression: guards.map((g) => `(${g.ConditionExpression})`).join(' AND '),
-    ExpressionAttributeNames: Object.assign({}, ...guards.map((g) => g.ExpressionAttributeNames)) as Record<string, string>,
-    ExpressionAttributeValues: Object.assign({}, ...guards.map((g) => g.ExpressionAttributeValues)) as Record<string, unknown>,
-  };
-}
-
-/**
- * The shard layout exactly as a read saw it: every change bumps the version, so two processes
- * that read the same layout cannot both change it, and a change decided on an older read fails.
- */
-export function layoutAtVersion(seen: number): Guard {
-  return {
-    ConditionExpression: 'attribute_exists(id) AND #version = :seenVersion',
-    ExpressionAttributeNames: { '#version': 'version' },
-    ExpressionAttributeValues: { ':seenVersion': seen },
+    ExpressionAttributeNames: mergePlaceholders(guards.map((g) => g.ExpressionAttributeNames)),
+    ExpressionAttributeValues: mergePlaceholders(guards.map((g) => g.ExpressionAttributeValues)),
   };
 }
 
@@ -126,8 +127,8 @@ interface WriteParts {
  */
 export function guarded<T extends object>(write: T, guard: Guard): T & { ConditionExpression: string; ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } {
   const parts: WriteParts = write;
-  const names = { ...parts.ExpressionAttributeNames, ...guard.ExpressionAttributeNames };
-  const values = { ...parts.ExpressionAttributeValues, ...guard.ExpressionAttributeValues };
+  const names = mergePlaceholders([parts.ExpressionAttributeNames, guard.ExpressionAttributeNames]);
+  const values = mergePlaceholders([parts.ExpressionAttributeValues, guard.ExpressionAttributeValues]);
   return {
     ...write,
     ConditionExpression: guard.ConditionExpression,
@@ -165,12 +166,17 @@ export function slotHeldBy(lease: Lease): Guard {
   };
 }
 
-/** A version-counted item exactly as a read saw it (or still absent when the read found none). */
+/**
+ * A version-counted item (a schedule, the shard layout, a rate bucket) exactly as a read saw it,
+ * or still absent when the read found none. Every change bumps the version, so two processes
+ * that read the same state cannot both change it, and a change decided on an older read (a
+ * racing, retried or replayed one) matches nothing.
+ */
 export function atVersion(seen: number | undefined): Guard {
   return seen === undefined
     ? absent()
     : {
-        ConditionExpression: '#version = :seenVersion',
+        ConditionExpression: 'attribute_exists(id) AND #version = :seenVersion',
         ExpressionAttributeNames: { '#version': 'version' },
         ExpressionAttributeValues: { ':seenVersion': seen },
       };

@@ -9,7 +9,7 @@
  * Missed:  ticks already past when the scheduler looks follow catchUp: `skip` fires only the
  *          latest past tick and only while it is at most `lateGraceMs` old (a scheduler that ran a
  *          little late), `latest` fires the latest past tick, `{ max: n }` the latest n.
- * Advance: UpdateItem of the next tick (and lastTick), version + 1. Guard: scheduleAtVersion (the
+ * Advance: UpdateItem of the next tick (and lastTick), version + 1. Guard: atVersion (the
  *          version as read), so only one of any racing, retried or replayed schedulers advances,
  *          and never over a put, pause or resume it did not see.
  * Own job: each tick's job is marked `schedule: <name>`, which no enqueue input can set, and tick
@@ -33,7 +33,7 @@ import type { Item } from './codec.js';
 import type { StoreContext } from './context.js';
 import { checkEnqueue, putElseCurrent, withPendingKeys } from './enqueue.js';
 import { buildUpdate } from './expression.js';
-import { absentOrWithdrawn, guarded, scheduleAtVersion } from './guards.js';
+import { absentOrWithdrawn, atVersion, guarded } from './guards.js';
 import { withdrawJobs } from './schedule-withdraw.js';
 import { readItem, updateElseLoss } from './io.js';
 import { FAN_OUT_LANES, inLanes, queryItems } from './query.js';
@@ -156,7 +156,7 @@ export async function fireSchedule(ctx: StoreContext, s: Schedule, opts: FireOpt
     values: { ':one': 1 },
     ...(next === null ? { remove: ['runAt'] } : {}),
   });
-  const advanced = await updateElseLoss(ctx, { Key: { id: scheduleKeys(s.name).id }, ...guarded(update, scheduleAtVersion(s.version)) }, false);
+  const advanced = await updateElseLoss(ctx, { Key: { id: scheduleKeys(s.name).id }, ...guarded(update, atVersion(s.version)) }, false);
   if (!advanced.written) {
     ctx.logger.info('schedule.advance_lost', { name: s.name, version: s.version, ticks: ticks.length });
     // A pause may have landed after this pass read the schedule and withdrawn what it found before

@@ -8,7 +8,7 @@
  *          catchUp; those still ahead are fired ahead again (their withdrawn job is replaced once).
  *          A repeated pause withdraws whatever an interrupted one left.
  * resume:  paused or active -> active, version + 1. The next tick is kept.
- * Guard:   scheduleAtVersion (the version as read), so a pause never undoes an advance it did not
+ * Guard:   atVersion (the version as read), so a pause never undoes an advance it did not
  *          see (it would miss the jobs that advance fired).
  * Lost race: decide again on the schedule as it stands (the item sent with the failure, else a
  *          consistent read; a few times), then a ScheduleConflictError. A missing
@@ -20,7 +20,7 @@ import { ScheduleConflictError } from '../errors.js';
 import { scheduleJobId, scheduleKeys } from '../keys.js';
 import type { StoreContext } from './context.js';
 import { buildUpdate } from './expression.js';
-import { guarded, scheduleAtVersion } from './guards.js';
+import { atVersion, guarded } from './guards.js';
 import { readItem, updateElseLoss } from './io.js';
 import type { ScheduleChangeOutcome } from './schedule-put.js';
 import { withdrawJobs } from './schedule-withdraw.js';
@@ -52,7 +52,7 @@ export async function setSchedulePaused(ctx: StoreContext, name: string, paused:
       values: { ':one': 1 },
       ...(ahead.ticks.length > 0 && ahead.before === undefined ? { remove: ['lastTick'] } : {}),
     });
-    const result = await updateElseLoss(ctx, { Key: { id: key }, ...guarded(update, scheduleAtVersion(s.version)) });
+    const result = await updateElseLoss(ctx, { Key: { id: key }, ...guarded(update, atVersion(s.version)) });
     if (!result.written) {
       ctx.logger.info('schedule.pause_lost_race', { name, paused, attempt });
       if (attempt < ATTEMPTS) item = await result.current();

@@ -2,7 +2,7 @@
  * Schedule changes by an operator or producer.
  *
  * put:     (no item) -> active, or any -> same state with a new definition.
- * Guard:   absent (attribute_not_exists(id)) for a new schedule; scheduleAtVersion(as read) for an existing
+ * Guard:   absent (attribute_not_exists(id)) for a new schedule; atVersion(as read) for an existing
  *          one, so a put never undoes a scheduler's advance it did not see.
  * Lost race: decide again on the schedule as it stands (the item sent with the failure, else a
  *          consistent read) and retry (a few times), then a ScheduleConflictError.
@@ -16,7 +16,7 @@ import { ScheduleConflictError } from '../errors.js';
 import { scheduleKeys } from '../keys.js';
 import type { Item } from './codec.js';
 import type { StoreContext } from './context.js';
-import { absent, guarded, present, scheduleAtVersion } from './guards.js';
+import { absent, atVersion, guarded, present } from './guards.js';
 import { itemAfterLoss, readItem, translate } from './io.js';
 import { cronOf, itemToSchedule, tickAfter, type Schedule, type ScheduleDefinition } from './schedules.js';
 
@@ -63,7 +63,7 @@ export async function putSchedule(ctx: StoreContext, def: ScheduleDefinition): P
     };
     // Stryker disable next-line ConditionalExpression: equivalent, the store's document client drops undefined attributes too (removeUndefinedValues) and itemToSchedule reads a missing and an undefined one alike
     for (const k of Object.keys(item)) if (item[k] === undefined) delete item[k];
-    const guard = old === undefined ? absent() : scheduleAtVersion(old.version as number);
+    const guard = old === undefined ? absent() : atVersion(old.version as number);
     try {
       await ctx.doc.send(
         new PutCommand({

@@ -6,7 +6,7 @@
  *     process that still had an old layout) -> read = highWater (`reopened`): readers cover it
  *     again, and it drains as any other partition.
  *   otherwise nothing is written (`steady`, or `draining` while old partitions hold jobs).
- * Guard:   layoutAtVersion (the version read at the start of the check); a lost race writes
+ * Guard:   atVersion (the version read at the start of the check); a lost race writes
  *          nothing and the next period decides again.
  * Reads:   one Query (Limit 1) per partition between the write counts and highWater: ready and
  *          scheduled per registered queue, lease and dead once. None while there never was a

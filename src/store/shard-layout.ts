@@ -15,7 +15,7 @@
  * No item means the default layout of `src/schema.ts` (4 x 4): tables made before 0.3 keep it.
  *
  * change: (none | version v) -> version v + 1.
- * Guard:   attribute_not_exists(id) for the first change, else version = :seen (`layoutAtVersion`).
+ * Guard:   attribute_not_exists(id) for the first change, else version = :seen (`atVersion`).
  * Writes:  the new write counts; read = max(old read, new counts), so a job in any partition of
  *          the old layout stays covered; highWater = max(old highWater, old read, new counts).
  * Lost race: nothing written; configureShards decides again on the layout that won, as the failed
@@ -32,7 +32,7 @@ import { ShardLayoutBusyError, ValidationError } from '../errors.js';
 import { GLOBAL_SHARDS, QUEUE_SHARDS } from '../schema.js';
 import type { ShardLayoutSource, StoreContext } from './context.js';
 import { buildUpdate } from './expression.js';
-import { absent, guarded, layoutAtVersion } from './guards.js';
+import { absent, atVersion, guarded } from './guards.js';
 import { readItem, updateElseLoss } from './io.js';
 import type { ShardCounts, ShardLayout } from './shard-counts.js';
 
@@ -141,7 +141,7 @@ async function changeShardLayoutElseLoss(
   });
   const out = await updateElseLoss(
     ctx,
-    { Key: { id: SHARD_LAYOUT_ID }, ...guarded(update, seen.version === 0 ? absent() : layoutAtVersion(seen.version)) },
+    { Key: { id: SHARD_LAYOUT_ID }, ...guarded(update, seen.version === 0 ? absent() : atVersion(seen.version)) },
     false,
   );
   if (out.written === null) return { written: null, current: async () => layoutOf(await out.current()) };

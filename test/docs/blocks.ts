@@ -31,13 +31,23 @@ export function blocksOf(root: string, file: string): DocBlock[] {
   const lines = readFileSync(join(root, file), 'utf8').split('\n');
   const blocks: DocBlock[] = [];
   for (let i = 0; i < lines.length; i++) {
-    const open = /^```(\S*)\s*(.*)$/.exec(lines[i]!);
+    const open = /^(\s*)```(\S*)\s*(.*)$/.exec(lines[i]!);
     if (!open) continue;
-    const end = lines.findIndex((l, j) => j > i && l.startsWith('```'));
+    const end = lines.findIndex((l, j) => j > i && l.trimStart().startsWith('```'));
     if (end < 0) throw new Error(`${file}:${i + 1}: a code block that is never closed`);
     const marker = /^<!--\s*docs-test:\s*([\w ,-]+?)\s*-->$/.exec(lines[i - 1]?.trim() ?? '');
-    const kinds = new Set([...(marker?.[1]?.split(/[\s,]+/) ?? []), ...(open[2]?.split(/\s+/).filter(Boolean) ?? [])]);
-    blocks.push({ file, line: i + 1, lang: open[1]!, kinds, code: lines.slice(i + 1, end).join('\n') });
+    const kinds = new Set([...(marker?.[1]?.split(/[\s,]+/) ?? []), ...(open[3]?.split(/\s+/).filter(Boolean) ?? [])]);
+    const indent = open[1]!.length;
+    blocks.push({
+      file,
+      line: i + 1,
+      lang: open[2]!,
+      kinds,
+      code: lines
+        .slice(i + 1, end)
+        .map((l) => l.slice(Math.min(indent, l.length - l.trimStart().length)))
+        .join('\n'),
+    });
     i = end;
   }
   return blocks;

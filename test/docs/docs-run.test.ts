@@ -57,6 +57,10 @@ describe('docs: shell blocks run', () => {
 
   const runnable = shell.filter((b) => !CHECKED.some((k) => b.kinds.has(k)));
   it.each(runnable.map((b) => [where(b), b] as const))('%s exits as the text says', async (_, b) => {
+    // Only fenceq and a few harmless commands run: an `npm ci` or `npm start` here would act on
+    // the checkout itself (npm finds the repo's package.json above the temp folder).
+    const unsafe = simpleCommands(b.code).filter((c) => !runsHere(c));
+    expect(unsafe.map((c) => `${c.text}: mark the block long, aws or docker`)).toEqual([]);
     const cwd = join(TMP, `run-${b.line}`);
     mkdirSync(cwd, { recursive: true });
     const code = b.code.replace(/\bnpx fenceq\b/g, 'fenceq');
@@ -94,6 +98,8 @@ describe('docs: TypeScript blocks compile against the package', () => {
         writeFileSync(join(dir, name), `${b.code}\nexport {};\n`);
       });
     writeFileSync(join(dir, 'stand-ins.d.ts'), STAND_INS);
+    // The handlers file the docs' lambda.ts and app.ts import.
+    writeFileSync(join(dir, 'handlers.ts'), "import type { Handler } from 'fenceq';\nexport const handlers: Record<string, Handler> = {};\n");
     const dist = (p: string) => [join(ROOT, 'dist', p)];
     writeFileSync(
       join(dir, 'tsconfig.json'),
@@ -102,7 +108,7 @@ describe('docs: TypeScript blocks compile against the package', () => {
           target: 'ES2022',
           module: 'NodeNext',
           moduleResolution: 'NodeNext',
-          lib: ['ES2023', 'DOM'],
+          lib: ['ES2023'],
           types: ['node'],
           typeRoots: [join(ROOT, 'node_modules/@types')],
           strict: true,
@@ -143,11 +149,20 @@ describe('docs: what fenceq prints points at what the package ships', () => {
  * writes): declared here once, so the blocks read as the reader's code would.
  */
 const STAND_INS = `
-declare function send(payload: unknown): Promise<unknown>;
+declare const queue: import('fenceq').JobQueue;
+declare function send(payload: unknown): Promise<{ sent: boolean }>;
+declare function resize(payload: unknown, signal: AbortSignal): Promise<{ key: string }>;
+declare const handlers: Record<string, import('fenceq').Handler>;
 declare function sendEmail(payload: unknown, opts?: { signal?: AbortSignal }): Promise<void>;
 `;
 
 // ---- checks of a command that is not run ----
+
+/** Commands an unmarked block may run: fenceq itself and a few that read or print. */
+function runsHere(c: SimpleCommand): boolean {
+  const [cmd, arg] = c.words;
+  return cmd === 'fenceq' || (cmd === 'npx' && arg === 'fenceq') || ['echo', 'cat', 'export', 'ls', 'test', 'true'].includes(cmd ?? '');
+}
 
 const PKG = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string>; files: string[] };
 /** Environment names any process takes, besides fenceq's own. */

@@ -185,7 +185,7 @@ function readyText(stack: LocalStack, dataDir: string | undefined, dashboardUrl:
     'Your own producer, worker and the CLI need:',
     exports,
     '',
-    'Then try:  npx fenceq stats   ·   npx fenceq work --handlers ./handlers.ts (yours: examples/worker/handlers.ts shows one)   ·   npx fenceq inspect <id>',
+    'Then try:  npx fenceq stats   ·   npx fenceq work --handlers ./handlers.ts (yours: "A worker" in node_modules/fenceq/README.md shows one)   ·   npx fenceq inspect <id>',
     '',
   ].join('\n');
 }
