@@ -139,11 +139,7 @@ async function changeShardLayoutElseLoss(
       updatedAt: now,
     },
   });
-  const out = await updateElseLoss(
-    ctx,
-    { Key: { id: SHARD_LAYOUT_ID }, ...guarded(update, seen.version === 0 ? absent() : atVersion(seen.version)) },
-    false,
-  );
+  const out = await updateElseLoss(ctx, { Key: { id: SHARD_LAYOUT_ID }, ...guarded(update, seen.version === 0 ? absent() : atVersion(seen.version)) }, false);
   if (out.written === null) return { written: null, current: async () => layoutOf(await out.current()) };
   ctx.layout.remember(layout, now);
   ctx.logger.warn('shards.changed', {

@@ -5,7 +5,11 @@
 import { describe, expect, it } from 'vitest';
 import { allOf, atGeneration, guarded, PlaceholderClashError, type Guard } from '../../src/store/guards.js';
 
-const seenAt = (n: number): Guard => ({ ConditionExpression: '#g = :seen', ExpressionAttributeNames: { '#g': 'leaseGeneration' }, ExpressionAttributeValues: { ':seen': n } });
+const seenAt = (n: number): Guard => ({
+  ConditionExpression: '#g = :seen',
+  ExpressionAttributeNames: { '#g': 'leaseGeneration' },
+  ExpressionAttributeValues: { ':seen': n },
+});
 
 describe('placeholders in merged expressions', () => {
   it('allOf refuses two guards that give one value placeholder different values', () => {
