@@ -4,7 +4,7 @@
 // sibling import or an import cycle. Bottom first.
 /** @type {[name: string, paths: string[]][]} */
 const LAYERS = [
-  ['core types', ['^src/(job|errors|schema|keys|log|retry-policy|validate|client-config)\\.ts$']],
+  ['core types', ['^src/(job|errors|schema|keys|log|retry-policy|validate|client-config|flow-limits)\\.ts$']],
   ['store', ['^src/store/']],
   ['queue facade', ['^src/(job-queue|job-store|schedules|wait-for)\\.ts$']],
   ['worker', ['^src/worker/']],
@@ -49,6 +49,13 @@ module.exports = {
   forbidden: [
     ...upward,
     ...siblings,
+    {
+      name: 'in-a-layer',
+      comment: 'every module of src, functions, infra, tools, bench and chaos belongs to a layer above (LAYERS)',
+      severity: 'error',
+      from: { path: '^(src|functions|infra|tools|bench|chaos)/', pathNot: either(LAYERS.flatMap(([, p]) => p)) },
+      to: {},
+    },
     {
       name: 'no-cycle',
       comment: 'no import cycle between modules (type-only imports included)',
