@@ -118,6 +118,7 @@ export const ACCESS = {
   producer: {
     table: ['dynamodb:GetItem'],
     items: [
+      { actions: ['dynamodb:PutItem'], items: 'newJobs', attributes: JOB_PUT },
       { actions: ['dynamodb:BatchWriteItem'], items: [GENERATED_ID], attributes: JOB_PUT },
       { actions: ['dynamodb:UpdateItem'], items: [`${QUEUE_REGISTRY_ID_PREFIX}*`], attributes: REGISTRY_ENTRY },
       { actions: ['dynamodb:UpdateItem'], items: [`${GROUP_ID_PREFIX}*`], attributes: GROUP_ENTRY },

@@ -15,7 +15,7 @@ import { classifyLostRace } from './classify.js';
 import type { StoreContext } from './context.js';
 import { buildUpdate } from './expression.js';
 import { guarded, leaseHeld } from './guards.js';
-import { updateElseCurrent } from './io.js';
+import { updateElseLoss } from './io.js';
 import { leaseSecretHash } from './lease-secret.js';
 import { finishedJobExpiry } from './retention.js';
 
@@ -37,12 +37,12 @@ export async function ackDoneIfLeaseHeld(ctx: StoreContext, lease: Lease, result
     },
     remove: ['leaseOwner', 'leaseExpiresAt', 'leaseRenewedUntil', 'leaseSecretHash', 'gpk', 'gsk'],
   });
-  const result = await updateElseCurrent(ctx, { Key: { id: lease.id }, ...guarded(update, leaseHeld(lease)) }, false);
+  const result = await updateElseLoss(ctx, { Key: { id: lease.id }, ...guarded(update, leaseHeld(lease)) }, false);
   if (result.written) {
     ctx.logger.info('job.done', { id: lease.id, queue: lease.queue, generation: lease.generation, attempt: lease.attempt });
     return { outcome: 'done', id: lease.id, generation: lease.generation, repeated: false };
   }
-  const lost = classifyLostRace(ctx, 'ackDone', lease, result.current, 'done');
+  const lost = classifyLostRace(ctx, 'ackDone', lease, await result.current(), 'done');
   if (lost.kind === 'repeat') return { outcome: 'done', id: lease.id, generation: lease.generation, repeated: true };
   return lost.outcome;
 }

@@ -17,7 +17,7 @@ import { classifyLostRace } from './classify.js';
 import { fireHook, type StoreContext } from './context.js';
 import { buildUpdate } from './expression.js';
 import { guarded, leaseHeld } from './guards.js';
-import { updateElseCurrent } from './io.js';
+import { updateElseLoss } from './io.js';
 import { leaseSecretHash } from './lease-secret.js';
 import { shardLayout } from './shard-layout.js';
 
@@ -54,7 +54,7 @@ export async function ackFailedIfLeaseHeld(ctx: StoreContext, lease: Lease, erro
         },
         remove: ['leaseOwner', 'leaseExpiresAt', 'leaseRenewedUntil', 'leaseSecretHash'],
       });
-  const result = await updateElseCurrent(ctx, { Key: { id: lease.id }, ...guarded(update, leaseHeld(lease)) });
+  const result = await updateElseLoss(ctx, { Key: { id: lease.id }, ...guarded(update, leaseHeld(lease)) });
   if (result.written) {
     if (retry) {
       ctx.logger.warn('job.failed', {
@@ -74,7 +74,7 @@ export async function ackFailedIfLeaseHeld(ctx: StoreContext, lease: Lease, erro
     );
     return { outcome: 'dead', id: lease.id, generation: lease.generation, repeated: false };
   }
-  const lost = classifyLostRace(ctx, 'ackFailed', lease, result.current, 'failed');
+  const lost = classifyLostRace(ctx, 'ackFailed', lease, await result.current(), 'failed');
   if (lost.kind === 'repeat') {
     return lost.item.state === 'dead'
       ? { outcome: 'dead', id: lease.id, generation: lease.generation, repeated: true }

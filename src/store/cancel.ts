@@ -12,7 +12,7 @@ import type { JobState } from '../job.js';
 import type { StoreContext } from './context.js';
 import { buildUpdate } from './expression.js';
 import { asRead, guarded } from './guards.js';
-import { readItem, updateElseCurrent } from './io.js';
+import { readItem, updateElseLoss } from './io.js';
 import { finishedJobExpiry } from './retention.js';
 
 /** Outcome of cancel. */
@@ -34,9 +34,9 @@ export async function cancelIfLive(ctx: StoreContext, id: string): Promise<Cance
       remove: ['leaseOwner', 'leaseExpiresAt', 'leaseRenewedUntil', 'leaseSecretHash', 'gpk', 'gsk'],
       values: { ':next': seen + 1 },
     });
-    const result = await updateElseCurrent(ctx, { Key: { id }, ...guarded(update, asRead(item)) });
+    const result = await updateElseLoss(ctx, { Key: { id }, ...guarded(update, asRead(item)) });
     if (!result.written) {
-      item = result.current;
+      item = await result.current();
       continue;
     }
     ctx.logger.warn('job.cancelled', { id, queue: item.queue, previousState: state, previousOwner: item.leaseOwner, generation: seen + 1 });

@@ -21,7 +21,7 @@ import { TABLE_SCHEMA } from '../schema.js';
 import type { StoreContext } from './context.js';
 import { buildUpdate } from './expression.js';
 import { absent, guarded, slotFree, slotHeldBy } from './guards.js';
-import { updateIf } from './io.js';
+import { updateElseNull } from './io.js';
 import { FAN_OUT_LANES, inLanes, queryItems } from './query.js';
 import { leaseSecretHash } from './lease-secret.js';
 
@@ -110,7 +110,7 @@ export async function claimSlotIfFree(
       updatedAt: now,
     },
   });
-  const item = await updateIf(ctx, { Key: { id: slotKeys(queue, k).id }, ...guarded(update, slotFree(at.lapsedBefore)) }, false);
+  const item = await updateElseNull(ctx, { Key: { id: slotKeys(queue, k).id }, ...guarded(update, slotFree(at.lapsedBefore)) }, false);
   if (item) ctx.logger.info('slot.claimed', { queue, slot: k, id: holder.id, generation: holder.generation, expiresAt });
   return item !== null;
 }
@@ -118,7 +118,7 @@ export async function claimSlotIfFree(
 /** Extends the slot this lease holds to `expiresAt`; false when the lease no longer holds it. */
 export async function renewSlotIfHeld(ctx: StoreContext, lease: Lease, expiresAt: number): Promise<boolean> {
   const update = buildUpdate({ set: { leaseExpiresAt: expiresAt, updatedAt: ctx.clock() } });
-  const item = await updateIf(ctx, { Key: { id: slotKeys(lease.queue, lease.slot!).id }, ...guarded(update, slotHeldBy(lease)) }, false);
+  const item = await updateElseNull(ctx, { Key: { id: slotKeys(lease.queue, lease.slot!).id }, ...guarded(update, slotHeldBy(lease)) }, false);
   if (!item) ctx.logger.warn('slot.lost', { queue: lease.queue, slot: lease.slot, id: lease.id, generation: lease.generation });
   return item !== null;
 }
@@ -126,7 +126,7 @@ export async function renewSlotIfHeld(ctx: StoreContext, lease: Lease, expiresAt
 /** Frees the slot this lease holds; false when it no longer holds it (nothing to do). */
 export async function releaseSlotIfHeld(ctx: StoreContext, lease: Lease): Promise<boolean> {
   const update = buildUpdate({ set: { state: 'free', updatedAt: ctx.clock() }, remove: ['holderId', 'holderSecretHash', 'leaseExpiresAt'] });
-  const item = await updateIf(ctx, { Key: { id: slotKeys(lease.queue, lease.slot!).id }, ...guarded(update, slotHeldBy(lease)) }, false);
+  const item = await updateElseNull(ctx, { Key: { id: slotKeys(lease.queue, lease.slot!).id }, ...guarded(update, slotHeldBy(lease)) }, false);
   if (item) ctx.logger.info('slot.released', { queue: lease.queue, slot: lease.slot, id: lease.id, generation: lease.generation });
   return item !== null;
 }
@@ -143,6 +143,10 @@ export async function makeSlots(ctx: StoreContext, queue: string, n: number): Pr
   await inLanes(todo, FAN_OUT_LANES, async (k) => {
     const { id, gpk, gsk } = slotKeys(queue, k);
     // A slot another process made first is left as it is.
-    await updateIf(ctx, { Key: { id }, ...guarded(buildUpdate({ set: { gpk, gsk, queue, state: 'free', createdAt: now, updatedAt: now } }), absent()) }, false);
+    await updateElseNull(
+      ctx,
+      { Key: { id }, ...guarded(buildUpdate({ set: { gpk, gsk, queue, state: 'free', createdAt: now, updatedAt: now } }), absent()) },
+      false,
+    );
   });
 }

@@ -9,7 +9,7 @@ import { deadPartition } from '../keys.js';
 import { itemToDeadNotice } from './codec.js';
 import type { StoreContext, DeadJobNotice } from './context.js';
 import { deadNoticeUndelivered, guarded } from './guards.js';
-import { readItem, updateIf } from './io.js';
+import { readItem, updateElseNull } from './io.js';
 import { queryPartitions, shardPartitions } from './query.js';
 import { shardLayout } from './shard-layout.js';
 
@@ -20,7 +20,7 @@ export async function markDeadNotifiedIfUndelivered(ctx: StoreContext, id: strin
     ExpressionAttributeNames: { '#deadNotified': 'deadNotified' },
     ExpressionAttributeValues: { ':true': true },
   };
-  const written = await updateIf(ctx, { Key: { id }, ...guarded(update, deadNoticeUndelivered(generation)) });
+  const written = await updateElseNull(ctx, { Key: { id }, ...guarded(update, deadNoticeUndelivered(generation)) });
   if (written) ctx.logger.info('dead_notice.delivered', { id, generation });
   return written !== null;
 }

@@ -30,7 +30,7 @@ import type { Item } from './codec.js';
 import { fireHook, type StoreContext } from './context.js';
 import { putIfAbsent, type EnqueueOutcome } from './enqueue.js';
 import { groupEmpty, groupHeadIs, guarded, parkedIn } from './guards.js';
-import { readItem, translate, updateIf } from './io.js';
+import { readItem, translate, updateElseNull } from './io.js';
 import { queryItems } from './query.js';
 
 /** How long an entry may wait for its job to appear before an advance skips it. */
@@ -161,7 +161,7 @@ async function unpark(ctx: StoreContext, job: Item): Promise<void> {
   const now = ctx.clock();
   const { queueShards } = await shardLayout(ctx);
   const keys = pendingKeys(job.id as string, job.queue as string, job.priority as number, job.runAt as number, now, queueShards);
-  const written = await updateIf(
+  const written = await updateElseNull(
     ctx,
     {
       Key: { id: job.id },

@@ -6,38 +6,31 @@ import type { Item } from './codec.js';
 import type { StoreContext } from './context.js';
 
 /**
+ * The two ways to run one conditional UpdateItem, named by what a lost race returns:
+ * {@link updateElseNull} and {@link updateElseLoss}.
+ *
  * Runs one conditional UpdateItem and returns the item as written, or `null` when the condition
  * did not hold (the caller lost a race or holds a stale lease). Any other failure throws. A write
  * that leaves the job pending tells this JobQueue's lease hints where it put it. With
  * `returnItem` false the item is not sent back, and success yields an empty object.
  */
-export async function updateIf(ctx: StoreContext, input: Omit<UpdateCommandInput, 'TableName' | 'ReturnValues'>, returnItem = true): Promise<Item | null> {
-  const out = await updateOrLoss(ctx, input, returnItem);
-  return out instanceof ConditionalCheckFailedException ? null : out;
-}
-
-/** A guarded write's result: the item as written, or (lost race) the item as it stands, if any. */
-export type WrittenOrCurrent = { readonly written: Item } | { readonly written: null; readonly current: Item | undefined };
-
-/**
- * As {@link updateIf}, but a lost race also yields the item as it stands, for the caller to
- * classify the loss or decide again (see {@link itemAfterLoss}: no second request on AWS).
- */
-export async function updateElseCurrent(
+export async function updateElseNull(
   ctx: StoreContext,
   input: Omit<UpdateCommandInput, 'TableName' | 'ReturnValues'>,
   returnItem = true,
-): Promise<WrittenOrCurrent> {
-  const out = await updateElseLoss(ctx, input, returnItem);
-  return out.written !== null ? out : { written: null, current: await out.current() };
+): Promise<Item | null> {
+  const out = await updateOrLoss(ctx, input, returnItem);
+  return out instanceof ConditionalCheckFailedException ? null : out;
 }
 
 /** A guarded write's result: the item as written, or (lost race) a way to the item as it stands. */
 export type WrittenOrLoss = { readonly written: Item } | { readonly written: null; current(): Promise<Item | undefined> };
 
 /**
- * As {@link updateElseCurrent}, for a caller that needs the item after a loss only sometimes:
- * `current()` costs nothing when the endpoint sent it, and a consistent read when it did not.
+ * As {@link updateElseNull}, but a lost race yields a way to the item as it stands, for the caller
+ * to classify the loss or decide again: `current()` costs nothing when the endpoint sent the item
+ * with the failure (AWS does: see {@link itemAfterLoss}), and one consistent read, made at most
+ * once, when it did not.
  */
 export async function updateElseLoss(
   ctx: StoreContext,
@@ -46,7 +39,8 @@ export async function updateElseLoss(
 ): Promise<WrittenOrLoss> {
   const out = await updateOrLoss(ctx, input, returnItem);
   if (!(out instanceof ConditionalCheckFailedException)) return { written: out };
-  return { written: null, current: () => itemAfterLoss(ctx, out, input.Key!.id as string) };
+  let current: Promise<Item | undefined> | undefined;
+  return { written: null, current: () => (current ??= itemAfterLoss(ctx, out, input.Key!.id as string)) };
 }
 
 async function updateOrLoss(

@@ -42,7 +42,7 @@ import { leaseSecretHash, newLeaseSecret } from './lease-secret.js';
 import type { StoreContext } from './context.js';
 import { buildUpdate } from './expression.js';
 import { allOf, atGeneration, dueAt, guarded, orphanAt } from './guards.js';
-import { updateIf } from './io.js';
+import { updateElseNull } from './io.js';
 import { READ_AHEAD } from './lease-hints.js';
 import { rankAcrossQueues } from './lease-rank.js';
 import { partitionQuery, queryEach, queryItems, shardPartitions } from './query.js';
@@ -269,7 +269,7 @@ export async function claimIfDue(ctx: StoreContext, c: Candidate, owner: string,
   // Two narrow guards rather than one with an OR: the index said which state the job was in at
   // this generation, and a job that changed state since no longer matches either way.
   const guard = allOf(atGeneration(c.generation, c.incarnation), c.orphan ? orphanAt(now) : dueAt(now));
-  const item = await updateIf(ctx, { Key: { id: c.id }, ...guarded(update, guard) });
+  const item = await updateElseNull(ctx, { Key: { id: c.id }, ...guarded(update, guard) });
   if (!item) return null;
   const lease: Lease = c.orphan ? { ...itemToLease(item, secret), takenOverFrom: c.previousOwner ?? 'unknown' } : itemToLease(item, secret);
   if (c.orphan) {

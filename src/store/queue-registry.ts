@@ -20,7 +20,7 @@ import { QUEUE_REGISTRY_ID, TABLE_SCHEMA } from '../schema.js';
 import type { StoreContext } from './context.js';
 import { buildUpdate } from './expression.js';
 import { absent, guarded, legacyNamesPresent } from './guards.js';
-import { readItem, translate, updateIf } from './io.js';
+import { readItem, translate, updateElseNull } from './io.js';
 import { FAN_OUT_LANES, inLanes, queryItems } from './query.js';
 
 /** A page of queue names; pass `cursor` back for the next page (absent on the last). */
@@ -35,7 +35,7 @@ export async function registerQueues(ctx: StoreContext, queues: readonly string[
   await inLanes(todo, FAN_OUT_LANES, async (queue) => {
     const { id, gpk, gsk } = queueRegistryKeys(queue);
     // A name another process registered first is left as it is.
-    await updateIf(ctx, { Key: { id }, ...guarded(buildUpdate({ set: { gpk, gsk, queue, createdAt: ctx.clock() } }), absent()) }, false);
+    await updateElseNull(ctx, { Key: { id }, ...guarded(buildUpdate({ set: { gpk, gsk, queue, createdAt: ctx.clock() } }), absent()) }, false);
   });
 }
 

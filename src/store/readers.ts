@@ -15,7 +15,7 @@ import { TABLE_SCHEMA } from '../schema.js';
 import type { StoreContext } from './context.js';
 import { buildUpdate, type ExpressionParts } from './expression.js';
 import { guarded, present } from './guards.js';
-import { readItem, updateIf } from './io.js';
+import { readItem, updateElseNull } from './io.js';
 import { JOIN_LOOKS, JOIN_SETTLE_MS, READER_LIVE_MS, type ReadersSeen } from './read-share.js';
 
 /** A reader not seen for this long is removed from the item by the next heartbeat (ms). */
@@ -48,10 +48,10 @@ export async function heartbeatReaders(
     set: { [`${ENTRY}${token}`]: now, [TABLE_SCHEMA.ttlAttribute]: Math.ceil(now / 1000) + 86_400 },
     remove: entries(forget.filter((t) => t !== token)),
   });
-  const item = (await updateIf(ctx, { Key: { id: readersId(queue) }, ...update })) ?? {};
+  const item = (await updateElseNull(ctx, { Key: { id: readersId(queue) }, ...update })) ?? {};
   const seen = readersOf(item, now);
   if (!cleanNow || seen.forget.length === 0) return seen;
-  await updateIf(ctx, { Key: { id: readersId(queue) }, ...removalOf(seen.forget) }, false);
+  await updateElseNull(ctx, { Key: { id: readersId(queue) }, ...removalOf(seen.forget) }, false);
   return { live: seen.live, forget: [] };
 }
 
@@ -99,7 +99,7 @@ async function lookAtReaders(ctx: StoreContext, queue: string, now: number): Pro
  * old. Touches only that entry, and never creates the item (a queue whose item is gone stays so).
  */
 export async function leaveReaders(ctx: StoreContext, queue: string, token: string): Promise<void> {
-  await updateIf(ctx, { Key: { id: readersId(queue) }, ...guarded(removalOf([token]), present()) }, false);
+  await updateElseNull(ctx, { Key: { id: readersId(queue) }, ...guarded(removalOf([token]), present()) }, false);
 }
 
 /** An update that removes the entries of `tokens` and nothing else. */

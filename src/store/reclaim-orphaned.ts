@@ -19,7 +19,7 @@ import type { Item } from './codec.js';
 import { fireHook, type StoreContext } from './context.js';
 import { buildUpdate } from './expression.js';
 import { guarded, lapsedAsRead } from './guards.js';
-import { updateIf } from './io.js';
+import { updateElseNull } from './io.js';
 import { queryPartitions, shardPartitions } from './query.js';
 import { shardLayout, type ShardCounts } from './shard-layout.js';
 
@@ -84,7 +84,7 @@ async function reclaimOne(ctx: StoreContext, item: Item, now: number, layout: Sh
     remove: ['leaseOwner', 'leaseExpiresAt', 'leaseRenewedUntil', 'leaseSecretHash'],
     values: { ':seen': seen, ':one': 1 },
   });
-  const written = await updateIf(ctx, { Key: { id }, ...guarded(update, lapsedAsRead(item, now)) });
+  const written = await updateElseNull(ctx, { Key: { id }, ...guarded(update, lapsedAsRead(item, now)) });
   if (!written) {
     ctx.logger.info('reclaim.lost_race', { id, generation: seen });
     return 'lost';

@@ -17,7 +17,7 @@ import type { Item } from './codec.js';
 import { fireHook, type StoreContext } from './context.js';
 import { buildUpdate } from './expression.js';
 import { asRead, guarded } from './guards.js';
-import { readItem, updateElseCurrent } from './io.js';
+import { readItem, updateElseLoss } from './io.js';
 import { shardLayout } from './shard-layout.js';
 
 /** Outcome of releaseUnowned. */
@@ -34,9 +34,9 @@ export async function releaseUnownedIfLive(ctx: StoreContext, id: string): Promi
     const seen = item.leaseGeneration as number;
     if (state !== 'running' && state !== 'pending') return { outcome: 'terminal', id, generation: seen, state };
     const { queueShards } = await shardLayout(ctx);
-    const result = await updateElseCurrent(ctx, { Key: { id }, ...guarded(forceRelease(ctx, item, state, seen, queueShards), asRead(item)) });
+    const result = await updateElseLoss(ctx, { Key: { id }, ...guarded(forceRelease(ctx, item, state, seen, queueShards), asRead(item)) });
     if (!result.written) {
-      item = result.current; // the job moved under us: decide again on what it is now
+      item = await result.current(); // the job moved under us: decide again on what it is now
       continue;
     }
     if (state === 'running') {

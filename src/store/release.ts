@@ -13,7 +13,7 @@ import { classifyLostRace } from './classify.js';
 import { fireHook, type StoreContext } from './context.js';
 import { buildUpdate } from './expression.js';
 import { guarded, leaseHeld } from './guards.js';
-import { updateElseCurrent } from './io.js';
+import { updateElseLoss } from './io.js';
 import { leaseSecretHash } from './lease-secret.js';
 import { shardLayout } from './shard-layout.js';
 
@@ -39,13 +39,13 @@ export async function releaseIfLeaseHeld(ctx: StoreContext, lease: Lease, reason
     remove: ['leaseOwner', 'leaseExpiresAt', 'leaseRenewedUntil', 'leaseSecretHash'],
     values: { ':one': 1 },
   });
-  const result = await updateElseCurrent(ctx, { Key: { id: lease.id }, ...guarded(update, leaseHeld(lease)) });
+  const result = await updateElseLoss(ctx, { Key: { id: lease.id }, ...guarded(update, leaseHeld(lease)) });
   if (result.written) {
     ctx.logger.info('lease.released', { id: lease.id, queue: lease.queue, generation: lease.generation, owner: lease.owner, reason });
     fireHook(ctx, 'onJobsDue', () => ctx.hooks.onJobsDue?.([lease.queue]));
     return { outcome: 'released', id: lease.id, generation: lease.generation + 1, repeated: false };
   }
-  const lost = classifyLostRace(ctx, 'release', lease, result.current, 'released');
+  const lost = classifyLostRace(ctx, 'release', lease, await result.current(), 'released');
   if (lost.kind === 'repeat') return { outcome: 'released', id: lease.id, generation: lease.generation + 1, repeated: true };
   return lost.outcome;
 }

@@ -17,7 +17,7 @@ import { classifyLostRace, type LostRace } from './classify.js';
 import type { StoreContext } from './context.js';
 import { buildUpdate } from './expression.js';
 import { guarded, leaseHeld } from './guards.js';
-import { updateElseCurrent } from './io.js';
+import { updateElseLoss } from './io.js';
 
 /** Outcome of renew: the lease with its new expiry, or stale. */
 export type RenewOutcome = { readonly outcome: 'renewed'; readonly lease: Lease } | StaleOutcome;
@@ -58,12 +58,12 @@ export async function renewIfLeaseHeld(ctx: StoreContext, lease: Lease, ttlMs: n
       ...(progressText === undefined ? {} : { progress: progressText, progressAt: now }),
     },
   });
-  const result = await updateElseCurrent(ctx, { Key: { id: lease.id }, ...guarded(update, leaseHeld(lease)) });
+  const result = await updateElseLoss(ctx, { Key: { id: lease.id }, ...guarded(update, leaseHeld(lease)) });
   if (result.written) {
     ctx.logger.info('lease.renewed', { id: lease.id, generation: lease.generation, expiresAt, indexed: index });
     return { outcome: 'renewed', lease: { ...lease, expiresAt, indexedExpiresAt: index ? expiresAt : (lease.indexedExpiresAt ?? lease.expiresAt) } };
   }
   // Renew settles nothing, so there is no earlier try to recognise: a failed renew is stale.
-  const lost = classifyLostRace(ctx, 'renew', lease, result.current) as Extract<LostRace, { kind: 'stale' }>;
+  const lost = classifyLostRace(ctx, 'renew', lease, await result.current()) as Extract<LostRace, { kind: 'stale' }>;
   return lost.outcome;
 }

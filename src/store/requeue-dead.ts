@@ -13,7 +13,7 @@ import { TABLE_SCHEMA } from '../schema.js';
 import { fireHook, type StoreContext } from './context.js';
 import { buildUpdate } from './expression.js';
 import { deadAtGeneration, guarded } from './guards.js';
-import { readItem, updateElseCurrent } from './io.js';
+import { readItem, updateElseLoss } from './io.js';
 import { shardLayout } from './shard-layout.js';
 
 /** Outcome of requeueDead. */
@@ -37,9 +37,9 @@ export async function requeueIfDead(ctx: StoreContext, id: string): Promise<Requ
     remove: [TABLE_SCHEMA.ttlAttribute, 'deadNotified', 'leaseSecretHash'],
     values: { ':next': seen + 1 },
   });
-  const result = await updateElseCurrent(ctx, { Key: { id }, ...guarded(update, deadAtGeneration(seen)) });
+  const result = await updateElseLoss(ctx, { Key: { id }, ...guarded(update, deadAtGeneration(seen)) });
   if (!result.written) {
-    throw new InvalidStateError(id, (result.current?.state as string | undefined) ?? 'gone', 'it changed while being requeued; look again');
+    throw new InvalidStateError(id, ((await result.current())?.state as string | undefined) ?? 'gone', 'it changed while being requeued; look again');
   }
   ctx.logger.warn('job.requeued', { id, queue: item.queue, generation: seen + 1 });
   fireHook(ctx, 'onJobsDue', () => ctx.hooks.onJobsDue?.([item.queue as string]));

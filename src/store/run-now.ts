@@ -22,7 +22,7 @@ import { readyKeys } from '../keys.js';
 import { fireHook, type StoreContext } from './context.js';
 import { buildUpdate } from './expression.js';
 import { guarded, pendingAsSeen } from './guards.js';
-import { readItem, updateElseCurrent } from './io.js';
+import { readItem, updateElseLoss } from './io.js';
 import { shardLayout } from './shard-layout.js';
 
 /** Outcome of runNow. */
@@ -45,9 +45,9 @@ export async function runNowIfScheduled(ctx: StoreContext, id: string): Promise<
     const update = buildUpdate({
       set: { runAt: now, updatedAt: now, ...readyKeys(id, item.queue as string, item.priority as number, now, queueShards) },
     });
-    const result = await updateElseCurrent(ctx, { Key: { id }, ...guarded(update, pendingAsSeen(seen)) });
+    const result = await updateElseLoss(ctx, { Key: { id }, ...guarded(update, pendingAsSeen(seen)) });
     if (!result.written) {
-      item = result.current; // leased, cancelled or changed meanwhile: decide again
+      item = await result.current(); // leased, cancelled or changed meanwhile: decide again
       continue;
     }
     ctx.logger.warn('job.run_now', { id, queue: item.queue, previousRunAt, generation: seen });

@@ -18,7 +18,7 @@ import type { Item } from './codec.js';
 import type { StoreContext } from './context.js';
 import { buildUpdate } from './expression.js';
 import { allOf, guarded, notYetDue, pendingAsSeen } from './guards.js';
-import { readItem, updateElseCurrent } from './io.js';
+import { readItem, updateElseLoss } from './io.js';
 import { finishedJobExpiry } from './retention.js';
 
 /**
@@ -35,9 +35,9 @@ async function withdrawIfNotStarted(ctx: StoreContext, seen: Item): Promise<bool
     set: { state: 'cancelled', withdrawn: true, updatedAt: now, leaseGeneration: generation + 1, ...finishedJobExpiry(ctx, now) },
     remove: ['gpk', 'gsk'],
   });
-  const result = await updateElseCurrent(ctx, { Key: { id }, ...guarded(update, allOf(pendingAsSeen(generation), notYetDue(now))) }, false);
+  const result = await updateElseLoss(ctx, { Key: { id }, ...guarded(update, allOf(pendingAsSeen(generation), notYetDue(now))) }, false);
   if (!result.written) {
-    ctx.logger.info('schedule.withdraw_lost', { id, state: result.current?.state });
+    ctx.logger.info('schedule.withdraw_lost', { id, state: (await result.current())?.state });
     return false;
   }
   ctx.logger.info('schedule.job_withdrawn', { id, queue: seen.queue, runAt: seen.runAt, generation: generation + 1 });
