@@ -37,7 +37,9 @@ if (resolve(before.folder) !== resolve(folder)) {
   process.exit(2);
 }
 const had = new Set(before.entries);
-const left = entries().filter((name) => !had.has(name)).sort();
+const left = entries()
+  .filter((name) => !had.has(name))
+  .sort();
 if (left.length === 0) {
   process.stdout.write(`tmp-check: nothing new in ${folder}\n`);
   process.exit(0);

@@ -24,7 +24,8 @@ async function effectsTable(client: DynamoDBClient): Promise<string> {
     }),
   );
   created.push({ client, name });
-  await waitUntilTableExists({ client, maxWaitTime: 60 }, { TableName: name });
+  // The waiter's defaults poll every 20 s; the emulator makes a table active within milliseconds.
+  await waitUntilTableExists({ client, maxWaitTime: 60, minDelay: 0.05, maxDelay: 1 }, { TableName: name });
   return name;
 }
 

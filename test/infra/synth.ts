@@ -1,10 +1,18 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, Stack, Validations, type CfnElement } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';
 import { Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import { afterAll } from 'vitest';
+
+// Every test app of a file writes its cloud assembly under one folder, removed after the file.
+let outRoot: string | undefined;
+afterAll(() => {
+  if (outRoot) rmSync(outRoot, { recursive: true, force: true });
+  outRoot = undefined;
+});
 
 /** cdk.json's context (feature flags), so a test app synthesizes exactly what `npm run synth` does. */
 export function cdkJsonContext(): Record<string, unknown> {
@@ -12,13 +20,13 @@ export function cdkJsonContext(): Record<string, unknown> {
 }
 
 /**
- * An app like infra/app.ts's, writing to a fresh temp dir. `bundle: false` skips esbuild (the
+ * An app like infra/app.ts's, writing to a fresh temp dir (removed after the test file). `bundle: false` skips esbuild (the
  * CDK's own `aws:cdk:bundling-stacks` switch). CloudFormation schema validation is off by default:
  * it doubles the synth time and `npm run synth` (CI) validates the same template.
  */
 export function testApp(opts: { bundle?: boolean; validate?: boolean; nag?: boolean; context?: Record<string, unknown> } = {}): App {
   const app = new App({
-    outdir: mkdtempSync(join(tmpdir(), 'fenceq-cdk-')),
+    outdir: mkdtempSync(join((outRoot ??= mkdtempSync(join(tmpdir(), 'fenceq-cdk-'))), 'app-')),
     builtinCloudFormationValidation: opts.validate ?? false,
     context: { ...cdkJsonContext(), ...(opts.bundle === false ? { 'aws:cdk:bundling-stacks': [] } : {}), ...opts.context },
   });

@@ -56,9 +56,9 @@ describe('the package', () => {
     files = packedFiles();
   });
 
-  it("ships only what a consumer needs: the built code, the bundles, the launcher, the worker image's Dockerfile and its build script, and the docs", () => {
+  it("ships only what a consumer needs: the built code, the bundles, the launcher, the worker image's Dockerfile, its .dockerignore and its build script, and the docs", () => {
     const allowed =
-      /^(bin\/fenceq\.js|docker\/worker\/(Dockerfile|build-handlers\.mjs)|dist\/(src|functions|infra)\/.+\.(js|d\.ts|mjs)|dist\/lambda\/[a-z-]+\/index\.mjs(\.map)?|package\.json|README\.md|LICENSE|CHANGELOG\.md)$/;
+      /^(bin\/fenceq\.js|docker\/worker\/(Dockerfile|Dockerfile\.dockerignore|build-handlers\.mjs)|dist\/(src|functions|infra)\/.+\.(js|d\.ts|mjs)|dist\/lambda\/[a-z-]+\/index\.mjs(\.map)?|package\.json|README\.md|LICENSE|CHANGELOG\.md)$/;
     expect(files.filter((f) => !allowed.test(f))).toEqual([]);
     for (const dir of ['test/', 'bench/', 'chaos/', '.ci/', 'scripts/', 'src/', 'examples/', 'node_modules/']) {
       expect(files.filter((f) => f.startsWith(dir))).toEqual([]);

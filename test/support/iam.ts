@@ -5,6 +5,9 @@
  * request they send is authorized against the policy their role has in the template.
  * On by default; FENCEQ_TEST_IAM=off runs the same tests straight against the emulators.
  */
+import { createHash } from 'node:crypto';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { inject } from 'vitest';
 import { afterAll } from 'vitest';
 import { startIamProxy, type IamDecision, type IamProxy } from '../../src/local/iam-proxy.js';
@@ -40,7 +43,7 @@ export async function iamHarness(
 ): Promise<IamHarness> {
   const raw = { FENCEQ_DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'), FENCEQ_SQS_ENDPOINT: inject('sqsEndpoint') };
   if (!IAM_ENFORCED && !opts.force) return { env: () => raw, rebind: () => undefined, denials: [], proxy: undefined, template: undefined };
-  const template = await synthIamTemplate(opts.extra);
+  const template = await runIamTemplate(opts.extra);
   let targets = local;
   const bound = bindIamTemplate(template, targets);
   const proxy = await startIamProxy({
@@ -67,4 +70,27 @@ export async function iamHarness(
     proxy,
     template,
   };
+}
+
+/**
+ * The stack synthesized once per run for each set of extra principals (keyed by the source of
+ * `extra`): the first file to ask synthesizes it (seconds of CDK) and keeps it as JSON in the run's
+ * folder (test/support/global-setup.ts); every later file of the run reads it.
+ */
+async function runIamTemplate(extra: ExtraPrincipals | undefined): Promise<IamTemplate> {
+  const key = createHash('sha256')
+    .update(String(extra ?? ''))
+    .digest('hex')
+    .slice(0, 16);
+  const file = join(inject('runDir'), `iam-template-${key}.json`);
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as IamTemplate;
+  } catch {
+    // Not synthesized in this run yet.
+  }
+  const template = await synthIamTemplate(extra);
+  const part = `${file}.${String(process.pid)}`;
+  writeFileSync(part, JSON.stringify(template));
+  renameSync(part, file); // whole or not at all, for a file reading it at the same time
+  return template;
 }
