@@ -13,8 +13,14 @@ import { createMeter } from '../tools/meter.js';
 import { steadyRate, waitFor, type DoneMark } from '../tools/stats.js';
 import { startThrottleProxy, type ThrottleCounts } from '../tools/throttle-proxy.js';
 import { createWorker, type BenchWorker } from '../tools/workers.js';
-import { EnqueueIncompleteError } from '../src/errors.js';
+import { EnqueueIncompleteError, ThrottledError } from '../src/errors.js';
+import type { JobQueue } from '../src/job-queue.js';
+import type { EnqueueInput } from '../src/store/enqueue.js';
+import { Backoff } from '../src/retry-policy.js';
 import { benchPayload } from './throughput.js';
+
+/** How a bench producer backs off after a throttle: from 50 ms, doubling to 2 s, with jitter. */
+const PRODUCER_BACKOFF = { baseMs: 50, maxMs: 2_000 };
 
 /** One run at one shard count. */
 export interface ThrottleResult {
@@ -32,7 +38,7 @@ export interface ThrottleResult {
   /** ms from the start until 10%, 50%, 90%, 99% and all of the jobs were done. */
   readonly timeline: number[];
   readonly proxy: ThrottleCounts;
-  /** What reached the workers and producer after the SDK's own retries. */
+  /** What reached the workers and producer after the SDK's own retries (`enqueueRetries`: the producers' back-offs after a throttle). */
   readonly surfaced: { leaseErrors: number; ackErrors: number; renewErrors: number; enqueueRetries: number };
   /** SDK calls per job, and the HTTP requests the proxy saw per job (the difference is SDK retries). */
   readonly callsPerJob: number;
@@ -75,18 +81,17 @@ export async function measureThrottled(
     for (const w of workers) w.start();
     let left = args.jobs;
     // Two producers, 25 jobs a request: throttled items come back unprocessed and the store
-    // retries them; a batch still short after its retries is enqueued again (no ids).
+    // retries them; what still reaches a producer it backs off from (enqueueBackingOff).
     const produce = async () => {
+      const backoff = new Backoff(PRODUCER_BACKOFF, Math.random);
       while (left > 0) {
         const n = Math.min(25, left);
         left -= n;
-        try {
-          await producer.enqueueMany(Array.from({ length: n }, (_, k) => ({ queue: 'bench', payload: benchPayload(k) })));
-        } catch (err) {
-          if (!(err instanceof EnqueueIncompleteError)) throw err;
-          enqueueRetries++;
-          left += err.unwrittenIds.length;
-        }
+        enqueueRetries += await enqueueBackingOff(
+          producer,
+          Array.from({ length: n }, (_, k) => ({ queue: 'bench', payload: benchPayload(k) })),
+          backoff,
+        );
       }
     };
     // The steady state: the rate between 10% and 90% of the jobs done (start-up and the last
@@ -145,6 +150,33 @@ export async function measureThrottled(
     await table.drop();
     for (const c of [admin, ...clients]) c.destroy();
   }
+}
+
+/**
+ * Enqueues every one of `inputs` as docs/capacity.md ("Back-pressure") says a producer should, and
+ * returns how many times it backed off: a ThrottledError wrote nothing, so it waits and sends the
+ * same jobs again; an EnqueueIncompleteError wrote the rest, so it sends only the unwritten jobs,
+ * with the ids the store gave them (never new ones: a request that failed may have landed),
+ * waiting first too. Any other error is thrown. `backoff` resets on success.
+ */
+export async function enqueueBackingOff(queue: Pick<JobQueue, 'enqueueMany'>, inputs: readonly EnqueueInput[], backoff: Backoff): Promise<number> {
+  let batch = inputs;
+  let backOffs = 0;
+  while (batch.length > 0) {
+    try {
+      await queue.enqueueMany(batch);
+      batch = [];
+      backoff.reset();
+    } catch (err) {
+      if (err instanceof EnqueueIncompleteError) {
+        const { unwrittenIds, unwrittenIndexes } = err;
+        batch = unwrittenIndexes.map((i, k) => ({ ...batch[i]!, id: unwrittenIds[k]! }));
+      } else if (!(err instanceof ThrottledError)) throw err;
+      backOffs++;
+      await new Promise((r) => setTimeout(r, backoff.next()));
+    }
+  }
+  return backOffs;
 }
 
 function workerErrors(workers: BenchWorker[], total: number): { leaseErrors: number; ackErrors: number; renewErrors: number } {

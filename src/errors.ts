@@ -42,6 +42,25 @@ export class TableUnavailableError extends FenceqError {
   }
 }
 
+/**
+ * DynamoDB throttled the request (its capacity, a hot partition key, or the index's back-pressure)
+ * and wrote nothing of it: back off and try again (docs/capacity.md, "Back-pressure"). From
+ * `enqueueMany` it means nothing of the call was written; a call that wrote some jobs throws
+ * {@link EnqueueIncompleteError} with this error as its cause instead.
+ */
+export class ThrottledError extends FenceqError {
+  override name = 'ThrottledError';
+  /** The table whose request was throttled. */
+  readonly tableName: string;
+  /** DynamoDB's reasons, when it sent them (`TableWriteKeyRangeThroughputExceeded`, `IndexWriteKeyRangeThroughputExceeded`...). */
+  readonly reasons: readonly string[];
+  constructor(tableName: string, message: string, options?: { cause?: unknown; reasons?: readonly string[] }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.tableName = tableName;
+    this.reasons = options?.reasons ?? [];
+  }
+}
+
 /** A batch enqueue could not write every job (DynamoDB kept some unprocessed); the others were written. */
 export class EnqueueIncompleteError extends FenceqError {
   override name = 'EnqueueIncompleteError';
@@ -53,6 +72,8 @@ export class EnqueueIncompleteError extends FenceqError {
   readonly unwrittenIds: readonly string[];
   /** Where those jobs were in the `enqueueMany` inputs, in the same order (empty when not known). */
   readonly unwrittenIndexes: readonly number[];
+  /** DynamoDB throttled the writes that did not land (the cause is a {@link ThrottledError}): back off before sending the rest. */
+  readonly throttled: boolean;
   constructor(unwrittenIds: readonly string[], attempts: number, options?: { cause?: unknown; unwrittenIndexes?: readonly number[] }) {
     super(
       `enqueue: ${unwrittenIds.length} job(s) not written, or not known to be (BatchWriteItem gave up after ${attempts} attempts, or a request failed); every other job was written`,
@@ -60,6 +81,7 @@ export class EnqueueIncompleteError extends FenceqError {
     );
     this.unwrittenIds = unwrittenIds;
     this.unwrittenIndexes = options?.unwrittenIndexes ?? [];
+    this.throttled = options?.cause instanceof ThrottledError;
   }
 }
 

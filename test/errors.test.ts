@@ -15,6 +15,7 @@ const built: [string, Error][] = [
   ['JobNotFoundError', new core.JobNotFoundError('j-1', { cause })],
   ['TableUnavailableError', new core.TableUnavailableError('t', 'gone', { cause })],
   ['EnqueueIncompleteError', new core.EnqueueIncompleteError(['a'], 3, { cause })],
+  ['ThrottledError', new core.ThrottledError('t', 'throttled', { cause })],
   ['InvalidStateError', new core.InvalidStateError('j-1', 'done', 'only a dead job can be requeued', { cause })],
   ['ScheduleConflictError', new core.ScheduleConflictError('nightly', 3, { cause })],
   ['WaitTimeoutError', new core.WaitTimeoutError('j-1', 100, 'running', { cause })],

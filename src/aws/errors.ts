@@ -4,6 +4,7 @@ import {
   InvalidStateError,
   JobNotFoundError,
   TableUnavailableError,
+  ThrottledError,
   UnknownQueueError,
   ValidationError,
 } from '../errors.js';
@@ -47,6 +48,10 @@ export interface ErrorPayload {
   readonly tableName?: string;
   readonly unwrittenIds?: readonly string[];
   readonly unwrittenIndexes?: readonly number[];
+  /** A throttle's reasons, as DynamoDB gave them. */
+  readonly reasons?: readonly string[];
+  /** The error behind this one, when it is one of fenceq's (an EnqueueIncompleteError's throttle). */
+  readonly cause?: ErrorPayload;
 }
 
 /** The reply of a direct invoke of the API or admin function. */
@@ -58,8 +63,11 @@ export function errorToPayload(err: unknown): ErrorPayload | undefined {
   if (err instanceof JobNotFoundError) return { name: err.name, message: err.message, jobId: err.jobId };
   if (err instanceof InvalidStateError) return { name: err.name, message: err.message, jobId: err.jobId, state: err.state };
   if (err instanceof TableUnavailableError) return { name: err.name, message: err.message, tableName: err.tableName };
-  if (err instanceof EnqueueIncompleteError)
-    return { name: err.name, message: err.message, unwrittenIds: err.unwrittenIds, unwrittenIndexes: err.unwrittenIndexes };
+  if (err instanceof ThrottledError) return { name: err.name, message: err.message, tableName: err.tableName, reasons: err.reasons };
+  if (err instanceof EnqueueIncompleteError) {
+    const cause = errorToPayload(err.cause);
+    return { name: err.name, message: err.message, unwrittenIds: err.unwrittenIds, unwrittenIndexes: err.unwrittenIndexes, ...(cause ? { cause } : {}) };
+  }
   if (err instanceof FenceqError) return { name: err.name, message: err.message };
   return undefined;
 }
@@ -83,8 +91,14 @@ export function errorFromPayload(p: ErrorPayload): FenceqError {
     case 'TableUnavailableError':
       err = new TableUnavailableError(p.tableName ?? '', p.message);
       break;
+    case 'ThrottledError':
+      err = new ThrottledError(p.tableName ?? '', p.message, { reasons: p.reasons ?? [] });
+      break;
     case 'EnqueueIncompleteError':
-      err = new EnqueueIncompleteError(p.unwrittenIds ?? [], 0, { unwrittenIndexes: p.unwrittenIndexes ?? [] });
+      err = new EnqueueIncompleteError(p.unwrittenIds ?? [], 0, {
+        unwrittenIndexes: p.unwrittenIndexes ?? [],
+        ...(p.cause ? { cause: errorFromPayload(p.cause) } : {}),
+      });
       break;
     default:
       err = new FenceqError(p.message);

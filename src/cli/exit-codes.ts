@@ -2,7 +2,7 @@
  * The CLI's exit codes, which scripts may rely on, and the mapping from any error to one line of
  * text and one code. No error reaches the terminal as a stack trace.
  */
-import { FenceqError, InvalidStateError, JobNotFoundError, TableUnavailableError, ValidationError } from '../errors.js';
+import { FenceqError, InvalidStateError, JobNotFoundError, TableUnavailableError, ThrottledError, ValidationError } from '../errors.js';
 import { MissingPackageError } from '../local/optional-packages.js';
 
 /** Exit codes of `fenceq`; documented in docs/cli.md. */
@@ -15,7 +15,7 @@ export const EXIT = {
   usage: 2,
   /** No job with that id. */
   notFound: 3,
-  /** The endpoint cannot be reached, the table is missing, or there are no credentials. */
+  /** The endpoint cannot be reached, the table is missing, there are no credentials, or DynamoDB throttled the call (nothing written): try again later. */
   unavailable: 4,
   /** The job's state does not allow the operation (requeue a job that is not dead, cancel a finished one). */
   conflict: 5,
@@ -61,6 +61,9 @@ export function describeError(err: unknown, target: Target = {}): { exitCode: nu
       message: `table ${err.tableName} does not exist at ${where} (create it with \`fenceq start\` locally or deploy the stack)`,
     };
   }
+  if (err instanceof ThrottledError) {
+    return { exitCode: EXIT.unavailable, message: `${where} throttled a request to table ${err.tableName} and it wrote nothing: try again in a moment` };
+  }
   const code = networkCode(err);
   if (code !== undefined) return { exitCode: EXIT.unavailable, message: `cannot reach ${where} (${code})` };
   const name = err instanceof Error ? err.name : '';
@@ -78,7 +81,7 @@ export function describeError(err: unknown, target: Target = {}): { exitCode: nu
   return { exitCode: EXIT.failure, message: text.split('\n')[0]! };
 }
 
-/** The error as `--json` prints it on stderr: `{ "error": { name, message, field?, value?, jobId?, state?, tableName? } }`. */
+/** The error as `--json` prints it on stderr: `{ "error": { name, message, field?, value?, jobId?, state?, tableName? } }` (`tableName`: the missing or throttled table). */
 export interface ErrorJson {
   readonly error: {
     readonly name: string;
@@ -106,7 +109,7 @@ export function errorJson(err: unknown, message: string): ErrorJson {
     };
   } else if (err instanceof JobNotFoundError) about = { jobId: err.jobId };
   else if (err instanceof InvalidStateError) about = { jobId: err.jobId, state: err.state };
-  else if (err instanceof TableUnavailableError) about = { tableName: err.tableName };
+  else if (err instanceof TableUnavailableError || err instanceof ThrottledError) about = { tableName: err.tableName };
   return { error: { name, message, ...about } };
 }
 

@@ -11,7 +11,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { EnqueueIncompleteError, ValidationError } from '../errors.js';
+import { EnqueueIncompleteError, ThrottledError, ValidationError } from '../errors.js';
 import type { Json, Job, JobState } from '../job.js';
 import { pendingKeys } from '../keys.js';
 import { BATCH_WRITE_RETRY, backoffDelay } from '../retry-policy.js';
@@ -182,8 +182,9 @@ const BATCH_WRITE_ITEMS = 25;
  * Once a batch gives up (items still unprocessed) or its request fails, no later batch is sent,
  * the items written so far are logged and announced (onJobsDue) as usual, and it throws
  * EnqueueIncompleteError naming every item not known to be written: that batch's rest (all of it
- * after a failed request, which may or may not have landed) and every later batch. A request that
- * fails before anything was written throws its own error (translated), as before.
+ * after a failed request, which may or may not have landed) and every later batch; its cause is
+ * the request's error (translated), or a ThrottledError for items left unprocessed. When nothing
+ * was written it throws that cause itself: a throttle is a ThrottledError, whole.
  */
 export async function putGenerated(ctx: StoreContext, items: readonly Item[]): Promise<EnqueueOutcome[]> {
   let written = 0;
@@ -201,10 +202,18 @@ export async function putGenerated(ctx: StoreContext, items: readonly Item[]): P
     ctx,
     items.filter((item) => !unwrittenIds.has(item.id as string)),
   );
-  if (stopped && written === 0 && stopped.error !== undefined) throw translate(ctx, stopped.error);
-  if (stopped)
-    throw new EnqueueIncompleteError([...unwrittenIds], stopped.attempts, { cause: stopped.error === undefined ? undefined : translate(ctx, stopped.error) });
-  return out;
+  if (!stopped) return out;
+  const cause = stopped.error === undefined ? leftUnprocessed(ctx, stopped.rest.length, stopped.attempts) : translate(ctx, stopped.error);
+  if (written === 0) throw cause;
+  throw new EnqueueIncompleteError([...unwrittenIds], stopped.attempts, { cause });
+}
+
+/** A batch DynamoDB kept sending back unprocessed (its answer to a throttle) until BATCH_WRITE_RETRY gave up; `jobs` were not written. */
+function leftUnprocessed(ctx: StoreContext, jobs: number, attempts: number): ThrottledError {
+  return new ThrottledError(
+    ctx.tableName,
+    `DynamoDB throttled writes to table ${ctx.tableName}: BatchWriteItem still left items unprocessed after ${attempts} attempts, ${jobs} job(s) not written; back off and try again`,
+  );
 }
 
 /**
@@ -234,22 +243,21 @@ async function writeBatch(
 
 /**
  * What a batch enqueue that failed part-way throws, once every writer has ended: the first error
- * itself when nothing was written (a missing table, say: the call failed whole), else
+ * itself when nothing was written (a missing table, a ThrottledError: the call failed whole), else
  * EnqueueIncompleteError naming every job `written` does not vouch for, with where each was in
- * the inputs (`items` are in input order) and the first failed request's error as its cause.
+ * the inputs (`items` are in input order) and as its cause the first throttle if any writer was
+ * throttled (so `throttled` tells the producer to back off), else the first failed request's error.
  */
 export function incompleteEnqueue(items: readonly Item[], written: (id: string) => boolean, errors: readonly unknown[]): unknown {
   const unwritten = items.flatMap((item, index) => (written(item.id as string) ? [] : [{ id: item.id as string, index }]));
   const partial = errors.some((e) => e instanceof EnqueueIncompleteError);
   if (!partial && unwritten.length === items.length) return errors[0];
+  // The errors behind it: a failed request's or a throttle's, not a chunk's report of it.
+  const causes = errors.map((e) => (e instanceof EnqueueIncompleteError ? e.cause : e)).filter((e) => e !== undefined);
   return new EnqueueIncompleteError(
     unwritten.map((u) => u.id),
     BATCH_WRITE_RETRY.attempts,
-    // The error behind it: a failed request's, not a chunk's report of it (a give-up has none).
-    {
-      cause: errors.map((e) => (e instanceof EnqueueIncompleteError ? e.cause : e)).find((e) => e !== undefined),
-      unwrittenIndexes: unwritten.map((u) => u.index),
-    },
+    { cause: causes.find((e) => e instanceof ThrottledError) ?? causes[0], unwrittenIndexes: unwritten.map((u) => u.index) },
   );
 }
 

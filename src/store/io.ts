@@ -1,7 +1,13 @@
-import { ConditionalCheckFailedException, ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
+import {
+  ConditionalCheckFailedException,
+  ProvisionedThroughputExceededException,
+  RequestLimitExceeded,
+  ResourceNotFoundException,
+  ThrottlingException,
+} from '@aws-sdk/client-dynamodb';
 import { GetCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { TableUnavailableError } from '../errors.js';
+import { TableUnavailableError, ThrottledError } from '../errors.js';
 import type { Item } from './codec.js';
 import type { StoreContext } from './context.js';
 
@@ -85,10 +91,21 @@ export async function readItem(ctx: StoreContext, id: string): Promise<Item | un
   }
 }
 
-/** Maps a missing table to {@link TableUnavailableError}; passes everything else through. */
+/**
+ * Maps a missing table to {@link TableUnavailableError} and DynamoDB's throttles (a key's or the
+ * table's capacity, the account's request limit) to {@link ThrottledError}, each with the SDK's
+ * error as its cause; passes everything else through. The one place an SDK error becomes the store's.
+ */
 export function translate(ctx: StoreContext, err: unknown): unknown {
   if (err instanceof ResourceNotFoundException) {
     return new TableUnavailableError(ctx.tableName, `table ${ctx.tableName} does not exist at this endpoint`, { cause: err });
+  }
+  if (err instanceof ProvisionedThroughputExceededException || err instanceof RequestLimitExceeded || err instanceof ThrottlingException) {
+    const reasons = (err instanceof ThrottlingException ? err.throttlingReasons : err.ThrottlingReasons) ?? [];
+    return new ThrottledError(ctx.tableName, `DynamoDB throttled a request to table ${ctx.tableName} (${err.name}); it wrote nothing: back off and try again`, {
+      cause: err,
+      reasons: reasons.flatMap((r) => (r.reason === undefined ? [] : [r.reason])),
+    });
   }
   return err;
 }

@@ -2,6 +2,7 @@ import { ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb
 import { afterAll, describe, expect, it } from 'vitest';
 import { startThrottleProxy, updateIndexEffect, type ThrottleProxy } from '../../tools/throttle-proxy.js';
 import { benchClient } from '../../tools/env.js';
+import { ThrottledError } from '../../src/errors.js';
 import { JobQueue } from '../../src/job-queue.js';
 import { silentLogger } from '../../src/log.js';
 import { buildUpdate } from '../../src/store/expression.js';
@@ -37,8 +38,10 @@ describe('throttle proxy', () => {
     await queue.enqueue({ queue: 'q', id: 'a', payload: null, priority: 1 });
     await queue.enqueue({ queue: 'q', id: 'b', payload: null, priority: 1 });
     const err = await queue.enqueue({ queue: 'q', id: 'c', payload: null, priority: 1 }).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(ProvisionedThroughputExceededException);
-    expect((err as { $metadata: { httpStatusCode: number } }).$metadata.httpStatusCode).toBe(400);
+    expect(err).toBeInstanceOf(ThrottledError); // the store's error, with DynamoDB's as its cause
+    const sdk = (err as ThrottledError).cause;
+    expect(sdk).toBeInstanceOf(ProvisionedThroughputExceededException);
+    expect((sdk as { $metadata: { httpStatusCode: number } }).$metadata.httpStatusCode).toBe(400);
     expect(proxy.counts.byKind).toEqual({ prio: 1 });
     // Other partitions are not affected: a priority-0 job lands on a ready shard.
     expect((await queue.enqueue({ queue: 'q', id: 'd', payload: null })).outcome).toBe('created');

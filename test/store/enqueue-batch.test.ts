@@ -1,6 +1,6 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { EnqueueIncompleteError } from '../../src/errors.js';
+import { EnqueueIncompleteError, ThrottledError } from '../../src/errors.js';
 import { countRequests } from '../support/count.js';
 import { freshQueue } from '../support/harness.js';
 
@@ -95,6 +95,8 @@ describe('enqueueMany of jobs whose ids the store generates', () => {
     leaveUnprocessed(client, (call, n) => (call === 0 ? 3 : n));
     const err = await queue.enqueueMany(Array.from({ length: 10 }, (_, i) => ({ queue: 'q', payload: i }))).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(EnqueueIncompleteError);
+    expect((err as EnqueueIncompleteError).throttled).toBe(true); // items left unprocessed: DynamoDB's throttle
+    expect((err as EnqueueIncompleteError).cause).toBeInstanceOf(ThrottledError);
     const unwritten = (err as EnqueueIncompleteError).unwrittenIds;
     expect(unwritten).toHaveLength(3);
     expect(count.counts.BatchWriteItem).toBe(8); // the first try and 7 retries of what was left
@@ -102,6 +104,15 @@ describe('enqueueMany of jobs whose ids the store generates', () => {
     const all = (await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 30_000, max: 100 })).leases;
     expect(all).toHaveLength(7);
     expect(all.map((l) => l.id).some((id) => unwritten.includes(id))).toBe(false);
+  });
+
+  it('a batch left unprocessed whole through every retry, nothing written: ThrottledError, not EnqueueIncompleteError', async () => {
+    const { queue, client, tableName } = await freshQueue({ random: () => 0 });
+    leaveUnprocessed(client, (_call, n) => n);
+    const err = await queue.enqueueMany(Array.from({ length: 10 }, (_, i) => ({ queue: 'q', payload: i }))).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ThrottledError);
+    expect((err as ThrottledError).tableName).toBe(tableName);
+    expect((await queue.stats(['q']))[0]?.pending ?? 0).toBe(0);
   });
 
   it('a batch that gives up ends the call: the error names every job not written, later batches too, with where each was in the inputs', async () => {
