@@ -5,7 +5,18 @@
 /** @type {[name: string, paths: string[]][]} */
 const LAYERS = [
   ['core types', ['^src/(job|errors|schema|keys|log|retry-policy|validate|client-config|flow-limits)\\.ts$']],
-  ['store', ['^src/store/']],
+  // The store, bottom first: the lease read path's memory (pure), the write helpers and item
+  // codec, the shard layout, single-item job transitions, the lease read path, flow control,
+  // the composite transitions (settle, batch enqueue, the lease plan), schedules, maintenance.
+  ['store: memory', ['^src/store/memory/']],
+  ['store: core', ['^src/store/core/']],
+  ['store: layout', ['^src/store/layout/']],
+  ['store: jobs', ['^src/store/jobs/']],
+  ['store: lease', ['^src/store/lease/']],
+  ['store: flow', ['^src/store/flow/']],
+  ['store: plans', ['^src/store/plans/']],
+  ['store: schedules', ['^src/store/schedules/']],
+  ['store: maintenance', ['^src/store/maintenance/']],
   ['queue facade', ['^src/(job-queue|job-store|schedules|wait-for)\\.ts$']],
   ['worker', ['^src/worker/']],
   ['fencing, text', ['^src/fencing/', '^src/text/']],

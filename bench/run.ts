@@ -19,7 +19,7 @@ import { throughputChart } from '../tools/chart.js';
 import { dollarsPerMillionJobs, PRICES, sqsDollarsPerMillionJobs } from '../tools/cost-model.js';
 import { emulator } from '../tools/env.js';
 import type { MeterCounts } from '../tools/meter.js';
-import type { ShardCounts } from '../src/store/shard-layout.js';
+import type { ShardCounts } from '../src/store/layout/shard-layout.js';
 import { round } from '../tools/stats.js';
 import { workerImplementation } from '../tools/workers.js';
 import { measureProgressWrites, type ProgressResult } from './progress.js';

@@ -15,7 +15,7 @@ import { startThrottleProxy, type ThrottleCounts } from '../tools/throttle-proxy
 import { createWorker, type BenchWorker } from '../tools/workers.js';
 import { EnqueueIncompleteError, ThrottledError } from '../src/errors.js';
 import type { JobQueue } from '../src/job-queue.js';
-import type { EnqueueInput } from '../src/store/enqueue.js';
+import type { EnqueueInput } from '../src/store/jobs/enqueue.js';
 import { Backoff } from '../src/retry-policy.js';
 import { benchPayload } from './throughput.js';
 

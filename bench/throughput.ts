@@ -4,7 +4,7 @@
  * concurrency in the same run. Every DynamoDB call is metered, so the run also yields requests,
  * failed conditional writes and modelled read units per job.
  */
-import type { ShardCounts } from '../src/store/shard-layout.js';
+import type { ShardCounts } from '../src/store/layout/shard-layout.js';
 import { benchClient, benchQueue, freshBenchTable } from '../tools/env.js';
 import { processCpuMs } from './cpu.js';
 import { createMeter, type MeterCounts } from '../tools/meter.js';

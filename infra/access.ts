@@ -32,13 +32,13 @@ export interface AccessProfile {
 }
 
 /**
- * The ids the store generates (`randomUUID()` in src/store/enqueue.ts), the only ones a producer
+ * The ids the store generates (`randomUUID()` in src/store/jobs/enqueue.ts), the only ones a producer
  * writes with BatchWriteItem: a BatchWriteItem delete (IAM cannot tell it from a put) reaches no
  * other item.
  */
 const GENERATED_ID = '????????-????-????-????-????????????';
 
-/** What an enqueue writes into a new job (src/store/enqueue.ts). */
+/** What an enqueue writes into a new job (src/store/jobs/enqueue.ts). */
 const JOB_PUT = [
   'id',
   'queue',
@@ -89,11 +89,11 @@ const JOB_WORK = [
 const REGISTRY_ENTRY = ['id', 'gpk', 'gsk', 'queue', 'createdAt'];
 /** An ordered group's item: appending (producers), popping the head and leaving the index (workers). */
 const GROUP_ENTRY = ['id', 'gpk', 'gsk', 'queue', 'group', 'members'];
-/** A concurrency slot, claimed, renewed and freed (src/store/concurrency-slots.ts; slots are made by the admin). */
+/** A concurrency slot, claimed, renewed and freed (src/store/flow/concurrency-slots.ts; slots are made by the admin). */
 const SLOT_HOLD = ['id', 'state', 'holderId', 'leaseGeneration', 'holderSecretHash', 'leaseExpiresAt', 'updatedAt'];
-/** A rate limit's token bucket (src/store/rate-tokens.ts). */
+/** A rate limit's token bucket (src/store/flow/rate-tokens.ts). */
 const RATE_BUCKET = ['id', 'tokens', 'at', 'queue', 'version'];
-/** A queue's readers item: one `rd_<token>` entry per reader (src/store/readers.ts). */
+/** A queue's readers item: one `rd_<token>` entry per reader (src/store/lease/readers.ts). */
 const READERS_ENTRY = ['id', 'rd_*', 'expireAt'];
 
 /**

@@ -1,6 +1,6 @@
 import { Duration } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { DEFAULT_RETENTION_MS } from '../src/store/retention.js';
+import { DEFAULT_RETENTION_MS } from '../src/store/core/retention.js';
 import { QUEUE_DEFAULTS } from './queue-defaults.js';
 
 export { VISIBILITY_TIMEOUT_FACTOR } from './queue-defaults.js';

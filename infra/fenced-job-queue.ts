@@ -9,7 +9,7 @@ import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { ValidationError } from '../src/errors.js';
-import { checkShardCounts } from '../src/store/shard-layout.js';
+import { checkShardCounts } from '../src/store/layout/shard-layout.js';
 import { checkInt, checkQueue } from '../src/validate.js';
 import { RETENTION_DAYS } from '../src/aws/config.js';
 import { ACCESS, grantAccess, type AccessRole } from './access.js';

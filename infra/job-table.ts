@@ -4,7 +4,7 @@ import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { AttributeDefinition, KeySchemaElement, ProjectionType as SdkProjectionType, ScalarAttributeType } from '@aws-sdk/client-dynamodb';
 import { Construct } from 'constructs';
 import { TABLE_SCHEMA } from '../src/schema.js';
-import { createTableInput } from '../src/store/ensure-table.js';
+import { createTableInput } from '../src/store/core/ensure-table.js';
 
 /** Props of {@link JobTable}. */
 export interface JobTableProps {
@@ -16,7 +16,7 @@ export interface JobTableProps {
 
 /**
  * The jobs table, built from the very CreateTable input `ensureTable()` and the tests use
- * (src/store/ensure-table.ts, from TABLE_SCHEMA): keys, the work index, its projection and the
+ * (src/store/core/ensure-table.ts, from TABLE_SCHEMA): keys, the work index, its projection and the
  * TTL attribute cannot drift. On-demand, point-in-time recovery, retained, deletion-protected,
  * optionally under a customer managed KMS key.
  */

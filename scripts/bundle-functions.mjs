@@ -15,7 +15,7 @@ const shim = (file) => join(root, 'scripts', 'lambda-shims', file);
 
 const NO_CRON = [/^croner$/, shim('absent-cron.mjs')];
 // The functions that never lease (leaseDue is ABSENT from them).
-const NO_LEASE_HINTS = [/^\.\/store\/lease-hints\.js$/, shim('no-lease-hints.mjs'), /[\\/]src[\\/]job-queue\.ts$/];
+const NO_LEASE_HINTS = [/^\.\/store\/memory\/lease-hints\.js$/, shim('no-lease-hints.mjs'), /[\\/]src[\\/]job-queue\.ts$/];
 
 /**
  * Modules a Lambda function never uses, replaced by the small stand-ins beside this script (each
@@ -47,7 +47,7 @@ export const SHIMS = {
       shim('no-imds-region.mjs'),
       /@smithy[\\/]core[\\/]dist-es[\\/]submodules[\\/]config[\\/]/,
     ],
-    [/\/store\/ensure-table\.js$/, shim('absent-ensure-table.mjs'), /[\\/]src[\\/]job-queue\.ts$/],
+    [/\/store\/core\/ensure-table\.js$/, shim('absent-ensure-table.mjs'), /[\\/]src[\\/]job-queue\.ts$/],
   ],
   api: [NO_CRON],
   worker: [NO_CRON],
@@ -111,49 +111,52 @@ export function treeShakeableSchemas(source, file) {
 const AT_QUEUE = 'src/job-queue.ts';
 const AT_SCHEDULES = 'src/schedules.ts';
 const ADMIN_ONLY = {
-  './store/release-unowned.js': ['releaseUnownedIfLive'],
-  './store/requeue-dead.js': ['requeueIfDead'],
-  './store/run-now.js': ['runNowIfScheduled'],
-  './store/purge-dead.js': ['purgeDeadBefore'],
-  './store/browse.js': ['listJobs'],
+  './store/jobs/release-unowned.js': ['releaseUnownedIfLive'],
+  './store/jobs/requeue-dead.js': ['requeueIfDead'],
+  './store/jobs/run-now.js': ['runNowIfScheduled'],
+  './store/maintenance/purge-dead.js': ['purgeDeadBefore'],
+  './store/maintenance/browse.js': ['listJobs'],
   './wait-for.js': ['waitForJob'],
 };
-const WORKER_ONLY = { './store/lease-plan.js': ['leaseAcrossQueues'] };
+const WORKER_ONLY = { './store/plans/lease-plan.js': ['leaseAcrossQueues'] };
 // The composite transitions (settle.ts), by caller: a lease holder settles and renews, an
 // operator cancels, the reclaim run advances every group.
-const AT_SETTLE = './store/settle.js';
+const AT_SETTLE = './store/plans/settle.js';
 const SETTLES = ['settleDone', 'settleFailed', 'settleReleased', 'renewUnderLimits'];
 // Only the reclaim run re-sends undelivered dead-job notices; the others send the notices of the
 // jobs they make dead, as they make them.
-const RESEND = { './store/dead-notices.js': ['findUndeliveredDeadNotices'] };
-const SCHEDULE_WRITES = { './store/schedule-put.js': ['putSchedule', 'removeSchedule'], './store/schedule-pause.js': ['setSchedulePaused'] };
-const SCHEDULE_FIRE = { './store/schedule-fire.js': ['fireDueSchedules'] };
+const RESEND = { './store/maintenance/dead-notices.js': ['findUndeliveredDeadNotices'] };
+const SCHEDULE_WRITES = {
+  './store/schedules/schedule-put.js': ['putSchedule', 'removeSchedule'],
+  './store/schedules/schedule-pause.js': ['setSchedulePaused'],
+};
+const SCHEDULE_FIRE = { './store/schedules/schedule-fire.js': ['fireDueSchedules'] };
 // Flow control (src/store/flow-*.ts, concurrency-slots.ts, rate-tokens.ts, group-order.ts), by
 // JobQueue method: lease claims under limits (lease-plan, flow-lease: slots, tokens); the settles
 // free or renew a slot and advance a group (settle.ts); setLimits makes slots and writes limits,
 // getLimits reads them, flowStatus reports; enqueue and enqueueMany write grouped jobs
 // (enqueueGrouped); groupPosition is the CLI's alone.
-const FLOW_ADMIN = { './store/flow-config.js': ['readLimits', 'writeLimits'], './store/flow-status.js': ['flowStatus'] };
-const AT_GROUPS = './store/group-order.js';
+const FLOW_ADMIN = { './store/flow/flow-config.js': ['readLimits', 'writeLimits'], './store/flow/flow-status.js': ['flowStatus'] };
+const AT_GROUPS = './store/flow/group-order.js';
 // Functions that neither read nor write schedules nor measure queues (api, worker, enqueue): the
 // JobQueue builds its Schedules, whose methods they never call; stats and totals are the admin's
 // and the reclaim run's.
 const NO_SCHEDULES = {
-  './store/schedules.js': ['checkScheduleInput', 'checkScheduleName', 'cronOf', 'itemToSchedule', 'tickJobId'],
-  './store/browse.js': ['queueStats'],
+  './store/schedules/schedule-item.js': ['checkScheduleInput', 'checkScheduleName', 'cronOf', 'itemToSchedule', 'tickJobId'],
+  './store/maintenance/browse.js': ['queueStats'],
 };
-const NO_BROWSE = { './store/browse.js': ['listJobs', 'indexTotals', 'queueStats'] };
+const NO_BROWSE = { './store/maintenance/browse.js': ['listJobs', 'indexTotals', 'queueStats'] };
 // Shard layouts: only the reclaim run records the configured counts and checks a layout change
 // (configureShards, checkShardLayout); no function reads the layout through JobQueue.shardLayout()
 // (the CLI's) or creates the table.
 const NO_SHARD_CONFIG = {
-  './store/shard-layout.js': ['checkShardCounts', 'configureShards', 'readShardLayout'],
-  './store/shard-layout-drain.js': ['checkShardLayout'],
+  './store/layout/shard-layout.js': ['checkShardCounts', 'configureShards', 'readShardLayout'],
+  './store/layout/shard-layout-drain.js': ['checkShardLayout'],
 };
 // Only setLimits checks a limits input; a lease reads stored limits with isUnlimited.
 const NO_LIMITS_INPUT = { './flow-limits.js': ['checkLimits'] };
 // api and worker never enqueue (a grouped job's enqueue is stubbed beside it).
-const NO_ENQUEUE = { './store/enqueue.js': ['putIfAbsent'], './store/enqueue-batch.js': ['enqueueBatch'] };
+const NO_ENQUEUE = { './store/jobs/enqueue.js': ['putIfAbsent'], './store/plans/enqueue-batch.js': ['enqueueBatch'] };
 // api and worker hold leases and settle them, and call nothing else of the queue: one list for both.
 // They never read `queue.schedules` (made on first use), so the Schedules class is absent too.
 const LEASE_HOLDER_ABSENT = {
@@ -162,8 +165,8 @@ const LEASE_HOLDER_ABSENT = {
     ...ADMIN_ONLY,
     ...RESEND,
     ...FLOW_ADMIN,
-    './store/reclaim-orphaned.js': ['reclaimOrphaned'],
-    './store/concurrency-slots.js': ['makeSlots'],
+    './store/maintenance/reclaim-orphaned.js': ['reclaimOrphaned'],
+    './store/flow/concurrency-slots.js': ['makeSlots'],
     [AT_GROUPS]: ['enqueueGrouped', 'groupPosition'],
     [AT_SETTLE]: ['cancelWithGroup', 'advanceAllGroups'],
     ...NO_BROWSE,
@@ -181,10 +184,10 @@ export const ABSENT = {
     [AT_QUEUE]: {
       ...WORKER_ONLY,
       ...RESEND,
-      './store/reclaim-orphaned.js': ['reclaimOrphaned'],
+      './store/maintenance/reclaim-orphaned.js': ['reclaimOrphaned'],
       './wait-for.js': ['waitForJob'],
-      './store/enqueue.js': ['putIfAbsent'],
-      './store/enqueue-batch.js': ['enqueueBatch'],
+      './store/jobs/enqueue.js': ['putIfAbsent'],
+      './store/plans/enqueue-batch.js': ['enqueueBatch'],
       [AT_GROUPS]: ['enqueueGrouped', 'groupPosition'],
       [AT_SETTLE]: [...SETTLES, 'advanceAllGroups'],
       ...NO_SHARD_CONFIG,
@@ -198,8 +201,8 @@ export const ABSENT = {
       ...ADMIN_ONLY,
       ...RESEND,
       ...FLOW_ADMIN,
-      './store/reclaim-orphaned.js': ['reclaimOrphaned'],
-      './store/concurrency-slots.js': ['makeSlots'],
+      './store/maintenance/reclaim-orphaned.js': ['reclaimOrphaned'],
+      './store/flow/concurrency-slots.js': ['makeSlots'],
       [AT_GROUPS]: ['groupPosition'],
       [AT_SETTLE]: [...SETTLES, 'cancelWithGroup', 'advanceAllGroups'],
       ...NO_BROWSE,
@@ -214,8 +217,8 @@ export const ABSENT = {
       ...WORKER_ONLY,
       ...ADMIN_ONLY,
       ...FLOW_ADMIN,
-      './store/enqueue-batch.js': ['enqueueBatch'],
-      './store/concurrency-slots.js': ['makeSlots'],
+      './store/plans/enqueue-batch.js': ['enqueueBatch'],
+      './store/flow/concurrency-slots.js': ['makeSlots'],
       [AT_GROUPS]: ['enqueueGrouped', 'groupPosition'],
       [AT_SETTLE]: [...SETTLES, 'cancelWithGroup'],
       ...NO_LIMITS_INPUT,

@@ -8,36 +8,36 @@ import type { JobStore, LeaseRequest, LeaseResult } from './job-store.js';
 import { defaultLogger, type Logger } from './log.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.js';
 import { QUEUE_SHARDS } from './schema.js';
-import type { AckDoneOutcome } from './store/ack-done.js';
-import type { AckFailedOutcome } from './store/ack-failed.js';
-import { indexTotals, listJobs, queueStats, type IndexTotals, type JobPage, type QueueStats } from './store/browse.js';
-import type { CancelOutcome } from './store/cancel.js';
-import { itemToJob } from './store/codec.js';
-import type { DeadJobNotice, QueueHooks, StoreContext } from './store/context.js';
-import { findUndeliveredDeadNotices, markDeadNotifiedIfUndelivered } from './store/dead-notices.js';
-import { checkEnqueue, withPendingKeys, putIfAbsent, type EnqueueInput, type EnqueueOutcome } from './store/enqueue.js';
-import { enqueueBatch } from './store/enqueue-batch.js';
-import { ensureTable } from './store/ensure-table.js';
-import { readItem } from './store/io.js';
-import { listQueuePage, nextQueueRotation, registerQueues, upgradeLegacyRegistry, type QueuePage } from './store/queue-registry.js';
-import { leaseAcrossQueues } from './store/lease-plan.js';
-import { makeSlots } from './store/concurrency-slots.js';
-import { FlowConfigCache, readLimits, writeLimits } from './store/flow-config.js';
-import { flowStatus, type FlowStatus } from './store/flow-status.js';
-import { enqueueGrouped, groupPosition } from './store/group-order.js';
-import { LeaseHints } from './store/lease-hints.js';
-import { reclaimOrphaned, type ReclaimCounts } from './store/reclaim-orphaned.js';
-import type { ReleaseOutcome } from './store/release.js';
-import { releaseUnownedIfLive, type ReleaseUnownedOutcome } from './store/release-unowned.js';
-import type { RenewOutcome } from './store/renew.js';
-import { advanceAllGroups, cancelWithGroup, renewUnderLimits, settleDone, settleFailed, settleReleased } from './store/settle.js';
-import { purgeDeadBefore, type PurgeCounts } from './store/purge-dead.js';
-import { leaveReaders } from './store/readers.js';
-import { requeueIfDead, type RequeueOutcome } from './store/requeue-dead.js';
+import type { AckDoneOutcome } from './store/jobs/ack-done.js';
+import type { AckFailedOutcome } from './store/jobs/ack-failed.js';
+import { indexTotals, listJobs, queueStats, type IndexTotals, type JobPage, type QueueStats } from './store/maintenance/browse.js';
+import type { CancelOutcome } from './store/jobs/cancel.js';
+import { itemToJob } from './store/core/codec.js';
+import type { DeadJobNotice, QueueHooks, StoreContext } from './store/core/context.js';
+import { findUndeliveredDeadNotices, markDeadNotifiedIfUndelivered } from './store/maintenance/dead-notices.js';
+import { checkEnqueue, withPendingKeys, putIfAbsent, type EnqueueInput, type EnqueueOutcome } from './store/jobs/enqueue.js';
+import { enqueueBatch } from './store/plans/enqueue-batch.js';
+import { ensureTable } from './store/core/ensure-table.js';
+import { readItem } from './store/core/io.js';
+import { listQueuePage, nextQueueRotation, registerQueues, upgradeLegacyRegistry, type QueuePage } from './store/core/queue-registry.js';
+import { leaseAcrossQueues } from './store/plans/lease-plan.js';
+import { makeSlots } from './store/flow/concurrency-slots.js';
+import { FlowConfigCache, readLimits, writeLimits } from './store/flow/flow-config.js';
+import { flowStatus, type FlowStatus } from './store/flow/flow-status.js';
+import { enqueueGrouped, groupPosition } from './store/flow/group-order.js';
+import { LeaseHints } from './store/memory/lease-hints.js';
+import { reclaimOrphaned, type ReclaimCounts } from './store/maintenance/reclaim-orphaned.js';
+import type { ReleaseOutcome } from './store/jobs/release.js';
+import { releaseUnownedIfLive, type ReleaseUnownedOutcome } from './store/jobs/release-unowned.js';
+import type { RenewOutcome } from './store/jobs/renew.js';
+import { advanceAllGroups, cancelWithGroup, renewUnderLimits, settleDone, settleFailed, settleReleased } from './store/plans/settle.js';
+import { purgeDeadBefore, type PurgeCounts } from './store/maintenance/purge-dead.js';
+import { leaveReaders } from './store/lease/readers.js';
+import { requeueIfDead, type RequeueOutcome } from './store/jobs/requeue-dead.js';
 import { Schedules } from './schedules.js';
 import { waitForJob, type WaitOptions, type WaitOutcome } from './wait-for.js';
-import { DEFAULT_RETENTION_MS } from './store/retention.js';
-import { runNowIfScheduled, type RunNowOutcome } from './store/run-now.js';
+import { DEFAULT_RETENTION_MS } from './store/core/retention.js';
+import { runNowIfScheduled, type RunNowOutcome } from './store/jobs/run-now.js';
 import {
   checkShardCounts,
   configureShards,
@@ -47,8 +47,8 @@ import {
   type ConfigureShardsOutcome,
   type ShardCounts,
   type ShardLayout,
-} from './store/shard-layout.js';
-import { checkShardLayout, type ShardLayoutCheck } from './store/shard-layout-drain.js';
+} from './store/layout/shard-layout.js';
+import { checkShardLayout, type ShardLayoutCheck } from './store/layout/shard-layout-drain.js';
 import {
   checkGroup,
   checkId,

@@ -1,9 +1,9 @@
 import type { Json, Lease } from './job.js';
-import type { AckDoneOutcome } from './store/ack-done.js';
-import type { AckFailedOutcome } from './store/ack-failed.js';
-import type { ReleaseOutcome } from './store/release.js';
-import type { RenewOutcome } from './store/renew.js';
-import type { LimitWait } from './store/flow-lease.js';
+import type { AckDoneOutcome } from './store/jobs/ack-done.js';
+import type { AckFailedOutcome } from './store/jobs/ack-failed.js';
+import type { ReleaseOutcome } from './store/jobs/release.js';
+import type { RenewOutcome } from './store/jobs/renew.js';
+import type { LimitWait } from './store/flow/flow-lease.js';
 
 /** Arguments of a lease call. */
 export interface LeaseRequest {

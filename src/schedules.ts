@@ -1,14 +1,22 @@
 import { SCHEDULE_PARTITION, scheduleKeys } from './keys.js';
 import { TABLE_SCHEMA } from './schema.js';
-import type { StoreContext } from './store/context.js';
-import { readItem } from './store/io.js';
-import { queryItems } from './store/query.js';
-import { fireDueSchedules, type FireCounts } from './store/schedule-fire.js';
-import { setSchedulePaused } from './store/schedule-pause.js';
-import { putSchedule, removeSchedule, type ScheduleChangeOutcome, type SchedulePutOutcome } from './store/schedule-put.js';
-import { checkScheduleInput, checkScheduleName, cronOf, itemToSchedule, tickJobId, type Schedule, type ScheduleInput } from './store/schedules.js';
-import { queueStats, type QueueStats } from './store/browse.js';
-import { itemToJob } from './store/codec.js';
+import type { StoreContext } from './store/core/context.js';
+import { readItem } from './store/core/io.js';
+import { queryItems } from './store/core/query.js';
+import { fireDueSchedules, type FireCounts } from './store/schedules/schedule-fire.js';
+import { setSchedulePaused } from './store/schedules/schedule-pause.js';
+import { putSchedule, removeSchedule, type ScheduleChangeOutcome, type SchedulePutOutcome } from './store/schedules/schedule-put.js';
+import {
+  checkScheduleInput,
+  checkScheduleName,
+  cronOf,
+  itemToSchedule,
+  tickJobId,
+  type Schedule,
+  type ScheduleInput,
+} from './store/schedules/schedule-item.js';
+import { queueStats, type QueueStats } from './store/maintenance/browse.js';
+import { itemToJob } from './store/core/codec.js';
 import type { Job } from './job.js';
 import { checkInt, checkKnownKeys, checkObject } from './validate.js';
 
@@ -129,6 +137,6 @@ function latestTickPassed(s: Schedule, now: number): number | undefined {
   return t === undefined || t < s.createdAt || (s.nextTick !== null && t >= s.nextTick) ? undefined : t;
 }
 
-export type { Schedule, ScheduleInput, CatchUp } from './store/schedules.js';
-export type { SchedulePutOutcome, ScheduleChangeOutcome } from './store/schedule-put.js';
-export type { FireCounts } from './store/schedule-fire.js';
+export type { Schedule, ScheduleInput, CatchUp } from './store/schedules/schedule-item.js';
+export type { SchedulePutOutcome, ScheduleChangeOutcome } from './store/schedules/schedule-put.js';
+export type { FireCounts } from './store/schedules/schedule-fire.js';

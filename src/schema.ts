@@ -47,7 +47,7 @@ export const GLOBAL_SHARDS = 4;
 /**
  * Before 0.2 the queue names lived in this one item (a string set), which about 6,200 long names
  * filled to DynamoDB's 400 KB limit. It is read once per JobQueue to move its names into the
- * per-queue registry items (see `src/store/queue-registry.ts`), then emptied. Job ids cannot
+ * per-queue registry items (see `src/store/core/queue-registry.ts`), then emptied. Job ids cannot
  * start with `~`, so no job can collide with a registry item.
  */
 export const QUEUE_REGISTRY_ID = '~queues';

@@ -21,8 +21,8 @@
 import { randomBytes } from 'node:crypto';
 import { deadKeys, leaseKeys, scheduledKeys } from '../src/keys.js';
 import { GLOBAL_SHARDS, QUEUE_SHARDS, TABLE_SCHEMA } from '../src/schema.js';
-import { prepareEnqueue } from '../src/store/enqueue.js';
-import { DEFAULT_RETENTION_MS, finishedJobExpiry } from '../src/store/retention.js';
+import { prepareEnqueue } from '../src/store/jobs/enqueue.js';
+import { DEFAULT_RETENTION_MS, finishedJobExpiry } from '../src/store/core/retention.js';
 import { baseWriteUnits, dollarsPerMillionJobs, indexWrite, queryReadUnits } from './cost-model.js';
 import { indexEntrySize } from './item-size.js';
 

@@ -5,7 +5,7 @@ import { clientConfig } from '../src/client-config.js';
 import { startDynalite, type EmulatorProcess } from '../src/local/emulator.js';
 import { JobQueue, type JobQueueOptions } from '../src/job-queue.js';
 import { silentLogger } from '../src/log.js';
-import { ensureTable } from '../src/store/ensure-table.js';
+import { ensureTable } from '../src/store/core/ensure-table.js';
 
 /** A DynamoDB client for a loopback endpoint with room for many concurrent requests. */
 export function benchClient(endpoint: string, maxAttempts = 3): DynamoDBClient {

@@ -1,4 +1,4 @@
-import { MAX_SHARDS } from '../store/shard-layout.js';
+import { MAX_SHARDS } from '../store/layout/shard-layout.js';
 import { ConfigError } from './errors.js';
 
 /** The environment variables fenceq's functions read (docs/functions.md lists which function needs which). */

@@ -11,7 +11,7 @@ import { lambdaClient, sqsClient } from '../aws/clients.js';
 import { ENV } from '../aws/config.js';
 import { JobQueue, dynamoClient } from '../job-queue.js';
 import type { Logger } from '../log.js';
-import { ensureTable } from '../store/ensure-table.js';
+import { ensureTable } from '../store/core/ensure-table.js';
 import { startDynalite, type EmulatorProcess } from './emulator.js';
 import { startIamProxy, type IamProxy } from './iam-proxy.js';
 import { bindIamTemplate, FUNCTION_PRINCIPALS, synthIamTemplate } from './iam-template.js';

@@ -21,7 +21,7 @@ import { JobQueue, dynamoClient, type JobQueueOptions } from '../job-queue.js';
 import { silentLogger } from '../log.js';
 import { startDynalite, type EmulatorProcess } from '../local/emulator.js';
 import { requirePackages } from '../local/optional-packages.js';
-import { ensureTable } from '../store/ensure-table.js';
+import { ensureTable } from '../store/core/ensure-table.js';
 
 export { MissingPackageError } from '../local/optional-packages.js';
 export { manualTime, ManualTime } from './manual-time.js';

@@ -16,7 +16,7 @@ import type { Lease } from '../../src/job.js';
 import { JobQueue } from '../../src/job-queue.js';
 import { startLambdaInvokeServer, type LambdaInvokeServer } from '../../src/local/lambda-invoke-server.js';
 import { memoryLogger, silentLogger } from '../../src/log.js';
-import { leaseSecretHash } from '../../src/store/lease-secret.js';
+import { leaseSecretHash } from '../../src/store/core/lease-secret.js';
 import { endpoint, freshTable, rawAccess } from '../support/harness.js';
 import { coldStart, handlerEnv } from './support.js';
 import { rejectedWith } from '../support/errors.js';

@@ -5,7 +5,7 @@ import { benchClient } from '../../tools/env.js';
 import { ThrottledError } from '../../src/errors.js';
 import { JobQueue } from '../../src/job-queue.js';
 import { silentLogger } from '../../src/log.js';
-import { buildUpdate } from '../../src/store/expression.js';
+import { buildUpdate } from '../../src/store/core/expression.js';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { endpoint, freshTable } from '../support/harness.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Job } from '../../src/job.js';
 import type { Schedule, ScheduleFacts } from '../../src/schedules.js';
-import type { QueueStats } from '../../src/store/browse.js';
+import type { QueueStats } from '../../src/store/maintenance/browse.js';
 import { explainJob } from '../../src/text/explain.js';
 import { explainSchedule } from '../../src/text/explain-schedule.js';
 

@@ -12,7 +12,7 @@ import { METRIC } from '../../src/aws/metric-names.js';
 import { ENV } from '../../src/aws/config.js';
 import { TABLE_SCHEMA } from '../../src/schema.js';
 import { runToEnd } from '../../src/local/supervisor.js';
-import { createTableInput } from '../../src/store/ensure-table.js';
+import { createTableInput } from '../../src/store/core/ensure-table.js';
 import { DEFAULTS, VISIBILITY_TIMEOUT_FACTOR } from '../../infra/defaults.js';
 import { FenceqStack } from '../../infra/fenceq-stack.js';
 import { grantsOfRole, logicalId, only, statementsToGrants, synthOnce, testApp, type CfnResource, type PluginReport } from './synth.js';

@@ -1,5 +1,5 @@
 /**
- * The operator views of src/store/browse.ts at their edges: a job due at exactly now counts as due,
+ * The operator views of src/store/maintenance/browse.ts at their edges: a job due at exactly now counts as due,
  * a lease expiring at exactly now is not yet expired, figures come back in the order the queues
  * were asked, totals sum every lease and dead shard, pages never exceed their limit across
  * partitions, and a cursor is accepted only as list wrote it.

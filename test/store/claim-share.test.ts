@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ClaimShare, MIN_CLAIM_SHARE } from '../../src/store/claim-share.js';
-import type { Candidate } from '../../src/store/lease.js';
+import { ClaimShare, MIN_CLAIM_SHARE } from '../../src/store/memory/claim-share.js';
+import type { Candidate } from '../../src/store/lease/lease.js';
 
 const cand = (id: string, priority = 0): Candidate => ({ id, queue: 'q', generation: 1, incarnation: '0123456789abcdef', priority, runAt: 1, orphan: false });
 const page = Array.from({ length: 40 }, (_, i) => cand(`j${i}`));

@@ -1,5 +1,5 @@
 /**
- * What a stored item becomes when it leaves the store (src/store/codec.ts): a Job carries exactly
+ * What a stored item becomes when it leaves the store (src/store/core/codec.ts): a Job carries exactly
  * the fields the item holds (no key set to undefined, never a secret hash), its lease expiry is the
  * later of the indexed and the renewed one, and a Lease carries a group only when the job has one.
  * Also the hooks' side channel (context.ts): a hook that succeeds is never logged as failed.

@@ -1,13 +1,13 @@
 /**
- * Edges of concurrency slots (src/store/concurrency-slots.ts): what each slot transition logs for
+ * Edges of concurrency slots (src/store/flow/concurrency-slots.ts): what each slot transition logs for
  * an operator (claimed, lost, released) and that a write that matched nothing logs none of them;
  * slots are listed in slot order (slot 10 after slot 2), free ones without a holder's figures;
  * raising a limit writes only the slots that are new.
  */
 import { describe, expect, it } from 'vitest';
 import type { Lease } from '../../src/job.js';
-import type { StoreContext } from '../../src/store/context.js';
-import { listSlots } from '../../src/store/concurrency-slots.js';
+import type { StoreContext } from '../../src/store/core/context.js';
+import { listSlots } from '../../src/store/flow/concurrency-slots.js';
 import { freshQueue } from '../support/harness.js';
 
 const TTL = 10_000;

@@ -1,12 +1,12 @@
 /**
- * The concurrency slots' own writes (src/store/concurrency-slots.ts), called directly: a release
+ * The concurrency slots' own writes (src/store/flow/concurrency-slots.ts), called directly: a release
  * frees the slot and says whether this lease held it, a renewal by a lease that lost its slot
  * says so, the index view of free and held slots, the lapse bound's edge, and slots made twice
  * (a second setLimits racing the first, whose creations lose to the ones already made).
  */
 import { describe, expect, it } from 'vitest';
-import { freeSlots, listSlots, makeSlots, releaseSlotIfHeld, renewSlotIfHeld } from '../../src/store/concurrency-slots.js';
-import { newLeaseSecret } from '../../src/store/lease-secret.js';
+import { freeSlots, listSlots, makeSlots, releaseSlotIfHeld, renewSlotIfHeld } from '../../src/store/flow/concurrency-slots.js';
+import { newLeaseSecret } from '../../src/store/core/lease-secret.js';
 import { freshQueue } from '../support/harness.js';
 
 type Ctx = Parameters<typeof listSlots>[0];

@@ -1,13 +1,13 @@
 /**
- * The reads a transition decides on are strongly consistent (src/store/io.ts readItem,
- * src/store/rate-tokens.ts readBucket): on AWS an eventually consistent read may return the item
+ * The reads a transition decides on are strongly consistent (src/store/core/io.ts readItem,
+ * src/store/flow/rate-tokens.ts readBucket): on AWS an eventually consistent read may return the item
  * from before a write that already landed, and the caller would decide on a state that is gone.
  * The emulator is always consistent, so the test checks what each request asks for.
  */
 import { describe, expect, it } from 'vitest';
 import type { JobQueue } from '../../src/job-queue.js';
-import type { StoreContext } from '../../src/store/context.js';
-import { takeTokens } from '../../src/store/rate-tokens.js';
+import type { StoreContext } from '../../src/store/core/context.js';
+import { takeTokens } from '../../src/store/flow/rate-tokens.js';
 import { freshQueue } from '../support/harness.js';
 
 const ctxOf = (queue: JobQueue) => (queue as unknown as { ctx: StoreContext }).ctx;

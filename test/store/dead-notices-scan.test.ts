@@ -1,5 +1,5 @@
 /**
- * The scan for undelivered dead-job notices (src/store/dead-notices.ts): the index read asks only
+ * The scan for undelivered dead-job notices (src/store/maintenance/dead-notices.ts): the index read asks only
  * for undelivered ones, so delivered notices never use up `max`; and a job that changed between
  * the index read and its own read (deleted, requeued, or its notice delivered by another
  * notifier) is left out.

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidStateError, JobNotFoundError } from '../../src/errors.js';
 import { JobQueue, dynamoClient } from '../../src/job-queue.js';
-import type { DeadJobNotice } from '../../src/store/context.js';
+import type { DeadJobNotice } from '../../src/store/core/context.js';
 import { endpoint, freshQueue } from '../support/harness.js';
 import { gateNext } from '../support/gate.js';
 

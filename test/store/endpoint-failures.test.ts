@@ -1,5 +1,5 @@
 /**
- * A guarded write that fails for another reason than its condition (src/store/io.ts) is thrown
+ * A guarded write that fails for another reason than its condition (src/store/core/io.ts) is thrown
  * to the caller as it came, after one request: it is not a lost race, so nothing decides again.
  */
 import { describe, expect, it } from 'vitest';

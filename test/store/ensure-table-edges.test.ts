@@ -11,7 +11,7 @@ import { DescribeTableCommand, DynamoDBClient, DynamoDBServiceException } from '
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TableUnavailableError } from '../../src/errors.js';
 import { TABLE_SCHEMA } from '../../src/schema.js';
-import { ensureTable } from '../../src/store/ensure-table.js';
+import { ensureTable } from '../../src/store/core/ensure-table.js';
 
 const dynalite = createRequire(import.meta.url)('dynalite') as (opts: { createTableMs: number }) => Server;
 const servers: Server[] = [];

@@ -5,7 +5,7 @@ import { createRequire } from 'node:module';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TableUnavailableError } from '../../src/errors.js';
-import { ensureTable } from '../../src/store/ensure-table.js';
+import { ensureTable } from '../../src/store/core/ensure-table.js';
 
 // A table that stays CREATING: a dynalite of this file's own that takes a minute to create one.
 const dynalite = createRequire(import.meta.url)('dynalite') as (opts: { createTableMs: number }) => Server;

@@ -1,5 +1,5 @@
 /**
- * A queue's flow limits (src/store/flow-config.ts): how a JobQueue's memory of them follows a
+ * A queue's flow limits (src/store/flow/flow-config.ts): how a JobQueue's memory of them follows a
  * change made by another process, what a read returns and logs, and a setting that loses the
  * queue between its check and its write.
  */
@@ -8,7 +8,7 @@ import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { UnknownQueueError } from '../../src/errors.js';
 import { queueRegistryKeys } from '../../src/keys.js';
-import { LIMITS_REFRESH_MS } from '../../src/store/flow-config.js';
+import { LIMITS_REFRESH_MS } from '../../src/store/flow/flow-config.js';
 import { freshQueue } from '../support/harness.js';
 
 const TTL = 30_000;

@@ -7,7 +7,7 @@ import { ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb'
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../../src/errors.js';
 import type { Lease } from '../../src/job.js';
-import { groupItemId } from '../../src/store/group-order.js';
+import { groupItemId } from '../../src/store/flow/group-order.js';
 import { countRequests } from '../support/count.js';
 import { freshQueue } from '../support/harness.js';
 

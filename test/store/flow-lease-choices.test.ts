@@ -1,5 +1,5 @@
 /**
- * The choices a lease under limits makes (src/store/flow-lease.ts): which free slot it tries
+ * The choices a lease under limits makes (src/store/flow/flow-lease.ts): which free slot it tries
  * first (a shuffle driven by the injected random source), what a full queue waits for when a
  * lowered limit left slots above it, and what a rate-limited queue does with no due job (no
  * token spent, no wait) or with one (a lease that names no slot).

@@ -1,5 +1,5 @@
 /**
- * Edges of leasing under a concurrency limit (src/store/flow-lease.ts): a slot won for a job
+ * Edges of leasing under a concurrency limit (src/store/flow/flow-lease.ts): a slot won for a job
  * another worker claimed first is given back and used for the next job, and a caller that finds
  * every slot held waits until the first of them lapses.
  */

@@ -1,5 +1,5 @@
 /**
- * What a queue's limits hold back now (src/store/flow-status.ts): nothing for an unknown queue or
+ * What a queue's limits hold back now (src/store/flow/flow-status.ts): nothing for an unknown queue or
  * one without limits; running and lapsed slots with the clock tolerance's edge; the bucket's
  * tokens and when the next is due, exactly at one token.
  */

@@ -1,12 +1,12 @@
 /**
- * The ordered-group guards of src/store/guards.ts (groupHeadIs, groupEmpty, parkedIn) when their
+ * The ordered-group guards of src/store/core/guards.ts (groupHeadIs, groupEmpty, parkedIn) when their
  * race is lost: one advancer holds its write at the gate after reading the group, the other
  * side's state is written into the table, and the held write must then change nothing.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, describe, expect, it } from 'vitest';
 import { dynamoClient, JobQueue } from '../../src/job-queue.js';
-import { groupItemId } from '../../src/store/group-order.js';
+import { groupItemId } from '../../src/store/flow/group-order.js';
 import { gateNext } from '../support/gate.js';
 import { endpoint, freshQueue } from '../support/harness.js';
 

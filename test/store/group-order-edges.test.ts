@@ -1,5 +1,5 @@
 /**
- * Edges of ordered groups (src/store/group-order.ts) the main group tests leave out: one advance
+ * Edges of ordered groups (src/store/flow/group-order.ts) the main group tests leave out: one advance
  * pops at most 50 finished heads; what an advance logs for an operator; an unpark that lost to a
  * cancel tells nobody; the due hook's failures are logged under its name; failures other than a
  * lost race reach the caller (as TableUnavailableError for a missing table); the position read
@@ -8,7 +8,7 @@
 import { ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { TableUnavailableError } from '../../src/errors.js';
-import { advanceGroup, groupItemId, groupPosition } from '../../src/store/group-order.js';
+import { advanceGroup, groupItemId, groupPosition } from '../../src/store/flow/group-order.js';
 import { freshQueue } from '../support/harness.js';
 
 type Ctx = Parameters<typeof advanceGroup>[0];

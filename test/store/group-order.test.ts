@@ -1,11 +1,11 @@
 /**
- * What one advance of an ordered group finds and does (src/store/group-order.ts), called directly
+ * What one advance of an ordered group finds and does (src/store/flow/group-order.ts), called directly
  * so its answer (empty, live, held, awaiting) is checked along with the table: the grace of an
  * entry whose job never appeared, a cancelled head, a parked producer that advances its own group,
  * the due hook of an unpark, and the group reads (position, listed groups of one queue).
  */
 import { describe, expect, it } from 'vitest';
-import { advanceGroup, groupItemId, groupPosition, listedGroups } from '../../src/store/group-order.js';
+import { advanceGroup, groupItemId, groupPosition, listedGroups } from '../../src/store/flow/group-order.js';
 import { freshQueue } from '../support/harness.js';
 
 type Ctx = Parameters<typeof advanceGroup>[0];

@@ -1,9 +1,9 @@
 /**
- * allOf and guarded (src/store/guards.ts) merge placeholder maps: one placeholder may appear in
+ * allOf and guarded (src/store/core/guards.ts) merge placeholder maps: one placeholder may appear in
  * several parts only with the same meaning, never silently take the last part's value.
  */
 import { describe, expect, it } from 'vitest';
-import { allOf, atGeneration, guarded, PlaceholderClashError, type Guard } from '../../src/store/guards.js';
+import { allOf, atGeneration, guarded, PlaceholderClashError, type Guard } from '../../src/store/core/guards.js';
 
 const seenAt = (n: number): Guard => ({
   ConditionExpression: '#g = :seen',

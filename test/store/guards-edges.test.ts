@@ -1,5 +1,5 @@
 /**
- * Every named guard of src/store/guards.ts on its own, on a real endpoint: each is a complete
+ * Every named guard of src/store/core/guards.ts on its own, on a real endpoint: each is a complete
  * condition (it brings every name and value it uses, whatever the write it guards names), it
  * matches the item it describes, and it refuses an item that differs in any one of its parts,
  * writing nothing.
@@ -31,8 +31,8 @@ import {
   slotFree,
   slotHeldBy,
   type Guard,
-} from '../../src/store/guards.js';
-import { leaseSecretHash, newLeaseSecret } from '../../src/store/lease-secret.js';
+} from '../../src/store/core/guards.js';
+import { leaseSecretHash, newLeaseSecret } from '../../src/store/core/lease-secret.js';
 import { freshTable } from '../support/harness.js';
 
 const NOW = 1_700_000_000_000;

@@ -1,10 +1,10 @@
 /**
- * The named guards of src/store/guards.ts against a read that went stale in exactly one way:
+ * The named guards of src/store/core/guards.ts against a read that went stale in exactly one way:
  * the same state at a newer generation, or an orphan at its attempt cap.
  */
 import { describe, expect, it } from 'vitest';
 import { dynamoClient, JobQueue } from '../../src/job-queue.js';
-import { claimIfDue, type Candidate } from '../../src/store/lease.js';
+import { claimIfDue, type Candidate } from '../../src/store/lease/lease.js';
 import { gateNext } from '../support/gate.js';
 import { endpoint, freshQueue } from '../support/harness.js';
 

@@ -1,5 +1,5 @@
 /**
- * Edges of the store's one conditional-write path (src/store/io.ts): which written items it tells
+ * Edges of the store's one conditional-write path (src/store/core/io.ts): which written items it tells
  * the lease hints about, what a write that asks for no item returns, how a lost race yields the
  * item as it stands (the copy sent with the failure, else a consistent read), and which failures
  * become TableUnavailableError.
@@ -9,9 +9,9 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { TableUnavailableError } from '../../src/errors.js';
 import type { JobQueue } from '../../src/job-queue.js';
-import type { StoreContext } from '../../src/store/context.js';
-import { itemAfterLoss, notePending, readItem, updateElseLoss, updateElseNull } from '../../src/store/io.js';
-import { LeaseHints } from '../../src/store/lease-hints.js';
+import type { StoreContext } from '../../src/store/core/context.js';
+import { itemAfterLoss, notePending, readItem, updateElseLoss, updateElseNull } from '../../src/store/core/io.js';
+import { LeaseHints } from '../../src/store/memory/lease-hints.js';
 import { freshQueue } from '../support/harness.js';
 
 const ctxOf = (queue: JobQueue) => (queue as unknown as { ctx: StoreContext }).ctx;

@@ -1,10 +1,10 @@
 /**
- * One lease call across several queues (src/store/lease-plan.ts, lease-rank.ts): priority across
+ * One lease call across several queues (src/store/plans/lease-plan.ts, lease-rank.ts): priority across
  * every queue, limited or not; queues of equal priority take turns, so a queue with due jobs never
  * waits behind another queue's backlog for more than one call; oldest first within a queue.
  */
 import { describe, expect, it } from 'vitest';
-import { QueueTurns, rankAcrossQueues } from '../../src/store/lease-rank.js';
+import { QueueTurns, rankAcrossQueues } from '../../src/store/memory/lease-rank.js';
 import { shardOf } from '../../src/keys.js';
 import { QUEUE_SHARDS } from '../../src/schema.js';
 import { freshQueue } from '../support/harness.js';

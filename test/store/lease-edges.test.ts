@@ -10,8 +10,8 @@ import { describe, expect, it } from 'vitest';
 import { JobQueue, dynamoClient } from '../../src/job-queue.js';
 import { leaseKeys, shardOf } from '../../src/keys.js';
 import { GLOBAL_SHARDS, QUEUE_SHARDS } from '../../src/schema.js';
-import { HINT_TTL_MS } from '../../src/store/lease-hints.js';
-import { READER_LIVE_MS } from '../../src/store/read-share.js';
+import { HINT_TTL_MS } from '../../src/store/memory/lease-hints.js';
+import { READER_LIVE_MS } from '../../src/store/memory/read-share.js';
 import { countRequests } from '../support/count.js';
 import { endpoint, freshQueue, type rawAccess } from '../support/harness.js';
 
@@ -26,7 +26,7 @@ function ownClient(tableName: string, clock: () => number, random?: () => number
 
 /** The hints of a JobQueue (what it remembers between lease calls). */
 function hintsOf(queue: JobQueue) {
-  return (queue as unknown as { ctx: { hints: import('../../src/store/lease-hints.js').LeaseHints } }).ctx.hints;
+  return (queue as unknown as { ctx: { hints: import('../../src/store/memory/lease-hints.js').LeaseHints } }).ctx.hints;
 }
 
 /** Another worker claims the job of the first claim `client` sends (or of its first `times`), just before that claim lands; returns how many claims were sent. */

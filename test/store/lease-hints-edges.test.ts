@@ -5,8 +5,8 @@
  * bookkeeping of rounds that tried nothing.
  */
 import { describe, expect, it } from 'vitest';
-import { ClaimShare, MIN_CLAIM_SHARE } from '../../src/store/claim-share.js';
-import { HINT_TTL_MS, LeaseHints, SHARD_STAY_CALLS } from '../../src/store/lease-hints.js';
+import { ClaimShare, MIN_CLAIM_SHARE } from '../../src/store/memory/claim-share.js';
+import { HINT_TTL_MS, LeaseHints, SHARD_STAY_CALLS } from '../../src/store/memory/lease-hints.js';
 
 const T0 = 1_000_000;
 const at = (ms: number) => String(ms).padStart(15, '0');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HINT_TTL_MS, LeaseHints, SHARD_STAY_CALLS, SPREAD_AFTER_LOSS_MS } from '../../src/store/lease-hints.js';
+import { HINT_TTL_MS, LeaseHints, SHARD_STAY_CALLS, SPREAD_AFTER_LOSS_MS } from '../../src/store/memory/lease-hints.js';
 
 const T0 = 1_000_000;
 

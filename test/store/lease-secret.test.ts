@@ -7,8 +7,8 @@
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../../src/errors.js';
 import type { Lease } from '../../src/job.js';
-import type { DeadJobNotice } from '../../src/store/context.js';
-import { leaseSecretHash } from '../../src/store/lease-secret.js';
+import type { DeadJobNotice } from '../../src/store/core/context.js';
+import { leaseSecretHash } from '../../src/store/core/lease-secret.js';
 import { freshQueue } from '../support/harness.js';
 
 const TTL = 30_000;

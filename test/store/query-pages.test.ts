@@ -1,5 +1,5 @@
 /**
- * The index reads of src/store/query.ts against a real endpoint: a paged Query stops at `max`
+ * The index reads of src/store/core/query.ts against a real endpoint: a paged Query stops at `max`
  * items (by default its Limit) and follows pages until then, a count follows every page, a
  * fan-out returns its partitions' items in the order of its inputs, and a partition read applies
  * its sort key condition, filter, projection and limit.
@@ -7,8 +7,8 @@
 import { describe, expect, it } from 'vitest';
 import type { JobQueue } from '../../src/job-queue.js';
 import { readyPartition } from '../../src/keys.js';
-import { countItems, inLanes, partitionQuery, queryEach, queryItems, queryPartitions, shardPartitions } from '../../src/store/query.js';
-import type { StoreContext } from '../../src/store/context.js';
+import { countItems, inLanes, partitionQuery, queryEach, queryItems, queryPartitions, shardPartitions } from '../../src/store/core/query.js';
+import type { StoreContext } from '../../src/store/core/context.js';
 import { countRequests } from '../support/count.js';
 import { freshQueue } from '../support/harness.js';
 

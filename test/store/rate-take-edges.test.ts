@@ -1,12 +1,12 @@
 /**
- * Edges of taking rate tokens (src/store/rate-tokens.ts): a take that keeps losing its race to
+ * Edges of taking rate tokens (src/store/flow/rate-tokens.ts): a take that keeps losing its race to
  * other takers gives up after 5 attempts with nothing granted and a retry one ms later, what a
  * take logs, and an endpoint failure that is not a lost race is thrown.
  */
 import { describe, expect, it } from 'vitest';
 import type { JobQueue } from '../../src/job-queue.js';
-import type { StoreContext } from '../../src/store/context.js';
-import { readBucket, takeTokens } from '../../src/store/rate-tokens.js';
+import type { StoreContext } from '../../src/store/core/context.js';
+import { readBucket, takeTokens } from '../../src/store/flow/rate-tokens.js';
 import { countRequests } from '../support/count.js';
 import { bumpVersionBefore } from '../support/interfere.js';
 import { freshQueue } from '../support/harness.js';

@@ -1,11 +1,11 @@
 /**
- * Renewals that skip the index (src/store/renew.ts): a renewal writes the projected
+ * Renewals that skip the index (src/store/jobs/renew.ts): a renewal writes the projected
  * `leaseExpiresAt` only when it would come within two renewal intervals, else only the base
  * attribute `leaseRenewedUntil`; takers and reclaim require both to have passed (`leaseLapsed`).
  */
 import { describe, expect, it } from 'vitest';
 import type { Lease } from '../../src/job.js';
-import { claimIfDue, type Candidate } from '../../src/store/lease.js';
+import { claimIfDue, type Candidate } from '../../src/store/lease/lease.js';
 import { freshQueue } from '../support/harness.js';
 
 const TTL = 30_000;

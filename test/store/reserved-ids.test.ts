@@ -3,15 +3,15 @@
  * no caller can write: enqueue and enqueueMany refuse them with a ValidationError naming the field,
  * writing nothing, while reads and operations on an existing tick job still take them. A tick whose
  * id a producer took before ids were reserved is reported `squatted`, never counted as fired
- * (src/store/schedule-fire.ts). The Lambda and CLI entries: test/functions/api.test.ts,
+ * (src/store/schedules/schedule-fire.ts). The Lambda and CLI entries: test/functions/api.test.ts,
  * test/cli/commands.test.ts.
  */
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../../src/errors.js';
 import type { JobQueue } from '../../src/job-queue.js';
-import type { StoreContext } from '../../src/store/context.js';
-import { fireSchedule } from '../../src/store/schedule-fire.js';
+import type { StoreContext } from '../../src/store/core/context.js';
+import { fireSchedule } from '../../src/store/schedules/schedule-fire.js';
 import { freshQueue } from '../support/harness.js';
 import { strayPending } from '../support/stray-item.js';
 

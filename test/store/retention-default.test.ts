@@ -1,5 +1,5 @@
 /**
- * Finished-job retention when the JobQueue is not told otherwise (src/store/retention.ts): done
+ * Finished-job retention when the JobQueue is not told otherwise (src/store/core/retention.ts): done
  * and cancelled jobs expire 7 days after they finish.
  */
 import { describe, expect, it } from 'vitest';

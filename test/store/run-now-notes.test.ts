@@ -1,7 +1,7 @@
 /**
- * What runNow (src/store/run-now.ts) tells an operator and the due hook: the `job.run_now` line
+ * What runNow (src/store/jobs/run-now.ts) tells an operator and the due hook: the `job.run_now` line
  * with the run-at it replaced; no hook given, nothing called; a hook that throws, logged under
- * its name. And flowStatus (src/store/flow-status.ts) of a queue with a concurrency limit only
+ * its name. And flowStatus (src/store/flow/flow-status.ts) of a queue with a concurrency limit only
  * shows no bucket.
  */
 import { describe, expect, it } from 'vitest';

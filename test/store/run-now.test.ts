@@ -1,5 +1,5 @@
 /**
- * runNow (src/store/run-now.ts) and a pause's withdrawal (src/store/schedule-withdraw.ts) at their
+ * runNow (src/store/jobs/run-now.ts) and a pause's withdrawal (src/store/schedules/schedule-withdraw.ts) at their
  * edges: a job due at exactly now is already due (nothing written); one scheduled later becomes
  * due with its generation kept and the due hook told; a missing job is JobNotFoundError; a
  * fired-ahead job an operator ran now is kept, and a withdrawn one moves past its generation.

@@ -1,12 +1,12 @@
 /**
- * Edges of firing a schedule (src/store/schedule-fire.ts): a pass that read the schedule as
+ * Edges of firing a schedule (src/store/schedules/schedule-fire.ts): a pass that read the schedule as
  * paused fires nothing, caught-up ticks are fired oldest first so the newest stays the last
  * tick, and what a fire and a lost advance log.
  */
 import { describe, expect, it } from 'vitest';
 import type { JobQueue } from '../../src/job-queue.js';
-import type { StoreContext } from '../../src/store/context.js';
-import { fireSchedule } from '../../src/store/schedule-fire.js';
+import type { StoreContext } from '../../src/store/core/context.js';
+import { fireSchedule } from '../../src/store/schedules/schedule-fire.js';
 import { freshQueue } from '../support/harness.js';
 
 const at = (iso: string) => Date.parse(iso);

@@ -1,13 +1,13 @@
 /**
- * A schedule's definition at its edges (src/store/schedules.ts): every bound of a name, zone, cron
+ * A schedule's definition at its edges (src/store/schedules/schedule-item.ts): every bound of a name, zone, cron
  * and catchUp is refused as a ValidationError naming the field (with croner's or Intl's error as
  * its cause), nothing written; what a put leaves out takes its documented default; a stored
  * schedule reads back exactly as written, with no lastTick before its first fire.
  */
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../../src/errors.js';
-import { DEFAULT_MAX_ATTEMPTS } from '../../src/store/enqueue.js';
-import { checkScheduleInput } from '../../src/store/schedules.js';
+import { DEFAULT_MAX_ATTEMPTS } from '../../src/store/jobs/enqueue.js';
+import { checkScheduleInput } from '../../src/store/schedules/schedule-item.js';
 import { rejectedWith, thrownWith } from '../support/errors.js';
 import { freshQueue } from '../support/harness.js';
 

@@ -1,5 +1,5 @@
 /**
- * Edges of pausing a schedule (src/store/schedule-pause.ts, src/store/schedule-withdraw.ts) the
+ * Edges of pausing a schedule (src/store/schedules/schedule-pause.ts, src/store/schedules/schedule-withdraw.ts) the
  * main pause tests leave out: a pause that keeps an earlier fired tick as the last one, what
  * each step logs for an operator, the generation a withdrawal writes, and a pause that keeps
  * losing its race to other writers of the schedule.

@@ -1,6 +1,6 @@
 /**
  * Pausing a schedule withdraws the jobs it already fired ahead that have not started
- * (src/store/schedule-pause.ts, src/store/schedule-withdraw.ts), so a paused schedule fires
+ * (src/store/schedules/schedule-pause.ts, src/store/schedules/schedule-withdraw.ts), so a paused schedule fires
  * nothing; resume follows catchUp, and a withdrawn tick still ahead fires again, once.
  * Races are driven by holding one request at the gate and writing the other party's state.
  */
@@ -164,7 +164,7 @@ describe('pausing a schedule withdraws what it fired ahead', () => {
     const { queue, clock } = await freshQueue();
     clock.now = at('2026-05-01T10:00:30Z');
     await queue.schedules.put({ name: 'f', cron: '* * * * *', queue: 'q' });
-    const { fireSchedule } = await import('../../src/store/schedule-fire.js');
+    const { fireSchedule } = await import('../../src/store/schedules/schedule-fire.js');
     const before = (await queue.schedules.get('f'))!;
     expect(await queue.schedules.pause('f')).toMatchObject({ withdrawn: [] });
     const ctx = (queue as unknown as { ctx: Parameters<typeof fireSchedule>[0] }).ctx;

@@ -1,5 +1,5 @@
 /**
- * Edges of creating, replacing and removing a schedule (src/store/schedule-put.ts): a new time
+ * Edges of creating, replacing and removing a schedule (src/store/schedules/schedule-put.ts): a new time
  * zone moves the next tick, a put that keeps losing its race gives up with a typed error, what
  * each step logs, and a table that is gone is an error, never `missing`.
  */

@@ -1,5 +1,5 @@
 /**
- * Which ticks a fire pass and a pause pick (src/store/schedule-fire.ts, src/store/schedule-pause.ts)
+ * Which ticks a fire pass and a pause pick (src/store/schedules/schedule-fire.ts, src/store/schedules/schedule-pause.ts)
  * at their edges: a tick exactly the late grace old, a pass at exactly a tick, a pass after one
  * that fired ahead, a schedule left with no later tick, one removed or read stale mid-pass, a
  * stored definition that no longer checks, a new cron whose ticks lie past the last fired one,
@@ -10,8 +10,8 @@ import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../../src/errors.js';
 import type { JobQueue } from '../../src/job-queue.js';
 import { scheduleKeys } from '../../src/keys.js';
-import type { StoreContext } from '../../src/store/context.js';
-import { fireSchedule } from '../../src/store/schedule-fire.js';
+import type { StoreContext } from '../../src/store/core/context.js';
+import { fireSchedule } from '../../src/store/schedules/schedule-fire.js';
 import { freshQueue } from '../support/harness.js';
 
 const at = (iso: string) => Date.parse(iso);

@@ -68,7 +68,7 @@ describe('recurring schedules', () => {
     const { queue, clock } = await freshQueue();
     clock.now = at('2026-05-01T10:00:30Z');
     await queue.schedules.put({ name: 'r', cron: '* * * * *', queue: 'q' });
-    const { fireSchedule } = await import('../../src/store/schedule-fire.js');
+    const { fireSchedule } = await import('../../src/store/schedules/schedule-fire.js');
     const stale = (await queue.schedules.get('r'))!;
     expect(await queue.schedules.fire({ horizonMs: 120_000 })).toMatchObject({ created: 2 });
     const ctx = (queue as unknown as { ctx: Parameters<typeof fireSchedule>[0] }).ctx;
@@ -111,7 +111,7 @@ describe('recurring schedules', () => {
     const { queue, clock } = await freshQueue();
     clock.now = at('2026-05-01T10:00:30Z');
     await queue.schedules.put({ name: 'v', cron: '* * * * *', queue: 'q' });
-    const { fireSchedule } = await import('../../src/store/schedule-fire.js');
+    const { fireSchedule } = await import('../../src/store/schedules/schedule-fire.js');
     const old = (await queue.schedules.get('v'))!;
     await queue.schedules.put({ name: 'v', cron: '0 12 * * *', queue: 'q' });
     const ctx = (queue as unknown as { ctx: Parameters<typeof fireSchedule>[0] }).ctx;

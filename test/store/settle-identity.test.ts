@@ -1,18 +1,18 @@
 /**
- * Who a lost lease call is (src/store/classify.ts), and two transitions' remaining edges:
+ * Who a lost lease call is (src/store/core/classify.ts), and two transitions' remaining edges:
  * a settle is recognised as a repeat only when generation, incarnation, the way it settled and
  * the secret all match (the lease identity is (id, generation), the secret proves the holder);
  * a renewal to exactly the indexed expiry skips the index, and progress rides the renewal
- * (src/store/renew.ts); a requeue that loses its race says what the job became
- * (src/store/requeue-dead.ts).
+ * (src/store/jobs/renew.ts); a requeue that loses its race says what the job became
+ * (src/store/jobs/requeue-dead.ts).
  */
 import { describe, expect, it } from 'vitest';
 import { InvalidStateError } from '../../src/errors.js';
 import type { Lease } from '../../src/job.js';
 import type { JobQueue } from '../../src/job-queue.js';
-import { classifyLostRace } from '../../src/store/classify.js';
-import type { StoreContext } from '../../src/store/context.js';
-import { leaseSecretHash } from '../../src/store/lease-secret.js';
+import { classifyLostRace } from '../../src/store/core/classify.js';
+import type { StoreContext } from '../../src/store/core/context.js';
+import { leaseSecretHash } from '../../src/store/core/lease-secret.js';
 import { freshQueue } from '../support/harness.js';
 
 const TTL = 30_000;

@@ -1,5 +1,5 @@
 /**
- * The shard layout at its edges (src/store/shard-layout.ts, shard-layout-drain.ts): a layout item
+ * The shard layout at its edges (src/store/layout/shard-layout.ts, shard-layout-drain.ts): a layout item
  * with odd counts reads as the nearest safe layout, a process's copy is read again exactly at a
  * refresh (or when the clock went back) and never replaced by an older version, a failed read is
  * not kept, a change that loses every race gives up with ShardLayoutBusyError, and maintenance
@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ShardLayoutBusyError, TableUnavailableError } from '../../src/errors.js';
 import { dynamoClient, type JobQueue } from '../../src/job-queue.js';
 import { leaseKeys, shardOf } from '../../src/keys.js';
-import type { StoreContext } from '../../src/store/context.js';
+import type { StoreContext } from '../../src/store/core/context.js';
 import {
   DEFAULT_SHARD_LAYOUT,
   LAYOUT_GRACE_MS,
@@ -19,7 +19,7 @@ import {
   ShardLayoutCache,
   configureShards,
   type ShardLayout,
-} from '../../src/store/shard-layout.js';
+} from '../../src/store/layout/shard-layout.js';
 import { countRequests } from '../support/count.js';
 import { rejectedWith } from '../support/errors.js';
 import { endpoint, freshQueue } from '../support/harness.js';

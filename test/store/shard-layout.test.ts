@@ -8,7 +8,7 @@ import type { Lease } from '../../src/job.js';
 import type { JobQueue } from '../../src/job-queue.js';
 import { shardOf } from '../../src/keys.js';
 import { memoryLogger } from '../../src/log.js';
-import { changeShardLayoutIfVersion, LAYOUT_GRACE_MS, LAYOUT_REFRESH_MS, SHARD_LAYOUT_ID } from '../../src/store/shard-layout.js';
+import { changeShardLayoutIfVersion, LAYOUT_GRACE_MS, LAYOUT_REFRESH_MS, SHARD_LAYOUT_ID } from '../../src/store/layout/shard-layout.js';
 import { endpoint, freshQueue } from '../support/harness.js';
 import { strayPending } from '../support/stray-item.js';
 

@@ -1,12 +1,12 @@
 /**
- * buildUpdate (src/store/expression.ts), guarded as the store writes it, against the real endpoint: an update made only of
+ * buildUpdate (src/store/core/expression.ts), guarded as the store writes it, against the real endpoint: an update made only of
  * removals, and raw expressions whose names and values the caller supplies, change the item as
  * they say.
  */
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { buildUpdate } from '../../src/store/expression.js';
-import { guarded, present } from '../../src/store/guards.js';
+import { buildUpdate } from '../../src/store/core/expression.js';
+import { guarded, present } from '../../src/store/core/guards.js';
 import { freshTable, rawAccess } from '../support/harness.js';
 
 describe('buildUpdate', () => {

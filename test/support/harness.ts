@@ -4,7 +4,7 @@ import { DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@
 import { afterAll, inject } from 'vitest';
 import { JobQueue, dynamoClient, type JobQueueOptions } from '../../src/job-queue.js';
 import { memoryLogger } from '../../src/log.js';
-import { ensureTable } from '../../src/store/ensure-table.js';
+import { ensureTable } from '../../src/store/core/ensure-table.js';
 
 /** The DynamoDB endpoint the suite runs against (dynalite unless DYNAMODB_ENDPOINT is set). */
 export function endpoint(): string {

@@ -1,5 +1,5 @@
 /**
- * The run-now transition the dashboard's "Run now" button uses (src/store/run-now.ts): a
+ * The run-now transition the dashboard's "Run now" button uses (src/store/jobs/run-now.ts): a
  * scheduled pending job becomes due now, its generation kept; nothing else is ever written.
  */
 import { describe, expect, test } from 'vitest';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { StoreContext } from '../../src/store/context.js';
-import { readersId } from '../../src/store/readers.js';
+import type { StoreContext } from '../../src/store/core/context.js';
+import { readersId } from '../../src/store/lease/readers.js';
 import { manualTime } from '../../src/testing/manual-time.js';
 import { Worker } from '../../src/worker/worker.js';
 import { WatchedStore, deferred, next, nth, record, workerTable } from './support.js';

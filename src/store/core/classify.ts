@@ -1,0 +1,50 @@
+import type { JobState, Lease, SettledBy, StaleOutcome } from '../../job.js';
+import type { Item } from './codec.js';
+import type { StoreContext } from './context.js';
+import { leaseSecretHash } from './lease-secret.js';
+
+/** The call that lost its condition: its name is part of the `lease.stale` log line. */
+export type LeaseOp = 'ackDone' | 'ackFailed' | 'renew' | 'release';
+
+/** A lease call whose condition failed was either a repeat of a call that already landed, or stale. */
+export type LostRace = { readonly kind: 'repeat'; readonly item: Item } | { readonly kind: 'stale'; readonly outcome: StaleOutcome };
+
+/**
+ * Classifies a failed lease condition from the job as it stands after the loss (`current`: the
+ * copy the endpoint sent with the failure, else a consistent read; see `itemAfterLoss`). If the job's last settlement was
+ * this very generation, settled the same way, by the holder of this same secret (its hash is
+ * kept as `settledSecretHash`), the earlier call landed and its response was lost (an SDK retry,
+ * a dropped connection): report success. Otherwise the lease is stale: log `lease.stale` and
+ * return the job's current generation and state (never the secret or its hash). A caller who
+ * knows the generation but not the secret is stale, so a forged settle cannot pass for a repeat.
+ */
+export function classifyLostRace(ctx: StoreContext, op: LeaseOp, lease: Lease, item: Item | undefined, settledAs?: SettledBy): LostRace {
+  if (
+    item &&
+    settledAs !== undefined &&
+    item.incarnation === lease.incarnation &&
+    item.settledGeneration === lease.generation &&
+    item.settledBy === settledAs &&
+    item.settledSecretHash === leaseSecretHash(lease.secret)
+  ) {
+    return { kind: 'repeat', item };
+  }
+  const sameJob = item !== undefined && item.incarnation === lease.incarnation;
+  const outcome: StaleOutcome = {
+    outcome: 'stale',
+    id: lease.id,
+    generation: lease.generation,
+    currentGeneration: sameJob ? (item.leaseGeneration as number) : null,
+    currentState: sameJob ? (item.state as JobState) : null,
+  };
+  ctx.logger.warn('lease.stale', {
+    op,
+    id: lease.id,
+    generation: lease.generation,
+    owner: lease.owner,
+    currentGeneration: outcome.currentGeneration,
+    currentState: outcome.currentState,
+    currentOwner: sameJob ? item.leaseOwner : undefined,
+  });
+  return { kind: 'stale', outcome };
+}

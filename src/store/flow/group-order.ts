@@ -1,0 +1,232 @@
+/**
+ * Ordered groups: jobs enqueued with the same `group` in a queue run one at a time, in enqueue
+ * order; different groups run in parallel. Only the group's head is ever visible to a lease
+ * call; the others are parked in an index partition no lease reads. See docs/flow-control.md.
+ *
+ * The group item `~group|<queue>|<group>` holds `members`: one entry per job in enqueue order
+ * (`<enqueued at>|<nonce>|<job id>`; the job item keeps its entry in `groupEntry`). While it has
+ * members it is listed in the index partition `groups` (sorted `<queue>|<group>`), which the
+ * reclaim run reads to heal a group whose advance a crash interrupted.
+ *
+ * appendMember: members -> members + entry (UpdateItem, list_append; DynamoDB orders appends to
+ *   one item, which is the enqueue order). The job is then written as the head (due as usual) if
+ *   its entry was first, else parked; a parked job's producer then advances the group itself, so a
+ *   head that finished in between never leaves it parked (whoever looks last unparks it).
+ * popHead: members[0] = entry -> members without it. Guard: members[0] = :entry, so two
+ *   advancers never pop twice. Only a finished head is popped: done, cancelled, or dead (unless
+ *   the queue's groupOnDead is `hold`), or an entry whose job never appeared within
+ *   ENTRY_GRACE_MS (its producer crashed, or its id already existed).
+ * unpark: parked -> due. Guard: state = pending AND gpk = the group's parked partition.
+ * A failing head is retried as usual and stays head: its group waits for it.
+ */
+import { randomBytes } from 'node:crypto';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import type { GroupOnDead } from '../../flow-limits.js';
+import { GROUP_ID_PREFIX, pendingKeys } from '../../keys.js';
+import { shardLayout } from '../layout/shard-layout.js';
+import { TABLE_SCHEMA } from '../../schema.js';
+import type { Item } from '../core/codec.js';
+import { fireHook, type StoreContext } from '../core/context.js';
+import { putIfAbsent, type EnqueueOutcome } from '../jobs/enqueue.js';
+import { groupEmpty, groupHeadIs, guarded, parkedIn } from '../core/guards.js';
+import { readItem, translate, updateElseNull } from '../core/io.js';
+import { queryItems } from '../core/query.js';
+
+/** How long an entry may wait for its job to appear before an advance skips it. */
+const ENTRY_GRACE_MS = 60_000;
+
+/** The index partition listing groups that have members. */
+const GROUPS_PARTITION = 'groups';
+
+/** The group item's id. */
+export function groupItemId(queue: string, group: string): string {
+  return `${GROUP_ID_PREFIX}${queue}|${group}`;
+}
+
+/** The index partition of a group's parked jobs (no lease call reads it). */
+function parkedPartition(queue: string, group: string): string {
+  return `park|${queue}|${group}`;
+}
+
+// Job ids, group and queue names never hold '|' (validate.ts), so an entry and a listed group split cleanly.
+function entryId(entry: string): { at: number; id: string } {
+  const [at, , id] = entry.split('|');
+  return { at: Number(at), id: id! };
+}
+
+/** Enqueues a prepared job with a group: appends it to the group, then writes it as head or parked. */
+export async function enqueueGrouped(ctx: StoreContext, item: Item): Promise<EnqueueOutcome> {
+  const queue = item.queue as string;
+  const group = item.group as string;
+  const now = item.createdAt as number;
+  const entry = `${String(now).padStart(15, '0')}|${randomBytes(4).toString('hex')}|${item.id as string}`;
+  let members: string[];
+  try {
+    const out = await ctx.doc.send(
+      new UpdateCommand({
+        TableName: ctx.tableName,
+        Key: { id: groupItemId(queue, group) },
+        UpdateExpression: 'SET #members = list_append(if_not_exists(#members, :empty), :entry), #gpk = :gpk, #gsk = :gsk, #queue = :queue, #group = :group',
+        ExpressionAttributeNames: { '#members': 'members', '#gpk': 'gpk', '#gsk': 'gsk', '#queue': 'queue', '#group': 'group' },
+        ExpressionAttributeValues: { ':empty': [], ':entry': [entry], ':gpk': GROUPS_PARTITION, ':gsk': `${queue}|${group}`, ':queue': queue, ':group': group },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    members = (out.Attributes?.members as string[] | undefined) ?? [];
+  } catch (err) {
+    throw translate(ctx, err);
+  }
+  const head = members[0] === entry;
+  const written = await putIfAbsent(ctx, {
+    ...item,
+    groupEntry: entry,
+    ...(head ? {} : { gpk: parkedPartition(queue, group), gsk: entry }),
+  });
+  if (!head && written.outcome === 'created') await advanceGroup(ctx, queue, group, await groupOnDeadOf(ctx, queue));
+  return written;
+}
+
+/** What an advance found at the head of a group. */
+export type GroupHead =
+  | { readonly kind: 'empty' }
+  | { readonly kind: 'live'; readonly id: string; readonly state: string }
+  | { readonly kind: 'held'; readonly id: string }
+  | { readonly kind: 'awaiting'; readonly id: string };
+
+/**
+ * Pops finished heads and unparks the first live one. Safe to run by anyone at any time (each
+ * write is guarded on what it read); run after a grouped job finishes, after a parked enqueue,
+ * and by the reclaim run for every listed group.
+ */
+export async function advanceGroup(ctx: StoreContext, queue: string, group: string, onDead: GroupOnDead): Promise<GroupHead> {
+  for (let round = 0; round < 50; round++) {
+    const g = await readItem(ctx, groupItemId(queue, group));
+    const members = (g?.members as string[] | undefined) ?? [];
+    if (members.length === 0) {
+      if (g?.gpk !== undefined) await unlistIfEmpty(ctx, queue, group);
+      return { kind: 'empty' };
+    }
+    const entry = members[0]!;
+    const { at, id } = entryId(entry);
+    const job = await readItem(ctx, id);
+    const mine = job !== undefined && job.groupEntry === entry;
+    if (!mine) {
+      if (ctx.clock() - at <= ENTRY_GRACE_MS) return { kind: 'awaiting', id };
+      await popHead(ctx, queue, group, entry, 'its job never appeared');
+      continue;
+    }
+    const state = job.state as string;
+    if (state === 'done' || state === 'cancelled' || (state === 'dead' && onDead === 'release')) {
+      await popHead(ctx, queue, group, entry, state);
+      continue;
+    }
+    if (state === 'dead') return { kind: 'held', id };
+    if (state === 'pending' && job.gpk === parkedPartition(queue, group)) await unpark(ctx, job);
+    return { kind: 'live', id, state };
+  }
+  return { kind: 'awaiting', id: '' };
+}
+
+async function popHead(ctx: StoreContext, queue: string, group: string, entry: string, why: string): Promise<void> {
+  try {
+    await ctx.doc.send(
+      new UpdateCommand({
+        TableName: ctx.tableName,
+        Key: { id: groupItemId(queue, group) },
+        ...guarded({ UpdateExpression: 'REMOVE #members[0]' }, groupHeadIs(entry)),
+      }),
+    );
+    ctx.logger.info('group.advanced', { queue, group, popped: entryId(entry).id, why });
+  } catch (err) {
+    if (!(err instanceof ConditionalCheckFailedException)) throw translate(ctx, err);
+  }
+}
+
+async function unlistIfEmpty(ctx: StoreContext, queue: string, group: string): Promise<void> {
+  try {
+    await ctx.doc.send(
+      new UpdateCommand({
+        TableName: ctx.tableName,
+        Key: { id: groupItemId(queue, group) },
+        ...guarded({ UpdateExpression: 'REMOVE #gpk, #gsk', ExpressionAttributeNames: { '#gpk': 'gpk', '#gsk': 'gsk' } }, groupEmpty()),
+      }),
+    );
+  } catch (err) {
+    if (!(err instanceof ConditionalCheckFailedException)) throw translate(ctx, err);
+  }
+}
+
+async function unpark(ctx: StoreContext, job: Item): Promise<void> {
+  const now = ctx.clock();
+  const { queueShards } = await shardLayout(ctx);
+  const keys = pendingKeys(job.id as string, job.queue as string, job.priority as number, job.runAt as number, now, queueShards);
+  const written = await updateElseNull(
+    ctx,
+    {
+      Key: { id: job.id },
+      ...guarded(
+        {
+          UpdateExpression: 'SET #gpk = :gpk, #gsk = :gsk, #updatedAt = :now',
+          ExpressionAttributeNames: { '#gpk': 'gpk', '#gsk': 'gsk', '#updatedAt': 'updatedAt' },
+          ExpressionAttributeValues: { ':gpk': keys.gpk, ':gsk': keys.gsk, ':now': now },
+        },
+        parkedIn(job.gpk),
+      ),
+    },
+    false,
+  );
+  if (written) {
+    ctx.hints.wrotePending(keys.gpk, keys.gsk, now);
+    ctx.logger.info('group.head_unparked', { id: job.id, queue: job.queue, group: job.group });
+    fireHook(ctx, 'onJobsDue', () => ctx.hooks.onJobsDue?.([job.queue as string]));
+  }
+}
+
+/** Groups that have members (of every queue), up to `max`, from the index. */
+export async function listedGroups(ctx: StoreContext, max: number, queue?: string): Promise<{ queue: string; group: string }[]> {
+  const { name, partitionKey, sortKey } = TABLE_SCHEMA.workIndex;
+  const items = await queryItems(
+    ctx,
+    {
+      TableName: ctx.tableName,
+      IndexName: name,
+      KeyConditionExpression: queue === undefined ? '#pk = :pk' : '#pk = :pk AND begins_with(#sk, :prefix)',
+      ExpressionAttributeNames: { '#pk': partitionKey, '#sk': sortKey },
+      ExpressionAttributeValues: queue === undefined ? { ':pk': GROUPS_PARTITION } : { ':pk': GROUPS_PARTITION, ':prefix': `${queue}|` },
+      ProjectionExpression: '#sk',
+    },
+    max,
+  );
+  return items.map((i) => {
+    const [q, g] = String(i[sortKey]).split('|');
+    return { queue: q!, group: g! };
+  });
+}
+
+/** Where a grouped job stands in its group: its position (0 = head), the size, and the job ahead of it. */
+export async function groupPosition(
+  ctx: StoreContext,
+  queue: string,
+  group: string,
+  id: string,
+): Promise<{ position: number; size: number; ahead?: string; head?: string }> {
+  try {
+    const out = await ctx.doc.send(new GetCommand({ TableName: ctx.tableName, Key: { id: groupItemId(queue, group) }, ConsistentRead: true }));
+    const members = ((out.Item?.members as string[] | undefined) ?? []).map((e) => entryId(e).id);
+    const position = members.indexOf(id);
+    return {
+      position,
+      size: members.length,
+      ...(position > 0 ? { ahead: members[position - 1]! } : {}),
+      ...(members.length ? { head: members[0]! } : {}),
+    };
+  } catch (err) {
+    throw translate(ctx, err);
+  }
+}
+
+/** What a dead job of an ordered group in `queue` does to its group (the queue's setting, as this process last read it). */
+export async function groupOnDeadOf(ctx: StoreContext, queue: string): Promise<GroupOnDead> {
+  return (await ctx.limits.limitsOf(ctx, [queue])).get(queue)?.groupOnDead ?? 'release';
+}

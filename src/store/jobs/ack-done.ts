@@ -1,0 +1,48 @@
+/**
+ * ackDone: running -> done.
+ * Guard:   leaseHeld (state = running AND leaseGeneration = :gen AND incarnation = :inc AND
+ *          leaseSecretHash = SHA-256(lease.secret)).
+ * Writes:  result, settledGeneration = :gen, settledBy = done, settledSecretHash (the live hash
+ *          moves there), TTL (finished-job retention); leaves the index.
+ * Lost race: the job as it stands classifies it (the copy DynamoDB sends with the failure,
+ *   ALL_OLD; else a consistent read). The job settled as done by this same generation
+ *   with this same secret means an earlier try landed and its answer was lost: success
+ *   (`repeated: true`). Anything else is stale: a logged no-op that returns the job's current
+ *   generation and state.
+ */
+import type { Lease, StaleOutcome } from '../../job.js';
+import { classifyLostRace } from '../core/classify.js';
+import type { StoreContext } from '../core/context.js';
+import { buildUpdate } from '../core/expression.js';
+import { guarded, leaseHeld } from '../core/guards.js';
+import { updateElseLoss } from '../core/io.js';
+import { leaseSecretHash } from '../core/lease-secret.js';
+import { finishedJobExpiry } from '../core/retention.js';
+
+/** Outcome of ackDone. */
+export type AckDoneOutcome = { readonly outcome: 'done'; readonly id: string; readonly generation: number; readonly repeated: boolean } | StaleOutcome;
+
+/** Marks the leased job done with `resultText` (JSON text), if the lease still holds it. */
+export async function ackDoneIfLeaseHeld(ctx: StoreContext, lease: Lease, resultText: string): Promise<AckDoneOutcome> {
+  const now = ctx.clock();
+  const update = buildUpdate({
+    set: {
+      state: 'done',
+      result: resultText,
+      settledGeneration: lease.generation,
+      settledBy: 'done',
+      settledSecretHash: leaseSecretHash(lease.secret),
+      updatedAt: now,
+      ...finishedJobExpiry(ctx, now),
+    },
+    remove: ['leaseOwner', 'leaseExpiresAt', 'leaseRenewedUntil', 'leaseSecretHash', 'gpk', 'gsk'],
+  });
+  const result = await updateElseLoss(ctx, { Key: { id: lease.id }, ...guarded(update, leaseHeld(lease)) }, false);
+  if (result.written) {
+    ctx.logger.info('job.done', { id: lease.id, queue: lease.queue, generation: lease.generation, attempt: lease.attempt });
+    return { outcome: 'done', id: lease.id, generation: lease.generation, repeated: false };
+  }
+  const lost = classifyLostRace(ctx, 'ackDone', lease, await result.current(), 'done');
+  if (lost.kind === 'repeat') return { outcome: 'done', id: lease.id, generation: lease.generation, repeated: true };
+  return lost.outcome;
+}

@@ -1,0 +1,84 @@
+/**
+ * ackFailed: running -> pending (retry after backoff) or running -> dead.
+ * Guard:   leaseHeld (state = running AND leaseGeneration = :gen AND incarnation = :inc AND
+ *          leaseSecretHash = SHA-256(lease.secret)).
+ * Decides: retry when `retryable` and the attempt that failed was not the last; the lease's own
+ *   attempt counts are current because nothing changes them without bumping the generation.
+ * Writes:  lastError, settledGeneration = :gen, settledBy = failed, settledSecretHash (the live
+ *   hash is removed); a retry goes to the scheduled partition at now + backoff (jittered); a dead
+ *   job goes to the dead partition with its notification marked undelivered, and no TTL: dead
+ *   jobs are kept until requeued or purged.
+ * Lost race: as ackDone, a repeat of this same failure is success; anything else is stale.
+ */
+import type { Lease, StaleOutcome } from '../../job.js';
+import { deadKeys, scheduledKeys } from '../../keys.js';
+import { backoffDelay } from '../../retry-policy.js';
+import { classifyLostRace } from '../core/classify.js';
+import { fireHook, type StoreContext } from '../core/context.js';
+import { buildUpdate } from '../core/expression.js';
+import { guarded, leaseHeld } from '../core/guards.js';
+import { updateElseLoss } from '../core/io.js';
+import { leaseSecretHash } from '../core/lease-secret.js';
+import { shardLayout } from '../layout/shard-layout.js';
+
+/** Outcome of ackFailed. */
+export type AckFailedOutcome =
+  | { readonly outcome: 'retrying'; readonly id: string; readonly generation: number; readonly runAt: number; readonly repeated: boolean }
+  | { readonly outcome: 'dead'; readonly id: string; readonly generation: number; readonly repeated: boolean }
+  | StaleOutcome;
+
+/** Records a failed attempt of the leased job, if the lease still holds it. */
+export async function ackFailedIfLeaseHeld(ctx: StoreContext, lease: Lease, error: string, retryable: boolean): Promise<AckFailedOutcome> {
+  const { queueShards, globalShards } = await shardLayout(ctx);
+  const now = ctx.clock();
+  const retry = retryable && lease.attempt < lease.maxAttempts;
+  const runAt = retry ? now + backoffDelay(ctx.retry, lease.attempt, ctx.random) : undefined;
+  const common = {
+    lastError: error,
+    settledGeneration: lease.generation,
+    settledBy: 'failed',
+    settledSecretHash: leaseSecretHash(lease.secret),
+    updatedAt: now,
+  };
+  const update = retry
+    ? buildUpdate({
+        set: { ...common, state: 'pending', runAt, ...scheduledKeys(lease.id, lease.queue, runAt!, queueShards) },
+        remove: ['leaseOwner', 'leaseExpiresAt', 'leaseRenewedUntil', 'leaseSecretHash'],
+      })
+    : buildUpdate({
+        set: {
+          ...common,
+          state: 'dead',
+          deadNotified: false,
+          ...deadKeys(lease.id, lease.queue, now, globalShards),
+        },
+        remove: ['leaseOwner', 'leaseExpiresAt', 'leaseRenewedUntil', 'leaseSecretHash'],
+      });
+  const result = await updateElseLoss(ctx, { Key: { id: lease.id }, ...guarded(update, leaseHeld(lease)) });
+  if (result.written) {
+    if (retry) {
+      ctx.logger.warn('job.failed', {
+        id: lease.id,
+        queue: lease.queue,
+        generation: lease.generation,
+        attempt: lease.attempt,
+        maxAttempts: lease.maxAttempts,
+        retryAt: runAt,
+        error,
+      });
+      return { outcome: 'retrying', id: lease.id, generation: lease.generation, runAt: runAt!, repeated: false };
+    }
+    ctx.logger.error('job.dead', { id: lease.id, queue: lease.queue, generation: lease.generation, attempts: lease.attempt, retryable, error });
+    fireHook(ctx, 'onJobDead', () =>
+      ctx.hooks.onJobDead?.({ id: lease.id, queue: lease.queue, attempts: lease.attempt, lastError: error, generation: lease.generation }),
+    );
+    return { outcome: 'dead', id: lease.id, generation: lease.generation, repeated: false };
+  }
+  const lost = classifyLostRace(ctx, 'ackFailed', lease, await result.current(), 'failed');
+  if (lost.kind === 'repeat') {
+    return lost.item.state === 'dead'
+      ? { outcome: 'dead', id: lease.id, generation: lease.generation, repeated: true }
+      : { outcome: 'retrying', id: lease.id, generation: lease.generation, runAt: lost.item.runAt as number, repeated: true };
+  }
+  return lost.outcome;
+}

@@ -1,0 +1,45 @@
+/**
+ * cancel: pending or running -> cancelled.
+ * Guard:   asRead (state = :seenState AND leaseGeneration = :seen, as read); a lost race decides
+ *          again on the job as it stands (sent with the failure, else read again).
+ * Writes:  leaseGeneration + 1 and the live secret hash removed (a running holder's later ack,
+ *          renew or release is stale, and its next renewal aborts the handler), TTL (finished-job
+ *          retention); leaves the index.
+ *   done, dead, cancelled: unchanged (outcome `terminal`).
+ */
+import { JobNotFoundError } from '../../errors.js';
+import type { JobState } from '../../job.js';
+import type { StoreContext } from '../core/context.js';
+import { buildUpdate } from '../core/expression.js';
+import { asRead, guarded } from '../core/guards.js';
+import { readItem, updateElseLoss } from '../core/io.js';
+import { finishedJobExpiry } from '../core/retention.js';
+
+/** Outcome of cancel. */
+export type CancelOutcome =
+  | { readonly outcome: 'cancelled'; readonly id: string; readonly generation: number; readonly previousState: JobState }
+  | { readonly outcome: 'terminal'; readonly id: string; readonly state: JobState };
+
+/** Cancels a live job; throws JobNotFoundError when there is no such job. */
+export async function cancelIfLive(ctx: StoreContext, id: string): Promise<CancelOutcome> {
+  for (let item = await readItem(ctx, id); ;) {
+    if (!item) throw new JobNotFoundError(id);
+    const state = item.state as JobState;
+    if (state !== 'pending' && state !== 'running') return { outcome: 'terminal', id, state };
+    const seen = item.leaseGeneration as number;
+    const now = ctx.clock();
+    const update = buildUpdate({
+      set: { state: 'cancelled', updatedAt: now, ...finishedJobExpiry(ctx, now) },
+      setExpr: { leaseGeneration: ':next' },
+      remove: ['leaseOwner', 'leaseExpiresAt', 'leaseRenewedUntil', 'leaseSecretHash', 'gpk', 'gsk'],
+      values: { ':next': seen + 1 },
+    });
+    const result = await updateElseLoss(ctx, { Key: { id }, ...guarded(update, asRead(item)) });
+    if (!result.written) {
+      item = await result.current();
+      continue;
+    }
+    ctx.logger.warn('job.cancelled', { id, queue: item.queue, previousState: state, previousOwner: item.leaseOwner, generation: seen + 1 });
+    return { outcome: 'cancelled', id, generation: seen + 1, previousState: state };
+  }
+}

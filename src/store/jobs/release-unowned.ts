@@ -1,0 +1,77 @@
+/**
+ * releaseUnowned: the operator's force-release, by id alone.
+ *   running -> pending, due now: leaseGeneration + 1, attempts - 1 (the operator's call, not
+ *     the job's failure), owner and expiry removed. Any ack, renew or release the in-flight
+ *     holder sends later matches nothing.
+ *   pending -> pending: leaseGeneration + 1 only.
+ *   Both remove the live lease secret hash, so the old holder's secret never matches again.
+ * Guard:   asRead (state = :seenState AND leaseGeneration = :seen, what the read showed); a race
+ *          with another transition decides again on the job as it stands (sent with the
+ *          failure, else read again).
+ *   done, dead, cancelled: never touched (outcome `terminal`): a force-release never resurrects.
+ */
+import { JobNotFoundError } from '../../errors.js';
+import type { JobState } from '../../job.js';
+import { scheduledKeys } from '../../keys.js';
+import type { Item } from '../core/codec.js';
+import { fireHook, type StoreContext } from '../core/context.js';
+import { buildUpdate } from '../core/expression.js';
+import { asRead, guarded } from '../core/guards.js';
+import { readItem, updateElseLoss } from '../core/io.js';
+import { shardLayout } from '../layout/shard-layout.js';
+
+/** Outcome of releaseUnowned. */
+export type ReleaseUnownedOutcome =
+  | { readonly outcome: 'released'; readonly id: string; readonly generation: number; readonly previousOwner: string | undefined }
+  | { readonly outcome: 'bumped'; readonly id: string; readonly generation: number }
+  | { readonly outcome: 'terminal'; readonly id: string; readonly generation: number; readonly state: JobState };
+
+/** Force-releases a job by id; throws JobNotFoundError when there is no such job. */
+export async function releaseUnownedIfLive(ctx: StoreContext, id: string): Promise<ReleaseUnownedOutcome> {
+  for (let item = await readItem(ctx, id); ;) {
+    if (!item) throw new JobNotFoundError(id);
+    const state = item.state as JobState;
+    const seen = item.leaseGeneration as number;
+    if (state !== 'running' && state !== 'pending') return { outcome: 'terminal', id, generation: seen, state };
+    const { queueShards } = await shardLayout(ctx);
+    const result = await updateElseLoss(ctx, { Key: { id }, ...guarded(forceRelease(ctx, item, state, seen, queueShards), asRead(item)) });
+    if (!result.written) {
+      item = await result.current(); // the job moved under us: decide again on what it is now
+      continue;
+    }
+    if (state === 'running') {
+      ctx.logger.warn('job.force_released', { id, queue: item.queue, generation: seen + 1, previousOwner: item.leaseOwner });
+      fireHook(ctx, 'onJobsDue', () => ctx.hooks.onJobsDue?.([item.queue as string]));
+      return { outcome: 'released', id, generation: seen + 1, previousOwner: item.leaseOwner as string | undefined };
+    }
+    ctx.logger.info('job.generation_bumped', { id, queue: item.queue, generation: seen + 1 });
+    return { outcome: 'bumped', id, generation: seen + 1 };
+  }
+}
+
+function forceRelease(ctx: StoreContext, item: Item, state: 'running' | 'pending', seen: number, queueShards: number) {
+  const now = ctx.clock();
+  const values = { ':next': seen + 1 };
+  const names = { '#leaseGeneration': 'leaseGeneration' };
+  if (state === 'pending') {
+    return {
+      UpdateExpression: 'SET #leaseGeneration = :next, #updatedAt = :now REMOVE #leaseSecretHash',
+      ExpressionAttributeNames: { ...names, '#updatedAt': 'updatedAt', '#leaseSecretHash': 'leaseSecretHash' },
+      ExpressionAttributeValues: { ...values, ':now': now },
+    };
+  }
+  const update = buildUpdate({
+    set: {
+      state: 'pending',
+      runAt: now,
+      updatedAt: now,
+      lastError: `force-released by an operator while held by ${String(item.leaseOwner)}`,
+      ...scheduledKeys(item.id as string, item.queue as string, now, queueShards),
+    },
+    setExpr: { leaseGeneration: ':next', attempts: '#attempts - :one' },
+    remove: ['leaseOwner', 'leaseExpiresAt', 'leaseRenewedUntil', 'leaseSecretHash'],
+    values: { ...values, ':one': 1 },
+    names,
+  });
+  return update;
+}

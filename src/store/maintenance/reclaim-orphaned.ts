@@ -1,0 +1,99 @@
+/**
+ * reclaimOrphaned: running (lease expired) -> pending (due now), or -> dead at the attempt cap.
+ * Finds:   running jobs in the lease partitions of the work index whose expiry is before now
+ *          (an index query, never a Scan).
+ * Guard:   lapsedAsRead (state = running AND leaseGeneration = :seen AND leaseExpiresAt =
+ *          :seenExpiry AND incarnation = :inc, all as read, AND leaseRenewedUntil, if any, < :now:
+ *          a renewal that skipped the index). A completion, a renewal, a release or a takeover
+ *          that lands in between changes one of them, so a reclaim never undoes it.
+ * Writes:  leaseGeneration + 1, the lapsed holder's secret hash removed (no TTL on a dead job:
+ *          it is kept until requeued or purged); the lapsed lease counts as a failed attempt, so a job that
+ *          kills its worker every time ends dead once attempts reach maxAttempts instead of
+ *          looping for ever. A job with attempts left is due at once, not after a backoff:
+ *          a job waits at most its lease lifetime plus one reclaim period after its worker
+ *          dies, the same as when a worker's lease call takes the orphan over directly.
+ * Lost race: counted in `lostRaces` and left alone; the winner's write stands.
+ */
+import { deadKeys, leasePartition, scheduledKeys } from '../../keys.js';
+import type { Item } from '../core/codec.js';
+import { fireHook, type StoreContext } from '../core/context.js';
+import { buildUpdate } from '../core/expression.js';
+import { guarded, lapsedAsRead } from '../core/guards.js';
+import { updateElseNull } from '../core/io.js';
+import { queryPartitions, shardPartitions } from '../core/query.js';
+import { shardLayout, type ShardCounts } from '../layout/shard-layout.js';
+
+/** What one reclaim pass did. */
+export interface ReclaimCounts {
+  /** Expired leases found in the index. */
+  readonly expired: number;
+  /** Returned to pending, due at once. */
+  readonly reclaimed: number;
+  /** Made dead at their attempt cap. */
+  readonly dead: number;
+  /** Changed by someone else between the read and the write (left as they were). */
+  readonly lostRaces: number;
+  /** Ids reclaimed or made dead, keyed by outcome. */
+  readonly ids: { readonly reclaimed: string[]; readonly dead: string[] };
+}
+
+/** Reclaims up to `max` running jobs whose lease expired before now. */
+export async function reclaimOrphaned(ctx: StoreContext, max: number): Promise<ReclaimCounts> {
+  const layout = await shardLayout(ctx);
+  const now = ctx.clock();
+  const expired = await findExpiredLeases(ctx, now, max);
+  const ids = { reclaimed: [] as string[], dead: [] as string[] };
+  let lostRaces = 0;
+  const dueQueues = new Set<string>();
+  for (const item of expired) {
+    const result = await reclaimOne(ctx, item, now, layout);
+    if (result === 'lost') lostRaces++;
+    else {
+      ids[result].push(item.id as string);
+      if (result === 'reclaimed') dueQueues.add(item.queue as string);
+    }
+  }
+  if (dueQueues.size) fireHook(ctx, 'onJobsDue', () => ctx.hooks.onJobsDue?.([...dueQueues]));
+  const counts = { expired: expired.length, reclaimed: ids.reclaimed.length, dead: ids.dead.length, lostRaces, ids };
+  ctx.logger.info('reclaim.finished', { expired: counts.expired, reclaimed: counts.reclaimed, dead: counts.dead, lostRaces });
+  return counts;
+}
+
+/** Running jobs whose lease lapsed before `now`, from the lease partitions of the index. */
+async function findExpiredLeases(ctx: StoreContext, now: number, max: number): Promise<Item[]> {
+  const { read } = await shardLayout(ctx);
+  const lapsed = { filter: '#exp < :now', names: { '#exp': 'leaseExpiresAt' }, values: { ':now': now } };
+  const expired = await queryPartitions(ctx, shardPartitions(read.globalShards, leasePartition), lapsed, { max });
+  return expired.sort((a, b) => (a.leaseExpiresAt as number) - (b.leaseExpiresAt as number)).slice(0, max);
+}
+
+async function reclaimOne(ctx: StoreContext, item: Item, now: number, layout: ShardCounts): Promise<'reclaimed' | 'dead' | 'lost'> {
+  const id = item.id as string;
+  const queue = item.queue as string;
+  const attempts = item.attempts as number;
+  const seen = item.leaseGeneration as number;
+  const owner = item.leaseOwner as string | undefined;
+  const lastError = `lease of ${owner ?? 'unknown owner'} expired at ${new Date(item.leaseExpiresAt as number).toISOString()} (attempt ${attempts} of ${String(item.maxAttempts)})`;
+  const dead = attempts >= (item.maxAttempts as number);
+  const runAt = now;
+  const update = buildUpdate({
+    set: dead
+      ? { state: 'dead', lastError, updatedAt: now, deadNotified: false, ...deadKeys(id, queue, now, layout.globalShards) }
+      : { state: 'pending', lastError, updatedAt: now, runAt, ...scheduledKeys(id, queue, runAt, layout.queueShards) },
+    setExpr: { leaseGeneration: ':seen + :one' },
+    remove: ['leaseOwner', 'leaseExpiresAt', 'leaseRenewedUntil', 'leaseSecretHash'],
+    values: { ':seen': seen, ':one': 1 },
+  });
+  const written = await updateElseNull(ctx, { Key: { id }, ...guarded(update, lapsedAsRead(item, now)) });
+  if (!written) {
+    ctx.logger.info('reclaim.lost_race', { id, generation: seen });
+    return 'lost';
+  }
+  if (dead) {
+    ctx.logger.error('job.dead', { id, queue, generation: seen + 1, attempts, error: lastError, by: 'reclaim' });
+    fireHook(ctx, 'onJobDead', () => ctx.hooks.onJobDead?.({ id, queue, attempts, lastError, generation: seen + 1 }));
+    return 'dead';
+  }
+  ctx.logger.warn('job.reclaimed', { id, queue, generation: seen + 1, previousOwner: owner, attempts });
+  return 'reclaimed';
+}
