@@ -17,7 +17,7 @@ const LAYERS = [
   ['store: plans', ['^src/store/plans/']],
   ['store: schedules', ['^src/store/schedules/']],
   ['store: maintenance', ['^src/store/maintenance/']],
-  ['queue facade', ['^src/(job-queue|job-store|schedules|wait-for)\\.ts$']],
+  ['queue facade', ['^src/(job-queue|job-store|schedules|wait-for|types)\\.ts$']],
   ['worker', ['^src/worker/']],
   ['fencing, text', ['^src/fencing/', '^src/text/']],
   ['aws', ['^src/aws/']],

@@ -1,7 +1,7 @@
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Job } from '../job.js';
 import { defaultLogger, type Logger } from '../log.js';
-import type { DeadJobNotice, QueueHooks } from '../store/core/context.js';
+import type { DeadJobNotice, QueueHooks } from '../types.js';
 
 /** What the notifier needs from the queue: the delivery mark and the undelivered notices (JobQueue has them). */
 export interface DeadNoticeStore {

@@ -1,5 +1,5 @@
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
-import type { QueueStats } from '../store/maintenance/browse.js';
+import type { QueueStats } from '../types.js';
 import { METRIC, QUEUE_DIMENSION } from './metric-names.js';
 
 /** One queue's health figures, as the reclaim run measured them. */

@@ -13,7 +13,7 @@ import { ValidationError } from '../errors.js';
 import type { Job, Json, Lease } from '../job.js';
 import type { JobQueue } from '../job-queue.js';
 import type { LeaseRequest } from '../job-store.js';
-import type { EnqueueInput, EnqueueOutcome } from '../store/jobs/enqueue.js';
+import type { EnqueueInput, EnqueueOutcome } from '../types.js';
 import { checkNesting, checkObject, MAX_JSON_DEPTH } from '../validate.js';
 
 /**

@@ -1,8 +1,8 @@
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import type { Logger } from '../log.js';
-import type { ReclaimCounts } from '../store/maintenance/reclaim-orphaned.js';
-import type { ShardCounts } from '../store/layout/shard-layout.js';
-import type { FireCounts } from '../store/schedules/schedule-fire.js';
+import type { ReclaimCounts } from '../types.js';
+import type { ShardCounts } from '../types.js';
+import type { FireCounts } from '../types.js';
 import { emitHealthMetrics, type HealthTotals, type QueueHealth } from './health-metrics.js';
 import type { ResendCounts } from './dead-job-notifier.js';
 import type { AwsQueue } from './runtime.js';

@@ -1,7 +1,7 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { JobQueue, dynamoClient } from '../job-queue.js';
 import type { Logger } from '../log.js';
-import type { QueueHooks } from '../store/core/context.js';
+import type { QueueHooks } from '../types.js';
 import { sqsClient } from './sqs-client.js';
 import type { FunctionConfig } from './config.js';
 import { DeadJobNotifier } from './dead-job-notifier.js';

@@ -1,6 +1,6 @@
 import { SendMessageBatchCommand, type SendMessageBatchRequestEntry, type SQSClient } from '@aws-sdk/client-sqs';
 import { defaultLogger, type Logger } from '../log.js';
-import type { QueueHooks } from '../store/core/context.js';
+import type { QueueHooks } from '../types.js';
 
 /** Options of {@link WakeUpSender}. */
 export interface WakeUpSenderOptions {

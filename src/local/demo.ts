@@ -9,7 +9,7 @@
  * stale lease or twice, or a stop kind was not shown; a figure over its target never fails it.
  */
 import { fileURLToPath } from 'node:url';
-import type { EnqueueInput } from '../store/jobs/enqueue.js';
+import type { EnqueueInput } from '../types.js';
 import { formatDuration } from '../text/format.js';
 import type { LogRecord } from '../log.js';
 import type { LocalStack } from './stack.js';

@@ -20,7 +20,7 @@
  * Every step awaits the worker log lines it needs (no sleeps); one that does not see them in
  * time is reported as not having happened.
  */
-import type { EnqueueInput } from '../store/jobs/enqueue.js';
+import type { EnqueueInput } from '../types.js';
 import { formatDuration } from '../text/format.js';
 import { claimOf, type DemoEvent, type DemoEvents } from './demo-events.js';
 import type { WorkerPool, WorkerProcess } from './worker-pool.js';

@@ -4,7 +4,7 @@
  * src/text/explain.ts so the two can change independently.
  */
 import type { Job } from '../job.js';
-import type { FlowStatus } from '../store/flow/flow-status.js';
+import type { FlowStatus } from '../types.js';
 import { formatDuration, formatInstant } from './format.js';
 
 /** Where a grouped job stands in its group, as `JobQueue.groupPosition` reads it. */

@@ -4,7 +4,7 @@
  * fired, whether it is paused, and whether the jobs it fires are waiting with no worker to take
  * them. Pure (no I/O, `now` is an argument), so every case is tested on a fixed clock.
  */
-import type { QueueStats } from '../store/maintenance/browse.js';
+import type { QueueStats } from '../types.js';
 import type { Schedule, ScheduleFacts } from '../schedules.js';
 import { IDLE_HINT_MS } from './explain.js';
 import { formatDuration, formatInstant } from './format.js';

@@ -4,7 +4,7 @@
  * Pure functions of their data and `now`, so they render the same in a test and in the server.
  */
 import type { Job } from '../job.js';
-import type { JobSummary } from '../store/core/codec.js';
+import type { JobSummary } from '../types.js';
 import { explainJob } from '../text/explain.js';
 import { formatDuration, formatInstant } from '../text/format.js';
 import { html, type SafeHtml } from './html.js';

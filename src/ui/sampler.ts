@@ -19,8 +19,8 @@
  * the cap and the throughput is not derived.
  */
 import type { JobQueue } from '../job-queue.js';
-import type { QueueStats } from '../store/maintenance/browse.js';
-import type { JobSummary } from '../store/core/codec.js';
+import type { QueueStats } from '../types.js';
+import type { JobSummary } from '../types.js';
 
 /** One queue's figures at one reading. */
 export interface QueueFigures extends QueueStats {

@@ -21,7 +21,7 @@ import { FenceqError, InvalidStateError, JobNotFoundError, TableUnavailableError
 import type { JobQueue } from '../job-queue.js';
 import type { Job } from '../job.js';
 import { LISTABLE_STATES } from '../store/maintenance/browse.js';
-import type { JobSummary } from '../store/core/codec.js';
+import type { JobSummary } from '../types.js';
 import { checkId, checkQueue } from '../validate.js';
 import { formatInstant } from '../text/format.js';
 import { DASHBOARD_CSS, DASHBOARD_JS } from './assets.js';

@@ -1,8 +1,8 @@
 /** Read and write commands on jobs: enqueue, get, inspect, list, stats. */
 import type { Job } from '../../job.js';
-import type { EnqueueInput } from '../../store/jobs/enqueue.js';
+import type { EnqueueInput } from '../../types.js';
 import { LISTABLE_STATES } from '../../store/maintenance/browse.js';
-import type { JobSummary } from '../../store/core/codec.js';
+import type { JobSummary } from '../../types.js';
 import { reclaimPeriodMs } from '../config.js';
 import type { CommandContext } from '../context.js';
 import { CliError, EXIT } from '../exit-codes.js';
