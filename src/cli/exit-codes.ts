@@ -4,6 +4,7 @@
  */
 import { FenceqError, InvalidStateError, JobNotFoundError, TableUnavailableError, ThrottledError, ValidationError } from '../errors.js';
 import { MissingPackageError } from '../local/optional-packages.js';
+import type { ErrorPayload } from '../aws/errors.js';
 
 /** Exit codes of `fenceq`; documented in docs/cli.md. */
 export const EXIT = {
@@ -83,15 +84,8 @@ export function describeError(err: unknown, target: Target = {}): { exitCode: nu
 
 /** The error as `--json` prints it on stderr: `{ "error": { name, message, field?, value?, jobId?, state?, tableName? } }` (`tableName`: the missing or throttled table). */
 export interface ErrorJson {
-  readonly error: {
-    readonly name: string;
-    readonly message: string;
-    readonly field?: string;
-    readonly value?: unknown;
-    readonly jobId?: string;
-    readonly state?: string;
-    readonly tableName?: string;
-  };
+  /** The fields an error carries across the Lambda hop too (src/aws/errors.ts), less the batch's. */
+  readonly error: Pick<ErrorPayload, 'name' | 'message' | 'field' | 'value' | 'jobId' | 'state' | 'tableName'>;
 }
 
 /** A value longer than this in JSON is left out of the error's JSON (the message still names it). */
