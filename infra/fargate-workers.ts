@@ -146,7 +146,13 @@ export class FargateWorkers extends Construct {
     // notices), as the Lambda worker gets them. Lambda: the API function sends both itself.
     const store: Record<string, string> =
       transport === 'direct'
-        ? { [WORK_ENV.transport]: 'dynamodb', [ENV.tableName]: props.queue.table.tableName, ...queueUrlEnvironment('worker', props.queue.queues) }
+        ? {
+            [WORK_ENV.transport]: 'dynamodb',
+            [ENV.tableName]: props.queue.table.tableName,
+            // The jobs it finishes expire as the functions' do.
+            [ENV.retentionDays]: String(props.queue.retentionDays),
+            ...queueUrlEnvironment('worker', props.queue.queues),
+          }
         : { [WORK_ENV.transport]: 'lambda', FENCEQ_API_FUNCTION: props.queue.apiFunction.functionName };
     this.container = this.taskDefinition.addContainer('Worker', {
       image,

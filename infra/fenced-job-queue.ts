@@ -124,6 +124,8 @@ export class FencedJobQueue extends Construct {
   readonly apiInvokePolicy: ManagedPolicy;
   /** Where the reclaim run publishes the health figures (namespace, service dimension, period): alarms and FargateWorkers' scaling read them. */
   readonly healthMetrics: HealthMetricSource;
+  /** Whole days done and cancelled jobs are kept: every function, and a direct Fargate worker, gets it as FENCEQ_RETENTION_DAYS. */
+  readonly retentionDays: number;
 
   constructor(scope: Construct, id: string, props: FencedJobQueueProps = {}) {
     super(scope, id);
@@ -140,6 +142,7 @@ export class FencedJobQueue extends Construct {
 
     const retention = props.finishedJobRetention ?? DEFAULTS.finishedJobRetention;
     const retentionDays = checkInt('props.finishedJobRetention (days)', retention.toDays({ integral: false }), RETENTION_DAYS.min, RETENTION_DAYS.max);
+    this.retentionDays = retentionDays;
     const reclaimConcurrency = checkInt('props.reclaimConcurrency', props.reclaimConcurrency ?? DEFAULTS.reclaimConcurrency, 1, 100);
     this.table = new JobTable(this, 'Table', { tableName: props.tableName, encryptionKey: props.encryptionKey }).table;
     this.queues = new MessageQueues(this, 'Queues', { wakeVisibilityTimeout: Duration.seconds(workerTimeout.toSeconds() * VISIBILITY_TIMEOUT_FACTOR) });

@@ -138,6 +138,11 @@ describe('task definition', () => {
     expect(envOf('ViaLambda').FENCEQ_DEAD_QUEUE_URL).toBeUndefined();
   });
 
+  it("direct: the stack's finished-job retention, as the functions get it (its finished jobs expire alike); lambda: none (the API function writes them)", () => {
+    expect(envOf('Direct').FENCEQ_RETENTION_DAYS).toBe(String(jobs.retentionDays));
+    expect(envOf('ViaLambda').FENCEQ_RETENTION_DAYS).toBeUndefined();
+  });
+
   it('environment: the transport and its target, the queues, a 500 ms idle poll ceiling, the concurrency', () => {
     expect(envOf('Direct')).toMatchObject({
       FENCEQ_TRANSPORT: 'dynamodb',
