@@ -102,7 +102,7 @@ function printReport(r: ChaosReport): void {
     `  [${ok(v.counts.resultNotFromFinalGeneration)}] each done job's result and side effect came from its final generation${v.counts.resultNotFromFinalGeneration ? `: ${v.counts.resultNotFromFinalGeneration} did not` : ''}`,
     `  at-least-once: ${v.ranMoreThanOnce} jobs ran more than once (${v.ranMoreThanOnceUnplanned} beyond their planned failures), ${v.starts} handler starts for ${v.jobs} jobs`,
     `  longest wait past due: ${v.waitPastDueMs.firstStartMax} ms to the first start (p99 ${v.waitPastDueMs.firstStartP99} ms), ${v.waitPastDueMs.finalStartMax} ms to the start of the run that settled it`,
-    `  by queue: plain ${r.waitsByQueue.plain.firstStartMax} ms longest to the first start (p99 ${r.waitsByQueue.plain.firstStartP99} ms)${r.waitsByQueue.flow ? `; flow-limited ${r.waitsByQueue.flow.firstStartMax} ms (p99 ${r.waitsByQueue.flow.firstStartP99} ms)` : ''}`,
+    `  by queue: plain ${r.waitsByQueue.plain.firstStartMax} ms longest to the first start (p99 ${r.waitsByQueue.plain.firstStartP99} ms)${r.waitsByQueue.flow ? `; flow-limited ${r.waitsByQueue.flow.firstStartMax} ms (p99 ${r.waitsByQueue.flow.firstStartP99} ms; its rate alone makes the last arrival wait at least ${r.waitsByQueue.flowRateFloor ?? 0} ms)` : ''}`,
     ...flowLines(r),
     `  schedule: ${r.scheduleTicks} ticks of an every-second schedule fired by two racing schedulers (one through the fault proxy): one job per tick, none missing unless listed below`,
     ...(v.violations.length ? ['  violations:', ...v.violations.map((x) => `    ${x}`)] : []),

@@ -120,7 +120,16 @@ export interface ChaosReport {
   /** The flow queue's invariants (absent without a flow queue). */
   readonly flow?: FlowVerdict;
   /** Longest waits past due of the plain queue's jobs and of the flow queue's, apart (ms). */
-  readonly waitsByQueue: { readonly plain: ChaosVerdict['waitPastDueMs']; readonly flow?: ChaosVerdict['waitPastDueMs'] };
+  readonly waitsByQueue: {
+    readonly plain: ChaosVerdict['waitPastDueMs'];
+    readonly flow?: ChaosVerdict['waitPastDueMs'];
+    /**
+     * The least wait past due the flow queue's rate allows its last arrival: its handler runs
+     * (retries included) less the burst, at the rate, from the first enqueue, less when the last
+     * job arrived (ms; 0 when the rate keeps up).
+     */
+    readonly flowRateFloor?: number;
+  };
 }
 
 type Action = 'kill' | 'pause' | 'term';
@@ -373,7 +382,12 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       ...(flow ? { flow } : {}),
       waitsByQueue: {
         plain: checkRun(planned, jobs, effects, starts).waitPastDueMs,
-        ...(opts.flow ? { flow: checkRun(flowPlanned, jobs, effects, starts).waitPastDueMs } : {}),
+        ...(opts.flow && flow
+          ? {
+              flow: checkRun(flowPlanned, jobs, effects, starts).waitPastDueMs,
+              flowRateFloor: rateFloorMs(flow.runs, opts.flow, Math.max(0, ...flowPlanned.map((p) => p.at))),
+            }
+          : {}),
       },
     };
   } finally {
@@ -495,4 +509,9 @@ async function scanAll(doc: DynamoDBDocumentClient, tableName: string): Promise<
     start = page.LastEvaluatedKey;
   } while (start);
   return out;
+}
+
+/** The least wait past due a rate of `ratePerSecond` (burst `burst`) allows the last of `runs` starts, the last job arriving `lastAt` ms after the first. */
+function rateFloorMs(runs: number, limits: { readonly ratePerSecond: number; readonly burst: number }, lastAt: number): number {
+  return Math.max(0, Math.round(((runs - limits.burst) / limits.ratePerSecond) * 1000 - lastAt));
 }
