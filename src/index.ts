@@ -13,7 +13,39 @@
  */
 export { JobQueue, MAX_LEASE_QUEUES, MAX_STATS_QUEUES, type JobQueueOptions } from './job-queue.js';
 export * from './job.js';
-export type * from './types.js';
+export type {
+  JobStore,
+  LeaseRequest,
+  LeaseResult,
+  LimitWait,
+  EnqueueInput,
+  EnqueueOutcome,
+  JobRunFields,
+  AckDoneOutcome,
+  AckFailedOutcome,
+  RenewOutcome,
+  ReleaseOutcome,
+  ReleaseUnownedOutcome,
+  CancelOutcome,
+  RequeueOutcome,
+  RunNowOutcome,
+  ReclaimCounts,
+  JobPage,
+  QueueStats,
+  IndexTotals,
+  PurgeCounts,
+  JobSummary,
+  QueuePage,
+  QueueHooks,
+  DeadJobNotice,
+  ShardCounts,
+  ShardLayout,
+  ConfigureShardsOutcome,
+  ShardLayoutCheck,
+  FlowStatus,
+  QueueLimits,
+  GroupOnDead,
+} from './types.js';
 export * from './errors.js';
 export { ensureTable, createTableInput } from './store/core/ensure-table.js';
 export { jsonLogger, memoryLogger, silentLogger, type Logger, type LogRecord } from './log.js';
