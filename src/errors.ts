@@ -163,3 +163,27 @@ export class ShardLayoutBusyError extends FenceqError {
     super(`the shard layout changed under this call ${tries} times; try again`, options);
   }
 }
+
+/**
+ * A stored item is not the shape its kind requires (a field missing or of the wrong type): the
+ * table holds something fenceq did not write, or a newer version wrote a field this one reads
+ * differently. Names the item's kind, its key and the field; nothing was written.
+ */
+export class MalformedItemError extends FenceqError {
+  override name = 'MalformedItemError';
+  /** The kind of item being decoded (`job`, `schedule`, `slot`, `group`, `layout`, `readers`, `queue`...). */
+  readonly kind: string;
+  /** The item's key (`pk`, or its id), as far as it could be read. */
+  readonly key: string;
+  /** The field that was refused. */
+  readonly field: string;
+  /** The refused value (truncated when it is long). */
+  readonly value: unknown;
+  constructor(kind: string, key: string, field: string, value: unknown, expected: string, options?: { cause?: unknown }) {
+    super(`malformed ${kind} item ${JSON.stringify(key)}: ${field} (${describeValue(value)}) must be ${expected}`, options);
+    this.kind = kind;
+    this.key = key;
+    this.field = field;
+    this.value = truncate(value);
+  }
+}

@@ -6,11 +6,98 @@
  */
 import type { Job, JobState, Lease, SettledBy } from '../../job.js';
 import { TABLE_SCHEMA } from '../../schema.js';
+import { MalformedItemError } from '../../errors.js';
 import { parseJson } from '../../validate.js';
 import type { DeadJobNotice } from './context.js';
 
 /** A raw table item, as the document client returns it. */
 export type Item = Record<string, unknown>;
+
+/**
+ * Reads one stored item's fields as typed values, each refused with a {@link MalformedItemError}
+ * (naming the item's kind, key and field) when it is missing or of another type: the one way the
+ * store turns an attribute into a typed value, so a decoder of any item kind needs no `as`.
+ * @example
+ * const f = fields('slot', item);
+ * const slot = { queue: f.str('queue'), holder: f.optStr('holderId'), until: f.optNum('until') };
+ */
+export interface ItemFields {
+  /** The raw item. */
+  readonly item: Item;
+  /** A string field that must be present. */
+  str(field: string): string;
+  /** A string field that may be absent (undefined or null). */
+  optStr(field: string): string | undefined;
+  /** A finite number field that must be present. */
+  num(field: string): number;
+  /** A finite number field that may be absent. */
+  optNum(field: string): number | undefined;
+  /** A boolean field that may be absent. */
+  optBool(field: string): boolean | undefined;
+  /** A string field that must be one of `values`. */
+  oneOf<T extends string>(field: string, values: readonly T[]): T;
+  /** A string field that may be absent or one of `values`. */
+  optOneOf<T extends string>(field: string, values: readonly T[]): T | undefined;
+  /** A list of strings (a DynamoDB list or string set), empty when absent. */
+  strings(field: string): string[];
+  /** A map of string to number, empty when absent. */
+  numbers(field: string): Record<string, number>;
+}
+
+/** The {@link ItemFields} of `item`, an item of `kind` (for the error's message). */
+export function fields(kind: string, item: Item): ItemFields {
+  const key = typeof item.id === 'string' ? item.id : typeof item.pk === 'string' ? item.pk : '?';
+  const bad = (field: string, expected: string, value: unknown = item[field]): never => {
+    throw new MalformedItemError(kind, key, field, value, expected);
+  };
+  const isStr = (v: unknown): v is string => typeof v === 'string';
+  const isNum = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
+  const absent = (v: unknown): v is undefined | null => v === undefined || v === null;
+  const oneOf = <T extends string>(field: string, values: readonly T[]): T => {
+    const v = item[field];
+    const hit = values.find((x) => x === v);
+    return hit ?? bad(field, `one of ${values.join(', ')}`);
+  };
+  return {
+    item,
+    str: (f) => {
+      const v = item[f];
+      return isStr(v) ? v : bad(f, 'a string');
+    },
+    optStr: (f) => {
+      const v = item[f];
+      return absent(v) ? undefined : isStr(v) ? v : bad(f, 'a string or absent');
+    },
+    num: (f) => {
+      const v = item[f];
+      return isNum(v) ? v : bad(f, 'a number');
+    },
+    optNum: (f) => {
+      const v = item[f];
+      return absent(v) ? undefined : isNum(v) ? v : bad(f, 'a number or absent');
+    },
+    optBool: (f) => {
+      const v = item[f];
+      return absent(v) ? undefined : typeof v === 'boolean' ? v : bad(f, 'a boolean or absent');
+    },
+    oneOf,
+    optOneOf: (f, values) => (absent(item[f]) ? undefined : oneOf(f, values)),
+    strings: (f) => {
+      const v = item[f];
+      if (absent(v)) return [];
+      const list: unknown[] = v instanceof Set ? [...v] : Array.isArray(v) ? v : bad(f, 'a list of strings');
+      return list.map((x) => (isStr(x) ? x : bad(f, 'a list of strings')));
+    },
+    numbers: (f) => {
+      const v = item[f];
+      if (absent(v)) return {};
+      if (typeof v !== 'object' || Array.isArray(v)) return bad(f, 'a map of numbers');
+      const out: Record<string, number> = {};
+      for (const [k, x] of Object.entries(v)) out[k] = isNum(x) ? x : bad(`${f}.${k}`, 'a number', x);
+      return out;
+    },
+  };
+}
 
 /**
  * Turns a stored item into a {@link Job}: only the fields named here, so the lease secret hashes
