@@ -4,7 +4,7 @@
 // sibling import or an import cycle. Bottom first.
 /** @type {[name: string, paths: string[]][]} */
 const LAYERS = [
-  ['core types', ['^src/(job|errors|schema|keys|log|retry-policy|validate|client-config|flow-limits)\\.ts$']],
+  ['core types', ['^src/(job|errors|schema|keys|log|retry-policy|validate|client-config|flow-limits|type-guards)\\.ts$']],
   // The store, bottom first: the lease read path's memory (pure), the write helpers and item
   // codec, the shard layout, single-item job transitions, the lease read path, flow control,
   // the composite transitions (settle, batch enqueue, the lease plan), schedules, maintenance.
@@ -17,7 +17,9 @@ const LAYERS = [
   ['store: plans', ['^src/store/plans/']],
   ['store: schedules', ['^src/store/schedules/']],
   ['store: maintenance', ['^src/store/maintenance/']],
-  ['queue facade', ['^src/(job-queue|job-store|schedules|wait-for|types)\\.ts$']],
+  ['queue parts', ['^src/(job-store|schedules|wait-for|types)\\.ts$']],
+  ['views', ['^src/views/']],
+  ['queue facade', ['^src/job-queue\\.ts$']],
   ['worker', ['^src/worker/']],
   ['fencing, text', ['^src/fencing/', '^src/text/']],
   ['aws', ['^src/aws/']],

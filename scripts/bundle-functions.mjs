@@ -15,7 +15,7 @@ const shim = (file) => join(root, 'scripts', 'lambda-shims', file);
 
 const NO_CRON = [/^croner$/, shim('absent-cron.mjs')];
 // The functions that never lease (leaseDue is ABSENT from them).
-const NO_LEASE_HINTS = [/^\.\/store\/memory\/lease-hints\.js$/, shim('no-lease-hints.mjs'), /[\\/]src[\\/]job-queue\.ts$/];
+const NO_LEASE_HINTS = [/^\.\.\/store\/memory\/lease-hints\.js$/, shim('no-lease-hints.mjs'), /[\\/]src[\\/]views[\\/]queue-core\.ts$/];
 
 /**
  * Modules a Lambda function never uses, replaced by the small stand-ins beside this script (each
@@ -47,7 +47,7 @@ export const SHIMS = {
       shim('no-imds-region.mjs'),
       /@smithy[\\/]core[\\/]dist-es[\\/]submodules[\\/]config[\\/]/,
     ],
-    [/\/store\/core\/ensure-table\.js$/, shim('absent-ensure-table.mjs'), /[\\/]src[\\/]job-queue\.ts$/],
+    [/\/store\/core\/ensure-table\.js$/, shim('absent-ensure-table.mjs'), /[\\/]src[\\/]views[\\/]operator-view\.ts$/],
   ],
   api: [NO_CRON],
   worker: [NO_CRON],
@@ -104,167 +104,62 @@ export function treeShakeableSchemas(source, file) {
   return out.join('\n');
 }
 
-// The JobQueue facade is one class, so esbuild keeps every store operation its methods call. Per
-// function, the operations it never calls are replaced (in the importing module only) by a stub
-// that throws: the store module's other exports stay real. Keys: importing module, then import
-// specifier -> export names.
+// JobQueue is a composition of four views, one per kind of caller (src/views/), each made on
+// first use; a function calls one of them. Its other views are replaced (in src/job-queue.ts only)
+// by a stub that throws, so their code and the store operations only they call leave the bundle.
+// Keys: importing module, then import specifier -> export names.
 const AT_QUEUE = 'src/job-queue.ts';
 const AT_SCHEDULES = 'src/schedules.ts';
-const ADMIN_ONLY = {
-  './store/jobs/release-unowned.js': ['releaseUnownedIfLive'],
-  './store/jobs/requeue-dead.js': ['requeueIfDead'],
-  './store/jobs/run-now.js': ['runNowIfScheduled'],
-  './store/maintenance/purge-dead.js': ['purgeDeadBefore'],
-  './store/maintenance/browse.js': ['listJobs'],
-  './wait-for.js': ['waitForJob'],
+const AT_OPERATOR = 'src/views/operator-view.ts';
+const AT_MAINTENANCE = 'src/views/maintenance-view.ts';
+const VIEWS = {
+  producer: { './views/producer-view.js': ['ProducerView'] },
+  worker: { './views/worker-view.js': ['WorkerView'] },
+  operator: { './views/operator-view.js': ['OperatorView'] },
+  maintenance: { './views/maintenance-view.js': ['MaintenanceView'] },
 };
-const WORKER_ONLY = { './store/plans/lease-plan.js': ['leaseAcrossQueues'] };
-// The composite transitions (settle.ts), by caller: a lease holder settles and renews, an
-// operator cancels, the reclaim run advances every group.
-const AT_SETTLE = './store/plans/settle.js';
-const SETTLES = ['settleDone', 'settleFailed', 'settleReleased', 'renewUnderLimits'];
-// Only the reclaim run re-sends undelivered dead-job notices; the others send the notices of the
-// jobs they make dead, as they make them.
-const RESEND = { './store/maintenance/dead-notices.js': ['findUndeliveredDeadNotices'] };
+// The lease holders keep the maintenance view for the dead-job notifier (src/aws/runtime.ts: a job
+// made dead is marked notified through it); only the reclaim run runs the rest of it.
+const NOTICES_ONLY = {
+  [AT_MAINTENANCE]: {
+    '../schedules.js': ['Schedules'],
+    '../store/maintenance/reclaim-orphaned.js': ['reclaimOrphaned'],
+    '../store/maintenance/dead-notices.js': ['findUndeliveredDeadNotices'],
+    '../store/plans/settle.js': ['advanceAllGroups'],
+    '../store/layout/shard-layout.js': ['configureShards'],
+    '../store/layout/shard-layout-drain.js': ['checkShardLayout'],
+    './reads.js': ['measureStats', 'measureTotals', 'readJob'],
+  },
+};
+// The admin and enqueue functions send to the wake-up queue only (infra/access.ts sendTo): with no
+// FENCEQ_DEAD_QUEUE_URL, src/aws/runtime.ts never builds a dead-job notifier there.
+const NO_NOTIFIER = { 'src/aws/runtime.ts': { './dead-job-notifier.js': ['DeadJobNotifier'] } };
 const SCHEDULE_WRITES = {
   './store/schedules/schedule-put.js': ['putSchedule', 'removeSchedule'],
   './store/schedules/schedule-pause.js': ['setSchedulePaused'],
 };
 const SCHEDULE_FIRE = { './store/schedules/schedule-fire.js': ['fireDueSchedules'] };
-// Flow control (src/store/flow-*.ts, concurrency-slots.ts, rate-tokens.ts, group-order.ts), by
-// JobQueue method: lease claims under limits (lease-plan, flow-lease: slots, tokens); the settles
-// free or renew a slot and advance a group (settle.ts); setLimits makes slots and writes limits,
-// getLimits reads them, flowStatus reports; enqueue and enqueueMany write grouped jobs
-// (enqueueGrouped); groupPosition is the CLI's alone.
-const FLOW_ADMIN = { './store/flow/flow-config.js': ['readLimits', 'writeLimits'], './store/flow/flow-status.js': ['flowStatus'] };
-const AT_GROUPS = './store/flow/group-order.js';
-// Functions that neither read nor write schedules nor measure queues (api, worker, enqueue): the
-// JobQueue builds its Schedules, whose methods they never call; stats and totals are the admin's
-// and the reclaim run's.
-const NO_SCHEDULES = {
-  './store/schedules/schedule-item.js': ['checkScheduleInput', 'checkScheduleName', 'cronOf', 'itemToSchedule', 'tickJobId'],
-  './store/maintenance/browse.js': ['queueStats'],
-};
-const NO_BROWSE = { './store/maintenance/browse.js': ['listJobs', 'indexTotals', 'queueStats'] };
-// Shard layouts: only the reclaim run records the configured counts and checks a layout change
-// (configureShards, checkShardLayout); no function reads the layout through JobQueue.shardLayout()
-// (the CLI's) or creates the table.
-const NO_SHARD_CONFIG = {
-  './store/layout/shard-layout.js': ['checkShardCounts', 'configureShards', 'readShardLayout'],
-  './store/layout/shard-layout-drain.js': ['checkShardLayout'],
-};
-// Only setLimits checks a limits input; a lease reads stored limits with isUnlimited.
-const NO_LIMITS_INPUT = { './flow-limits.js': ['checkLimits'] };
-// api and worker never enqueue (a grouped job's enqueue is stubbed beside it).
-const NO_ENQUEUE = { './store/jobs/enqueue.js': ['putIfAbsent'], './store/plans/enqueue-batch.js': ['enqueueBatch'] };
-// api and worker hold leases and settle them, and call nothing else of the queue: one list for both.
-// They never read `queue.schedules` (made on first use), so the Schedules class is absent too.
-const LEASE_HOLDER_ABSENT = {
-  [AT_QUEUE]: {
-    './schedules.js': ['Schedules'],
-    ...ADMIN_ONLY,
-    ...RESEND,
-    ...FLOW_ADMIN,
-    './store/maintenance/reclaim-orphaned.js': ['reclaimOrphaned'],
-    './store/flow/concurrency-slots.js': ['makeSlots'],
-    [AT_GROUPS]: ['enqueueGrouped', 'groupPosition'],
-    [AT_SETTLE]: ['cancelWithGroup', 'advanceAllGroups'],
-    ...NO_BROWSE,
-    ...NO_LIMITS_INPUT,
-    ...NO_ENQUEUE,
-    ...NO_SHARD_CONFIG,
-  },
-  [AT_SCHEDULES]: { ...SCHEDULE_WRITES, ...SCHEDULE_FIRE, ...NO_SCHEDULES },
-};
 export const ABSENT = {
-  api: LEASE_HOLDER_ABSENT,
-  worker: LEASE_HOLDER_ABSENT,
-  // Operators: cancel advances a cancelled grouped job's group; limitsSet makes slots.
-  admin: {
-    [AT_QUEUE]: {
-      ...WORKER_ONLY,
-      ...RESEND,
-      './store/maintenance/reclaim-orphaned.js': ['reclaimOrphaned'],
-      './wait-for.js': ['waitForJob'],
-      './store/jobs/enqueue.js': ['putIfAbsent'],
-      './store/plans/enqueue-batch.js': ['enqueueBatch'],
-      [AT_GROUPS]: ['enqueueGrouped', 'groupPosition'],
-      [AT_SETTLE]: [...SETTLES, 'advanceAllGroups'],
-      ...NO_SHARD_CONFIG,
-    },
-    [AT_SCHEDULES]: SCHEDULE_FIRE,
-  },
+  // Lease holders: the worker view (the Lambda worker runs its Worker over it too).
+  api: { [AT_QUEUE]: { ...VIEWS.producer, ...VIEWS.operator }, ...NOTICES_ONLY },
+  worker: { [AT_QUEUE]: { ...VIEWS.producer, ...VIEWS.operator }, ...NOTICES_ONLY },
+  // Operators: the admin ops of the operator view (src/aws/operations.ts runAdminOp); they make no
+  // job dead, so no notice is marked (no maintenance view).
+  admin: { [AT_QUEUE]: { ...VIEWS.producer, ...VIEWS.worker, ...VIEWS.maintenance }, ...NO_NOTIFIER, [AT_SCHEDULES]: SCHEDULE_FIRE },
   // Producers: enqueue, enqueueMany and get; waitFor polls get from the client.
-  enqueue: {
-    [AT_QUEUE]: {
-      ...WORKER_ONLY,
-      ...ADMIN_ONLY,
-      ...RESEND,
-      ...FLOW_ADMIN,
-      './store/maintenance/reclaim-orphaned.js': ['reclaimOrphaned'],
-      './store/flow/concurrency-slots.js': ['makeSlots'],
-      [AT_GROUPS]: ['groupPosition'],
-      [AT_SETTLE]: [...SETTLES, 'cancelWithGroup', 'advanceAllGroups'],
-      ...NO_BROWSE,
-      ...NO_LIMITS_INPUT,
-      ...NO_SHARD_CONFIG,
-    },
-    [AT_SCHEDULES]: { ...SCHEDULE_WRITES, ...SCHEDULE_FIRE, ...NO_SCHEDULES },
-  },
-  // The reclaim run: fires schedules (their jobs are put by schedule-fire itself), reclaims, advances groups, measures.
-  reclaim: {
-    [AT_QUEUE]: {
-      ...WORKER_ONLY,
-      ...ADMIN_ONLY,
-      ...FLOW_ADMIN,
-      './store/plans/enqueue-batch.js': ['enqueueBatch'],
-      './store/flow/concurrency-slots.js': ['makeSlots'],
-      [AT_GROUPS]: ['enqueueGrouped', 'groupPosition'],
-      [AT_SETTLE]: [...SETTLES, 'cancelWithGroup'],
-      ...NO_LIMITS_INPUT,
-    },
-    [AT_SCHEDULES]: SCHEDULE_WRITES,
-  },
+  // An enqueue makes no job dead: no maintenance view.
+  enqueue: { [AT_QUEUE]: { ...VIEWS.worker, ...VIEWS.operator, ...VIEWS.maintenance }, ...NO_NOTIFIER },
+  // The reclaim run: the maintenance view (fires schedules, reclaims, advances groups, measures).
+  reclaim: { [AT_QUEUE]: { ...VIEWS.producer, ...VIEWS.worker, ...VIEWS.operator }, [AT_SCHEDULES]: SCHEDULE_WRITES },
 };
 
-// The facade classes' methods a function never calls, directly or through a method it keeps (the
-// two largest functions only): their bodies become a stub that throws, so the validation and store
-// code that only they use leaves the bundle. Keys: module, then method names.
-const QUEUE_METHODS_NOT_RUN = [
-  'ensureTable',
-  'shardLayout',
-  'enqueue',
-  'enqueueMany',
-  'lease',
-  'groupPosition',
-  'ackDone',
-  'ackFailed',
-  'renew',
-  'release',
-  'waitFor',
-];
+// The class methods a function never calls (the operator view's, the Schedules class's): their bodies become a stub that throws, so
+// the validation and store code only they use leaves the bundle. Keys: module, then method names.
 export const ABSENT_METHODS = {
-  // The admin ops (src/aws/operations.ts runAdminOp); stats may page through queues().
-  admin: {
-    [AT_QUEUE]: [
-      ...QUEUE_METHODS_NOT_RUN,
-      'configureShards',
-      'checkShardLayout',
-      'advanceGroups',
-      'reclaimOrphaned',
-      'totals',
-      'nextQueues',
-      'undeliveredDeadNotices',
-    ],
-    [AT_SCHEDULES]: ['fire', 'inspect'],
-  },
-  // The reclaim run (src/aws/reclaim-run.ts): schedules.fire, configureShards, checkShardLayout,
-  // reclaimOrphaned, advanceGroups, stats, nextQueues, totals, get, and the dead-job notifier's
-  // undeliveredDeadNotices and markDeadNotified.
-  reclaim: {
-    [AT_QUEUE]: [...QUEUE_METHODS_NOT_RUN, 'setLimits', 'getLimits', 'flowStatus', 'releaseUnowned', 'cancel', 'requeueDead', 'runNow', 'purgeDead', 'list'],
-    [AT_SCHEDULES]: ['put', 'remove', 'get', 'list', 'inspect', 'pause', 'resume'],
-  },
+  // The admin ops: schedules put, get, list, pause, resume, remove; none of the CLI's table, shard-layout and group calls.
+  admin: { [AT_SCHEDULES]: ['fire', 'inspect'], [AT_OPERATOR]: ['ensureTable', 'configureShards', 'shardLayout', 'totals', 'groupPosition'] },
+  // The reclaim run: fire.
+  reclaim: { [AT_SCHEDULES]: ['put', 'remove', 'get', 'list', 'inspect', 'pause', 'resume'] },
 };
 
 /**
@@ -330,7 +225,7 @@ function lambdaShims(name) {
         };
       });
       const methods = ABSENT_METHODS[name] ?? {};
-      b.onLoad({ filter: /[\\/]src[\\/][\w-]+\.ts$/ }, (a) => {
+      b.onLoad({ filter: /[\\/]src[\\/][\w/-]+\.ts$/ }, (a) => {
         const file = relative(root, a.path).split(sep).join('/');
         if (!methods[file]) return undefined;
         const { source, missing } = withoutMethods(readFileSync(a.path, 'utf8'), methods[file], name);

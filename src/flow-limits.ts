@@ -54,6 +54,12 @@ export function isUnlimited(l: QueueLimits): boolean {
   return l.maxRunning === undefined && l.ratePerSecond === undefined;
 }
 
+/** A {@link GroupOnDead} policy; throws a ValidationError naming the field for any other value. */
+export function checkGroupOnDead(field: string, value: unknown): GroupOnDead {
+  if (value !== 'release' && value !== 'hold') throw new ValidationError(field, value, "must be 'release' or 'hold'");
+  return value;
+}
+
 /** Validates limits given by a caller; throws a ValidationError naming the field, writes nothing. */
 export function checkLimits(field: string, value: unknown): QueueLimits {
   const o = checkObject(field, value);
@@ -83,12 +89,7 @@ export function checkLimits(field: string, value: unknown): QueueLimits {
   } else if (o.burst !== undefined && o.burst !== null) {
     throw new ValidationError(`${field}.burst`, o.burst, 'is only meaningful with ratePerSecond');
   }
-  if (o.groupOnDead !== undefined && o.groupOnDead !== null) {
-    if (o.groupOnDead !== 'release' && o.groupOnDead !== 'hold') {
-      throw new ValidationError(`${field}.groupOnDead`, o.groupOnDead, "must be 'release' or 'hold'");
-    }
-    out.groupOnDead = o.groupOnDead;
-  }
+  if (o.groupOnDead !== undefined && o.groupOnDead !== null) out.groupOnDead = checkGroupOnDead(`${field}.groupOnDead`, o.groupOnDead);
   if (o.clockToleranceMs !== undefined && o.clockToleranceMs !== null) {
     const c = o.clockToleranceMs;
     if (typeof c !== 'number' || !Number.isSafeInteger(c) || c < 0 || c > MAX_CLOCK_TOLERANCE_MS) {

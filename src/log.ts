@@ -29,7 +29,8 @@ export function logLevelFromEnv(env: Readonly<Record<string, string | undefined>
   const given = env.FENCEQ_LOG;
   const level = given?.trim().toLowerCase() ?? '';
   if (level === '' || level === 'json') return 'info';
-  if ((LOG_LEVELS as readonly string[]).includes(level)) return level as LogLevel;
+  const known = LOG_LEVELS.find((l) => l === level);
+  if (known !== undefined) return known;
   throw new ValidationError('FENCEQ_LOG', given, `the log level is one of ${LOG_LEVELS.join(', ')} (default info)`);
 }
 

@@ -3,6 +3,7 @@ import {
   FenceqError,
   InvalidStateError,
   JobNotFoundError,
+  MalformedItemError,
   TableUnavailableError,
   ThrottledError,
   UnknownQueueError,
@@ -46,6 +47,9 @@ export interface ErrorPayload {
   readonly jobId?: string;
   readonly state?: string;
   readonly tableName?: string;
+  /** A malformed item's kind and key (`field` and `value` name what was refused). */
+  readonly kind?: string;
+  readonly key?: string;
   readonly unwrittenIds?: readonly string[];
   readonly unwrittenIndexes?: readonly number[];
   /** A throttle's reasons, as DynamoDB gave them. */
@@ -60,6 +64,7 @@ export type InvokeReply<T = unknown> = { readonly ok: true; readonly value: T } 
 /** Turns one of fenceq's typed errors into its reply payload; anything else is not a client error and yields undefined. */
 export function errorToPayload(err: unknown): ErrorPayload | undefined {
   if (err instanceof ValidationError) return { name: err.name, message: err.message, field: err.field, value: jsonSafe(err.value) };
+  if (err instanceof MalformedItemError) return { name: err.name, message: err.message, kind: err.kind, key: err.key, field: err.field, value: jsonSafe(err.value) };
   if (err instanceof JobNotFoundError) return { name: err.name, message: err.message, jobId: err.jobId };
   if (err instanceof InvalidStateError) return { name: err.name, message: err.message, jobId: err.jobId, state: err.state };
   if (err instanceof TableUnavailableError) return { name: err.name, message: err.message, tableName: err.tableName };
@@ -81,6 +86,9 @@ export function errorFromPayload(p: ErrorPayload): FenceqError {
       break;
     case 'UnknownQueueError':
       err = new UnknownQueueError(p.field ?? 'queue', String(p.value));
+      break;
+    case 'MalformedItemError':
+      err = new MalformedItemError(p.kind ?? 'item', p.key ?? '?', p.field ?? 'unknown', p.value, '');
       break;
     case 'JobNotFoundError':
       err = new JobNotFoundError(p.jobId ?? '');
@@ -117,7 +125,9 @@ function jsonSafe(value: unknown): unknown {
   try {
     const text = JSON.stringify(value);
     if (text === undefined) return String(value);
-    return text.length > ECHO_LIMIT ? `${text.slice(0, ECHO_LIMIT)}…` : (JSON.parse(text) as unknown);
+    if (text.length > ECHO_LIMIT) return `${text.slice(0, ECHO_LIMIT)}…`;
+    const parsed: unknown = JSON.parse(text);
+    return parsed;
   } catch {
     // Not JSON (a cycle, a bigint, nesting too deep to stringify): a description, and String()
     // itself can overflow on a deep array, so it is guarded too.

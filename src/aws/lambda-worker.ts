@@ -148,8 +148,7 @@ export function lambdaWorker(opts: LambdaWorkerOptions): (event: unknown, contex
     const records: readonly WakeRecord[] = trigger.kind === 'sqs' ? trigger.records : [];
     const named = new Set(records.flatMap((r) => ('queue' in r ? [r.queue] : [])));
     const queues = trigger.kind === 'schedule' ? served : served.filter((q) => named.has(q));
-    const refused = records.filter((r) => 'error' in r);
-    for (const r of refused) logger.error('lambda_worker.bad_record', { messageId: r.messageId, error: (r as { error: unknown }).error });
+    for (const r of records) if ('error' in r) logger.error('lambda_worker.bad_record', { messageId: r.messageId, error: r.error });
 
     const remaining = context.getRemainingTimeInMillis();
     const plan =

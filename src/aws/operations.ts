@@ -9,12 +9,12 @@
  */
 import type { ScheduleInput } from '../schedules.js';
 import type { QueueLimits } from '../flow-limits.js';
-import { ValidationError } from '../errors.js';
 import type { Job, Json, Lease } from '../job.js';
 import type { JobQueue } from '../job-queue.js';
 import type { LeaseRequest } from '../job-store.js';
 import type { EnqueueInput, EnqueueOutcome } from '../types.js';
 import { checkNesting, checkObject, MAX_JSON_DEPTH } from '../validate.js';
+import { checkOpEnvelope, OPERATOR_OPS, PRODUCER_OPS, WORKER_OPS, type OpName } from '../views/op-inputs.js';
 
 /**
  * Deepest nesting an event may have: a payload's limit ({@link MAX_JSON_DEPTH}) plus the levels
@@ -59,154 +59,113 @@ export type AdminEvent =
 /** One enqueueMany outcome per input, in input order. */
 export type EnqueueManyReply = EnqueueOutcome[];
 
-/** Arguments of each enqueue operation: required ones, then optional ones. */
-const ENQUEUE_ARGS = {
-  enqueue: [['job'], []],
-  enqueueMany: [['jobs'], []],
-  get: [['id'], []],
-} as const satisfies Record<EnqueueEvent['op'], readonly [readonly string[], readonly string[]]>;
-
-/** Arguments of each API operation: required ones, then optional ones. */
-const API_ARGS = {
-  lease: [['lease'], []],
-  ackDone: [['lease'], ['result']],
-  ackFailed: [['lease', 'error'], ['options']],
-  renew: [['lease', 'ttlMs'], ['progress']],
-  release: [['lease'], ['options']],
-} as const satisfies Record<ApiEvent['op'], readonly [readonly string[], readonly string[]]>;
-
-const ADMIN_ARGS = {
-  releaseUnowned: [['id'], []],
-  requeueDead: [['id'], []],
-  cancel: [['id'], []],
-  runNow: [['id'], []],
-  get: [['id'], []],
-  inspect: [['id'], []],
-  list: [['list'], []],
-  stats: [[], ['queues']],
-  queues: [[], ['queues']],
-  purgeDead: [['purge'], []],
-  schedulePut: [['schedule'], []],
-  scheduleGet: [['name'], []],
-  scheduleList: [[], []],
-  scheduleRemove: [['name'], []],
-  schedulePause: [['name'], []],
-  scheduleResume: [['name'], []],
-  limitsGet: [['queue'], []],
-  limitsSet: [['queue', 'limits'], []],
-  flowStatus: [['queues'], []],
-} as const satisfies Record<AdminEvent['op'], readonly [readonly string[], readonly string[]]>;
-
 /** The enqueue function's operations. */
-export const ENQUEUE_OPS = Object.keys(ENQUEUE_ARGS) as EnqueueEvent['op'][];
+export const ENQUEUE_OPS: readonly EnqueueEvent['op'][] = PRODUCER_OPS;
 /** The API function's operations. */
-export const API_OPS = Object.keys(API_ARGS) as ApiEvent['op'][];
+export const API_OPS: readonly ApiEvent['op'][] = WORKER_OPS;
 /** The admin function's operations. */
-export const ADMIN_OPS = Object.keys(ADMIN_ARGS) as AdminEvent['op'][];
+export const ADMIN_OPS: readonly AdminEvent['op'][] = OPERATOR_OPS;
 
-/** Checks an enqueue event's shape (operation, keys, required arguments); values are checked by the JobQueue. */
-export function parseEnqueueEvent(event: unknown): EnqueueEvent {
-  return parseEvent(event, ENQUEUE_ARGS) as unknown as EnqueueEvent;
-}
-
-/** Checks an API event's shape (operation, keys, required arguments); values are checked by the JobQueue. */
-export function parseApiEvent(event: unknown): ApiEvent {
-  return parseEvent(event, API_ARGS) as unknown as ApiEvent;
-}
-
-/** Checks an admin event's shape (operation, keys, required arguments). */
-export function parseAdminEvent(event: unknown): AdminEvent {
-  return parseEvent(event, ADMIN_ARGS) as unknown as AdminEvent;
-}
-
-function parseEvent(event: unknown, table: Record<string, readonly [readonly string[], readonly string[]]>): Record<string, unknown> {
+/**
+ * Checks an event's envelope (an object, not nested too deep, an operation of this function,
+ * only its arguments, the required ones present): the shape the views' op table (src/views/op-inputs.ts) gives each op.
+ * The values are checked once, by the view the event runs on.
+ */
+function parseEvent<E extends { readonly op: OpName }>(event: unknown, ops: readonly E['op'][]): E {
   const e = checkObject('event', event);
   checkEventNesting(e);
-  const op = e.op;
-  if (typeof op !== 'string' || !Object.hasOwn(table, op)) {
-    throw new ValidationError('op', op, `is not an operation of this function (known: ${Object.keys(table).join(', ')})`);
-  }
-  const [required, optional] = table[op]!;
-  const known = ['op', ...required, ...optional];
-  for (const key of Object.keys(e)) {
-    if (!known.includes(key)) throw new ValidationError(key, e[key], `is not an argument of ${op} (it takes: ${known.join(', ')})`);
-  }
-  for (const key of required) {
-    if (e[key] === undefined) throw new ValidationError(key, undefined, `is required by ${op}`);
-  }
-  return e;
+  checkOpEnvelope(e, ops);
+  // The envelope holds exactly the op's arguments (checked above); their values are checked by the view.
+  return e as unknown as E;
+}
+
+/** Checks an enqueue event's shape; values are checked by the producer view. */
+export function parseEnqueueEvent(event: unknown): EnqueueEvent {
+  return parseEvent<EnqueueEvent>(event, ENQUEUE_OPS);
+}
+
+/** Checks an API event's shape; values are checked by the worker view. */
+export function parseApiEvent(event: unknown): ApiEvent {
+  return parseEvent<ApiEvent>(event, API_OPS);
+}
+
+/** Checks an admin event's shape; values are checked by the operator view. */
+export function parseAdminEvent(event: unknown): AdminEvent {
+  return parseEvent<AdminEvent>(event, ADMIN_OPS);
 }
 
 /** Runs one enqueue operation against the queue; the value is what the direct invoke returns. */
 export async function runEnqueueOp(queue: JobQueue, e: EnqueueEvent): Promise<unknown> {
+  const producer = queue.producer;
   switch (e.op) {
     case 'enqueue':
-      return queue.enqueue(e.job);
+      return producer.enqueue(e.job);
     case 'enqueueMany': {
-      const outcomes = await queue.enqueueMany(e.jobs);
+      const outcomes = await producer.enqueueMany(e.jobs);
       return [...outcomes.values()] satisfies EnqueueManyReply;
     }
     case 'get':
-      return queue.get(e.id) satisfies Promise<Job | null>;
+      return producer.get(e.id) satisfies Promise<Job | null>;
   }
 }
 
 /** Runs one API operation against the queue; the value is what the direct invoke returns. */
 export async function runApiOp(queue: JobQueue, e: ApiEvent): Promise<unknown> {
+  const worker = queue.worker;
   switch (e.op) {
     case 'lease':
-      return queue.lease(e.lease);
+      return worker.lease(e.lease);
     case 'ackDone':
-      return queue.ackDone(e.lease, e.result);
+      return worker.ackDone(e.lease, e.result);
     case 'ackFailed':
-      return queue.ackFailed(e.lease, e.error, e.options);
+      return worker.ackFailed(e.lease, e.error, e.options);
     case 'renew':
-      return queue.renew(e.lease, e.ttlMs, e.progress);
+      return worker.renew(e.lease, e.ttlMs, e.progress);
     case 'release':
-      return queue.release(e.lease, e.options);
+      return worker.release(e.lease, e.options);
   }
 }
 
 /** Runs one admin operation against the queue. `get` and `inspect` return the job, or null. */
 export async function runAdminOp(queue: JobQueue, e: AdminEvent): Promise<unknown> {
+  const operator = queue.operator;
   switch (e.op) {
     case 'releaseUnowned':
-      return queue.releaseUnowned(e.id);
+      return operator.releaseUnowned(e.id);
     case 'requeueDead':
-      return queue.requeueDead(e.id);
+      return operator.requeueDead(e.id);
     case 'cancel':
-      return queue.cancel(e.id);
+      return operator.cancel(e.id);
     case 'runNow':
-      return queue.runNow(e.id);
+      return operator.runNow(e.id);
     case 'get':
     case 'inspect':
-      return queue.get(e.id) satisfies Promise<Job | null>;
+      return operator.get(e.id) satisfies Promise<Job | null>;
     case 'list':
-      return queue.list(e.list);
+      return operator.list(e.list);
     case 'stats':
-      if (e.queues !== undefined && !Array.isArray(e.queues)) throw new ValidationError('queues', e.queues, 'must be an array of queue names');
-      return queue.stats(e.queues);
+      return operator.stats(e.queues);
     case 'queues':
-      return queue.queuePage(e.queues);
+      return operator.queuePage(e.queues);
     case 'purgeDead':
-      return queue.purgeDead(e.purge);
+      return operator.purgeDead(e.purge);
     case 'schedulePut':
-      return queue.schedules.put(e.schedule);
+      return operator.schedules.put(e.schedule);
     case 'scheduleGet':
-      return queue.schedules.get(e.name);
+      return operator.schedules.get(e.name);
     case 'scheduleList':
-      return queue.schedules.list();
+      return operator.schedules.list();
     case 'scheduleRemove':
-      return queue.schedules.remove(e.name);
+      return operator.schedules.remove(e.name);
     case 'schedulePause':
-      return queue.schedules.pause(e.name);
+      return operator.schedules.pause(e.name);
     case 'scheduleResume':
-      return queue.schedules.resume(e.name);
+      return operator.schedules.resume(e.name);
     case 'limitsGet':
-      return queue.getLimits(e.queue);
+      return operator.getLimits(e.queue);
     case 'limitsSet':
-      return queue.setLimits(e.queue, e.limits);
+      return operator.setLimits(e.queue, e.limits);
     case 'flowStatus':
-      return queue.flowStatus(e.queues);
+      return operator.flowStatus(e.queues);
   }
 }

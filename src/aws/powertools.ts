@@ -22,5 +22,9 @@ export interface LambdaLogging {
  */
 export function powertoolsLogging(): LambdaLogging {
   const pt = handlerLogger();
-  return { logger: fenceqLogger(pt), addContext: (context) => pt.addContext(context as Parameters<PowertoolsLogger['addContext']>[0]) };
+  return {
+    logger: fenceqLogger(pt),
+    // Cast: LambdaContext names only what fenceq reads; the context Lambda passes has every field Powertools reads.
+    addContext: (context) => pt.addContext(context as Parameters<PowertoolsLogger['addContext']>[0]),
+  };
 }

@@ -55,7 +55,8 @@ export const HEALTH_QUEUES_PER_RUN = 50;
  * most 50). The wake-ups the reclaim caused are flushed before it returns.
  */
 export async function reclaimRun(aws: AwsQueue, opts: ReclaimRunOptions): Promise<ReclaimRunResult> {
-  const { queue } = aws;
+  // The maintenance view alone: the reclaim function's bundle carries no other view.
+  const queue = aws.queue.maintenance;
   const batch = opts.batch ?? 1000;
   const totals = { expired: 0, reclaimed: 0, dead: 0, lostRaces: 0 };
   const reclaimedIds: string[] = [];
@@ -122,7 +123,7 @@ async function countByQueue(aws: AwsQueue, ids: readonly string[]): Promise<Map<
   const todo = [...ids];
   const read = async (): Promise<void> => {
     for (let id = todo.shift(); id !== undefined; id = todo.shift()) {
-      const job = await aws.queue.get(id);
+      const job = await aws.queue.maintenance.get(id);
       if (job) counts.set(job.queue, (counts.get(job.queue) ?? 0) + 1);
     }
   };

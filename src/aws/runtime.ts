@@ -62,9 +62,9 @@ export function awsQueue(config: FunctionConfig, opts: AwsQueueOptions = {}): Aw
   // The notifier marks delivery through the queue it is a hook of; the forward reference is resolved below.
   let queue: JobQueue | undefined;
   const store = {
-    markDeadNotified: (id: string, generation: number) => queue!.markDeadNotified(id, generation),
-    undeliveredDeadNotices: (max?: number) => queue!.undeliveredDeadNotices(max),
-    get: (id: string) => queue!.get(id),
+    markDeadNotified: (id: string, generation: number) => queue!.maintenance.markDeadNotified(id, generation),
+    undeliveredDeadNotices: (max?: number) => queue!.maintenance.undeliveredDeadNotices(max),
+    get: (id: string) => queue!.maintenance.get(id),
   };
   const notifier =
     sqs && config.deadQueueUrl ? new DeadJobNotifier({ sqs, queueUrl: config.deadQueueUrl, store, logger: opts.logger, clock: opts.clock }) : undefined;

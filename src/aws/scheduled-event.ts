@@ -1,4 +1,5 @@
 import { ValidationError } from '../errors.js';
+import { isRecord } from '../type-guards.js';
 import { checkObject } from '../validate.js';
 
 /** The fields fenceq reads from an EventBridge scheduled event. */
@@ -9,8 +10,7 @@ export interface ScheduledEventInfo {
 
 /** Whether an event is an EventBridge scheduled event (`source: aws.events`, `detail-type: Scheduled Event`). */
 export function isScheduledEvent(event: unknown): boolean {
-  const e = event as Record<string, unknown> | null;
-  return typeof e === 'object' && e !== null && e.source === 'aws.events' && e['detail-type'] === 'Scheduled Event';
+  return isRecord(event) && event.source === 'aws.events' && event['detail-type'] === 'Scheduled Event';
 }
 
 /** Checks that an event is an EventBridge scheduled event; throws a ValidationError naming the field otherwise. */

@@ -105,27 +105,30 @@ export class WakeUpSender {
     if (this.pending.size === 0) return;
     const now = this.clock();
     const entries: SendMessageBatchRequestEntry[] = [];
+    const queues: string[] = []; // queues[i] is the queue entries[i] wakes
     for (const queue of this.pending) {
       const covered = this.coveredUntil.get(queue) ?? 0;
       const body = JSON.stringify({ queue } satisfies WakeUpMessage);
       if (covered <= now) {
         entries.push({ Id: String(entries.length), MessageBody: body });
+        queues.push(queue);
         this.coveredUntil.set(queue, now + this.windowMs);
       } else if (covered - now < this.windowMs) {
         // Inside the window of a message sent at once: one more, delayed to the window's end, covers this note.
         const delayS = Math.min(MAX_DELAY_S, Math.ceil((covered - now) / 1000));
         entries.push({ Id: String(entries.length), MessageBody: body, DelaySeconds: delayS });
+        queues.push(queue);
         this.coveredUntil.set(queue, now + delayS * 1000 + this.windowMs);
         this.counters.delayed++;
       }
       // else: a delayed message still to arrive covers this note already.
     }
     this.pending.clear();
-    for (let i = 0; i < entries.length; i += BATCH) await this.sendBatch(entries.slice(i, i + BATCH));
+    for (let i = 0; i < entries.length; i += BATCH) await this.sendBatch(entries.slice(i, i + BATCH), queues.slice(i, i + BATCH));
   }
 
-  private async sendBatch(entries: SendMessageBatchRequestEntry[]): Promise<void> {
-    const queues = entries.map((e) => (JSON.parse(e.MessageBody!) as WakeUpMessage).queue);
+  /** Sends one batch; `queues[i]` is the queue `entries[i]` wakes. */
+  private async sendBatch(entries: SendMessageBatchRequestEntry[], queues: readonly string[]): Promise<void> {
     try {
       const out = await this.sqs.send(new SendMessageBatchCommand({ QueueUrl: this.queueUrl, Entries: entries }));
       const failed = out.Failed ?? [];

@@ -1,4 +1,5 @@
 import { ValidationError } from '../errors.js';
+import { isArray, isRecord } from '../type-guards.js';
 import { checkQueue } from '../validate.js';
 import { isScheduledEvent } from './scheduled-event.js';
 
@@ -15,16 +16,14 @@ export type WorkerTrigger = { readonly kind: 'sqs'; readonly records: readonly W
  */
 export function parseWorkerEvent(event: unknown): WorkerTrigger {
   if (isScheduledEvent(event)) return { kind: 'schedule' };
-  const e = event as { Records?: unknown } | null;
-  if (typeof e !== 'object' || e === null || !Array.isArray(e.Records)) {
+  if (!isRecord(event) || !isArray(event.Records)) {
     throw new ValidationError('event', event, 'must be an SQS batch ({ Records: [...] }) or an EventBridge scheduled event');
   }
   return {
     kind: 'sqs',
-    records: e.Records.map((r: unknown, i: number): WakeRecord => {
-      const rec = r as Record<string, unknown> | null;
-      if (typeof rec !== 'object' || rec === null || typeof rec.messageId !== 'string' || rec.messageId === '') {
-        throw new ValidationError(`Records[${i}].messageId`, rec?.messageId, 'every SQS record has a messageId');
+    records: event.Records.map((rec, i): WakeRecord => {
+      if (!isRecord(rec) || typeof rec.messageId !== 'string' || rec.messageId === '') {
+        throw new ValidationError(`Records[${i}].messageId`, isRecord(rec) ? rec.messageId : undefined, 'every SQS record has a messageId');
       }
       if (rec.eventSource !== 'aws:sqs') {
         return { messageId: rec.messageId, error: new ValidationError(`Records[${i}].eventSource`, rec.eventSource, 'must be aws:sqs') };
@@ -48,8 +47,6 @@ function parseWakeBody(field: string, body: unknown): string {
   } catch {
     throw new ValidationError(field, body, 'is not JSON; a wake-up message is {"queue":"name"}');
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new ValidationError(field, body, 'a wake-up message is {"queue":"name"}');
-  }
-  return checkQueue(`${field}.queue`, (parsed as { queue?: unknown }).queue);
+  if (!isRecord(parsed)) throw new ValidationError(field, body, 'a wake-up message is {"queue":"name"}');
+  return checkQueue(`${field}.queue`, parsed.queue);
 }

@@ -8,6 +8,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ENV, refuseRenamedEnv } from '../aws/config.js';
 import { ConfigError } from '../aws/errors.js';
 import { clientConfig } from '../client-config.js';
+import { errorCode } from '../type-guards.js';
 import { JobQueue } from '../job-queue.js';
 import { defaultLogger, type Logger } from '../log.js';
 import { CliError, EXIT } from './exit-codes.js';
@@ -114,11 +115,11 @@ function readOutputs(path: string): StackOutputs {
   try {
     parsed = JSON.parse(readFileSync(path, 'utf8'));
   } catch (err) {
-    const why = (err as { code?: string }).code === 'ENOENT' ? 'no such file' : 'not a JSON outputs file';
+    const why = errorCode(err) === 'ENOENT' ? 'no such file' : 'not a JSON outputs file';
     throw new CliError(EXIT.usage, `cannot read --outputs ${path}: ${why}`);
   }
   if (typeof parsed !== 'object' || parsed === null) throw new CliError(EXIT.usage, `--outputs ${path} is not a JSON object of stacks`);
-  const stacks = Object.values(parsed as Record<string, unknown>).filter((s): s is Record<string, string> => typeof s === 'object' && s !== null);
+  const stacks = Object.values(parsed).filter((s): s is Record<string, string> => typeof s === 'object' && s !== null);
   const withTable = stacks.filter((s) => findKey(s, /TableName/i, /Table$/i) !== undefined);
   if (withTable.length !== 1) {
     throw new CliError(EXIT.usage, `--outputs ${path}: expected exactly one stack with a table output, found ${withTable.length}`);

@@ -5,6 +5,7 @@
 import { FenceqError, InvalidStateError, JobNotFoundError, TableUnavailableError, ThrottledError, ValidationError } from '../errors.js';
 import { MissingPackageError } from '../local/optional-packages.js';
 import type { ErrorPayload } from '../aws/errors.js';
+import { isArray, isRecord } from '../type-guards.js';
 
 /** Exit codes of `fenceq`; documented in docs/cli.md. */
 export const EXIT = {
@@ -108,17 +109,16 @@ export function errorJson(err: unknown, message: string): ErrorJson {
 }
 
 function networkCode(err: unknown): string | undefined {
-  for (let e: unknown = err, depth = 0; e && depth < 5; depth++) {
-    const code = (e as { code?: unknown }).code;
+  for (let e: unknown = err, depth = 0; isRecord(e) && depth < 5; depth++) {
+    const code = e.code;
     if (typeof code === 'string' && UNREACHABLE_CODES.has(code)) return code;
-    const inner = (e as { errors?: unknown[] }).errors;
-    if (Array.isArray(inner)) {
-      for (const i of inner) {
+    if (isArray(e.errors)) {
+      for (const i of e.errors) {
         const c = networkCode(i);
         if (c) return c;
       }
     }
-    e = (e as { cause?: unknown }).cause;
+    e = e.cause;
   }
   return undefined;
 }

@@ -1,6 +1,9 @@
 /** The CLI's streams and environment, injected so commands run in-process in tests. */
 import { readFile } from 'node:fs/promises';
+import { buffer } from 'node:stream/consumers';
 import type { Json } from '../job.js';
+import { errorCode } from '../type-guards.js';
+import { parseJson } from '../validate.js';
 import { CliError, EXIT } from './exit-codes.js';
 
 /** What a command may touch of the outside world. */
@@ -30,9 +33,7 @@ export function processIo(): CliIo {
     stderr: (t) => process.stderr.write(t),
     readStdin: async () => {
       if (process.stdin.isTTY) return undefined;
-      const chunks: Buffer[] = [];
-      for await (const c of process.stdin) chunks.push(c as Buffer);
-      return Buffer.concat(chunks).toString('utf8');
+      return (await buffer(process.stdin)).toString('utf8');
     },
     stdoutIsTTY: Boolean(process.stdout.isTTY),
     stdinIsTTY: Boolean(process.stdin.isTTY),
@@ -60,7 +61,7 @@ export async function readPayload(io: CliIo, arg: string | undefined, file: stri
     try {
       text = await readFile(file, 'utf8');
     } catch (err) {
-      const code = (err as { code?: string }).code;
+      const code = errorCode(err);
       throw new CliError(EXIT.usage, `cannot read --file ${file}: ${code === 'ENOENT' ? 'no such file' : (code ?? 'unreadable')}`);
     }
   } else if (arg !== undefined && arg !== '-') {
@@ -74,7 +75,7 @@ export async function readPayload(io: CliIo, arg: string | undefined, file: stri
     }
   }
   try {
-    return JSON.parse(text) as Json;
+    return parseJson(text)!;
   } catch {
     throw new CliError(EXIT.usage, `${from} is not JSON (a string payload needs quotes, e.g. '"hello"')`);
   }

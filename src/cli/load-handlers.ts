@@ -8,6 +8,7 @@
 import { existsSync } from 'node:fs';
 import { extname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { errorCode, isRecord } from '../type-guards.js';
 import type { Handler, HandlerDefinition } from '../worker/types.js';
 import { CliError, EXIT } from './exit-codes.js';
 
@@ -26,27 +27,38 @@ export async function loadHandlers(file: string): Promise<HandlerMap> {
   }
   if (!existsSync(path)) throw new CliError(EXIT.usage, `cannot load --handlers ${file}: no such file`);
   const url = pathToFileURL(path).href;
-  let mod: Record<string, unknown>;
+  let loaded: unknown;
   try {
-    mod = (TYPESCRIPT.has(ext) ? await importTypeScript(file, url) : await import(url)) as Record<string, unknown>;
+    loaded = TYPESCRIPT.has(ext) ? await importTypeScript(file, url) : await import(url);
   } catch (err) {
     if (err instanceof CliError) throw err;
-    const code = (err as { code?: string }).code;
+    const code = errorCode(err);
     const why =
       code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND' ? firstLine(err) : err instanceof Error ? `${err.name}: ${firstLine(err)}` : String(err);
     throw new CliError(EXIT.usage, `cannot load --handlers ${file}: ${why}`, { cause: err });
   }
-  const fromDefault = (mod.default as { handlers?: unknown } | undefined)?.handlers;
+  const mod = isRecord(loaded) ? loaded : {};
+  const fromDefault = isRecord(mod.default) ? mod.default.handlers : undefined;
   const candidate = mod.handlers ?? fromDefault ?? mod.default;
-  if (typeof candidate !== 'object' || candidate === null || Object.keys(candidate).length === 0) {
+  if (!isRecord(candidate) || Object.keys(candidate).length === 0) {
     throw new CliError(EXIT.usage, `--handlers ${file} exports no handlers: export \`handlers\` (or a default export), an object of queue name -> handler`);
   }
-  for (const [queue, h] of Object.entries(candidate)) {
-    if (typeof h !== 'function' && typeof (h as { handle?: unknown } | null)?.handle !== 'function') {
-      throw new CliError(EXIT.usage, `--handlers ${file}: the handler of queue ${JSON.stringify(queue)} is neither a function nor { handle }`);
-    }
-  }
-  return candidate as HandlerMap;
+  return Object.fromEntries(
+    Object.entries(candidate).map(([queue, h]) => {
+      if (!isHandler(h)) {
+        throw new CliError(EXIT.usage, `--handlers ${file}: the handler of queue ${JSON.stringify(queue)} is neither a function nor { handle }`);
+      }
+      return [queue, h] as const;
+    }),
+  );
+}
+
+/**
+ * Whether an export is a handler: a function, or an object with a `handle` function. Their
+ * signatures cannot be checked at run time; the worker's options check the rest of a definition.
+ */
+function isHandler(h: unknown): h is Handler | HandlerDefinition {
+  return typeof h === 'function' || (isRecord(h) && typeof h.handle === 'function');
 }
 
 /** Imports a TypeScript file through tsx (scoped to this import), or Node's type stripping when tsx is absent. */
@@ -58,7 +70,7 @@ async function importTypeScript(file: string, url: string): Promise<unknown> {
     tsx = undefined;
   }
   if (tsx) return tsx.tsImport(url, import.meta.url);
-  if ((process.features as { typescript?: unknown }).typescript) return import(url);
+  if ('typescript' in process.features && process.features.typescript) return import(url);
   throw new CliError(
     EXIT.usage,
     `cannot load --handlers ${file}: a TypeScript handlers file needs a loader: run \`npm i -D tsx\` (or compile it to .js, or use Node.js 22.18 or later)`,

@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { FenceqError } from '../errors.js';
+import { errorCode, isRecord } from '../type-guards.js';
 import { ChildExitedError, ignoreKilled, supervise, type Supervised } from './supervisor.js';
 
 /** A running emulator child process. */
@@ -60,19 +61,24 @@ export async function awaitPort(proc: Supervised, name: string, port: number): P
     line = await proc.waitForLine(() => true);
   } catch (err) {
     if (err instanceof ChildExitedError) throw fail(undefined, `exited (${err.exit.signal ?? `code ${String(err.exit.code)}`}) before listening`);
-    throw fail((err as NodeJS.ErrnoException).code, (err as Error).message, err);
+    throw fail(errorCode(err), err instanceof Error ? err.message : String(err), err);
   }
-  let said: { port?: unknown; error?: { code?: string | null; message?: string } };
+  let said: unknown;
   try {
-    said = JSON.parse(line) as typeof said;
+    said = JSON.parse(line);
   } catch (err) {
     proc.signal('SIGKILL');
     throw fail(undefined, `printed ${line} instead of its port`, err);
   }
+  if (!isRecord(said)) {
+    proc.signal('SIGKILL');
+    throw fail(undefined, `printed ${line} instead of its port`);
+  }
   if (said.error) {
     // It exits by itself after saying so: reject once it has, so no caller sees it still running.
     await proc.exited;
-    throw fail(said.error.code ?? undefined, said.error.message ?? 'listen failed');
+    const error = isRecord(said.error) ? said.error : {};
+    throw fail(typeof error.code === 'string' ? error.code : undefined, typeof error.message === 'string' ? error.message : 'listen failed');
   }
   return {
     endpoint: `http://127.0.0.1:${String(said.port)}`,

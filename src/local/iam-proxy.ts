@@ -15,9 +15,9 @@
  * given its role's credentials. Requests are signed with placeholder keys the emulators ignore.
  */
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { FenceqError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { listeningPort } from '../type-guards.js';
 import { parseAwsRequest, type Authorization, type ParsedRequest } from './iam-request.js';
 import { requirePackages } from './optional-packages.js';
 import { LOCAL_ACCOUNT, roleArn, type PolicyDocument } from './template-policies.js';
@@ -157,7 +157,7 @@ export async function startIamProxy(opts: IamProxyOptions): Promise<IamProxy> {
       handle(principal, req, res).catch((err: unknown) => reply(res, 500, { 'content-type': 'text/plain' }, `IAM proxy failed: ${String(err)}`));
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    servers.set(principal, { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
+    servers.set(principal, { server, url: `http://127.0.0.1:${listeningPort(server.address())}` });
   };
   await Promise.all(Object.keys(principals).map(listen));
 

@@ -6,6 +6,7 @@
  * by their single-message action (`SendMessageBatch` by `sqs:SendMessage`).
  */
 import { TABLE_SCHEMA } from '../schema.js';
+import { isArray, isRecord } from '../type-guards.js';
 import { functionArn, queueArn, queueNameOfUrl, tableArn } from './template-policies.js';
 
 /** One authorization a request needs. */
@@ -71,12 +72,10 @@ export function parseAwsRequest(headers: Readonly<Record<string, string | string
   return undefined;
 }
 
-type Av = Record<string, { S?: string; N?: string; B?: string }> | undefined;
-
-/** The partition key value of a wire-format key or item. */
-function leadingKey(keyOrItem: Av): string[] {
-  const v = keyOrItem?.[TABLE_SCHEMA.partitionKey];
-  const s = v?.S ?? v?.N ?? v?.B;
+/** The partition key value of a wire-format key or item (`{ pk: { S | N | B: value } }`). */
+function leadingKey(keyOrItem: unknown): string[] {
+  const v = record(record(keyOrItem)[TABLE_SCHEMA.partitionKey]);
+  const s = str(v.S) ?? str(v.N) ?? str(v.B);
   return s === undefined ? [] : [s];
 }
 
@@ -87,22 +86,22 @@ const EXPRESSION_WORDS = new Set(['set', 'remove', 'add', 'delete', 'and', 'or',
  * The top-level attribute names an expression names: `#name` placeholders resolved, bare names
  * kept, nested paths (`#a.#b`, `a[0]`) counted by their first element, functions and values skipped.
  */
-function expressionAttributes(expression: unknown, names: Record<string, string> | undefined): string[] {
+function expressionAttributes(expression: unknown, names: Record<string, unknown>): string[] {
   if (typeof expression !== 'string') return [];
   const out: string[] = [];
   for (const m of expression.matchAll(/(^|[^.:#\w])([#A-Za-z_][\w]*)(\s*\()?/g)) {
     const [, , word, call] = m;
     if (call || EXPRESSION_WORDS.has(word!.toLowerCase())) continue;
-    out.push(word!.startsWith('#') ? (names?.[word!] ?? word!) : word!);
+    out.push(word!.startsWith('#') ? (str(names[word!]) ?? word!) : word!);
   }
   return out;
 }
 
 /** The attribute names a write request names, as `dynamodb:Attributes` lists them. */
 function writeAttributes(req: Record<string, unknown>): string[] {
-  const names = req.ExpressionAttributeNames as Record<string, string> | undefined;
+  const names = record(req.ExpressionAttributeNames);
   return [
-    ...Object.keys(req.Key ?? req.Item ?? {}),
+    ...Object.keys(record(req.Key ?? req.Item)),
     ...expressionAttributes(req.UpdateExpression, names),
     ...expressionAttributes(req.ConditionExpression, names),
   ];
@@ -129,26 +128,27 @@ function dynamodbRequest(operation: string, b: Record<string, unknown>): ParsedR
   });
   let authorizations: Authorization[];
   if (operation === 'BatchGetItem') {
-    const items = (b.RequestItems as Record<string, { Keys?: Av[] }>) ?? {};
-    authorizations = Object.entries(items).map(([t, reqs]) => auth(operation, t, undefined, itemContext(operation, {}, (reqs.Keys ?? []).flatMap(leadingKey))));
+    authorizations = Object.entries(record(b.RequestItems)).map(([t, reqs]) =>
+      auth(operation, t, undefined, itemContext(operation, {}, list(record(reqs).Keys).flatMap(leadingKey))),
+    );
   } else if (operation === 'BatchWriteItem') {
     // One authorization per table: its keys, and the attribute names of every put and delete in it.
-    const items = (b.RequestItems as Record<string, { PutRequest?: { Item: Av }; DeleteRequest?: { Key: Av } }[]>) ?? {};
-    authorizations = Object.entries(items).map(([t, reqs]) => {
-      const written = reqs.map((r) => r.PutRequest?.Item ?? r.DeleteRequest?.Key);
+    authorizations = Object.entries(record(b.RequestItems)).map(([t, reqs]) => {
+      const written = list(reqs).map((r) => record(record(r).PutRequest).Item ?? record(record(r).DeleteRequest).Key);
       const context = itemContext(operation, {}, written.flatMap(leadingKey));
-      context['dynamodb:Attributes'] = [...new Set(written.flatMap((i) => Object.keys(i ?? {})))];
+      context['dynamodb:Attributes'] = [...new Set(written.flatMap((i) => Object.keys(record(i))))];
       return auth(operation, t, undefined, context);
     });
   } else if (operation === 'TransactWriteItems' || operation === 'TransactGetItems') {
-    authorizations = ((b.TransactItems as Record<string, Record<string, unknown> & { TableName?: string; Key?: Av; Item?: Av }>[]) ?? []).flatMap((item) =>
-      Object.entries(item).map(([kind, v]) => {
+    authorizations = list(b.TransactItems).flatMap((item) =>
+      Object.entries(record(item)).map(([kind, entry]) => {
         const action = TRANSACT_ACTION[kind] ?? kind;
-        return auth(action, v?.TableName, undefined, itemContext(action, v ?? {}, leadingKey(v?.Key ?? v?.Item)));
+        const v = record(entry);
+        return auth(action, v.TableName, undefined, itemContext(action, v, leadingKey(v.Key ?? v.Item)));
       }),
     );
   } else {
-    authorizations = [auth(operation, b.TableName, b.IndexName, itemContext(operation, b, leadingKey((b.Key ?? b.Item) as Av)))];
+    authorizations = [auth(operation, b.TableName, b.IndexName, itemContext(operation, b, leadingKey(b.Key ?? b.Item)))];
   }
   return { service: 'dynamodb', protocol: 'json', operation, authorizations };
 }
@@ -165,11 +165,20 @@ function sqsRequest(protocol: 'json' | 'query', operation: string, queueUrl: str
 
 function parseJson(body: string): Record<string, unknown> {
   try {
-    const v = JSON.parse(body || '{}') as unknown;
-    return typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : {};
+    return record(JSON.parse(body || '{}'));
   } catch {
     return {};
   }
+}
+
+/** The value when it is an object, else an empty one: a malformed part of a request names nothing. */
+function record(v: unknown): Record<string, unknown> {
+  return isRecord(v) ? v : {};
+}
+
+/** The value when it is an array, else an empty one. */
+function list(v: unknown): readonly unknown[] {
+  return isArray(v) ? v : [];
 }
 
 function str(v: unknown): string | undefined {

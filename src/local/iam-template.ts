@@ -9,15 +9,32 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FencedJobQueue } from '../../infra/fenced-job-queue.js';
+import { FenceqError } from '../errors.js';
+import { isRecord } from '../type-guards.js';
 import { requirePackages } from './optional-packages.js';
 import type { ProxyPrincipal } from './iam-proxy.js';
-import { bindFunction, bindQueue, bindTable, queuePolicy, rolePolicies, roleOfFunction, type LocalBindings, type PolicyDocument } from './template-policies.js';
+import {
+  bindFunction,
+  bindQueue,
+  bindTable,
+  queuePolicy,
+  readTemplate,
+  rolePolicies,
+  roleOfFunction,
+  type LocalBindings,
+  type PolicyDocument,
+} from './template-policies.js';
 
 /** fenceq's functions, by the principal name the proxy knows their role under. */
 export const FUNCTION_PRINCIPALS = ['enqueue', 'api', 'admin', 'reclaim', 'worker'] as const;
 
 /** A function principal. */
 type FunctionPrincipal = (typeof FUNCTION_PRINCIPALS)[number];
+
+/** A construct of the synthesized stack that has no logical id (not a CloudFormation element, nor one's owner). */
+class IamTemplateError extends FenceqError {
+  override name = 'IamTemplateError';
+}
 
 /** The synthesized template and the logical ids the proxy binds. */
 export interface IamTemplate {
@@ -46,17 +63,30 @@ export async function synthIamTemplate(extra?: ExtraPrincipals): Promise<IamTemp
   // The stack module by a computed specifier: the CLI's module graph (test/package) keeps the CDK
   // out of every path but this one, which loads it on demand.
   const stackModule = '../../infra/fenceq-stack.js';
-  const [{ App }, { FenceqStack }] = await Promise.all([import('aws-cdk-lib'), import(stackModule) as Promise<typeof import('../../infra/fenceq-stack.js')>]);
+  // Cast: import() of a computed specifier is `any`; this names the module it loads.
+  const [{ App, CfnElement }, { FenceqStack }] = await Promise.all([
+    import('aws-cdk-lib'),
+    import(stackModule) as Promise<typeof import('../../infra/fenceq-stack.js')>,
+  ]);
   const outdir = mkdtempSync(join(tmpdir(), 'fenceq-iam-'));
   try {
     const app = new App({ outdir, context: cdkContext() });
     const stack = new FenceqStack(app, 'Fenceq');
     const q = stack.queue;
     const extras = extra?.(q, stack) ?? {};
-    const template = app.synth().getStackByName(stack.stackName).template as IamTemplate['template'];
-    const id = (c: Scope) => stack.getLogicalId((c.node.defaultChild ?? c) as never);
-    const fns = { enqueue: q.enqueueFunction, api: q.apiFunction, admin: q.adminFunction, reclaim: q.reclaimFunction, worker: q.workerFunction };
-    const functions = Object.fromEntries(Object.entries(fns).map(([k, f]) => [k, id(f)])) as Record<FunctionPrincipal, string>;
+    const template = readTemplate(app.synth().getStackByName(stack.stackName).template);
+    const id = (c: Scope) => {
+      const element = c.node.defaultChild ?? c;
+      if (!CfnElement.isCfnElement(element)) throw new IamTemplateError(`${c.node.path} is not a CloudFormation element and has no logical id`);
+      return stack.getLogicalId(element);
+    };
+    const functions: Record<FunctionPrincipal, string> = {
+      enqueue: id(q.enqueueFunction),
+      api: id(q.apiFunction),
+      admin: id(q.adminFunction),
+      reclaim: id(q.reclaimFunction),
+      worker: id(q.workerFunction),
+    };
     const roles = {
       ...Object.fromEntries(Object.entries(functions).map(([k, f]) => [k, roleOfFunction(template, f)])),
       ...Object.fromEntries(Object.entries(extras).map(([k, c]) => [k, id(c)])),
@@ -96,7 +126,10 @@ export function bindIamTemplate(
     const url = local.queueUrls[q];
     if (url) bindings[t.ids[q]] = bindQueue(url);
   }
-  for (const [fn, name] of Object.entries(local.functionNames ?? {})) bindings[t.functions[fn as FunctionPrincipal]] = bindFunction(name);
+  for (const fn of FUNCTION_PRINCIPALS) {
+    const name = local.functionNames?.[fn];
+    if (name !== undefined) bindings[t.functions[fn]] = bindFunction(name);
+  }
   const b: LocalBindings = bindings;
   const principals = Object.fromEntries(Object.entries(t.roles).map(([name, role]) => [name, { policies: rolePolicies(t.template, role, b) }]));
   const resourcePolicies: Record<string, PolicyDocument> = {};
@@ -111,8 +144,10 @@ export function bindIamTemplate(
 function cdkContext(): Record<string, unknown> {
   for (let dir = dirname(fileURLToPath(import.meta.url)); dirname(dir) !== dir; dir = dirname(dir)) {
     const file = join(dir, 'cdk.json');
-    if (existsSync(file) && existsSync(join(dir, 'bin', 'fenceq.js')))
-      return (JSON.parse(readFileSync(file, 'utf8')) as { context?: Record<string, unknown> }).context ?? {};
+    if (existsSync(file) && existsSync(join(dir, 'bin', 'fenceq.js'))) {
+      const cdkJson: unknown = JSON.parse(readFileSync(file, 'utf8'));
+      return isRecord(cdkJson) && isRecord(cdkJson.context) ? cdkJson.context : {};
+    }
   }
   return {};
 }

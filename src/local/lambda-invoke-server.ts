@@ -15,8 +15,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { SYNC_INVOKE_REQUEST_BYTES, type LambdaContext } from '../aws/lambda-types.js';
+import { listeningPort } from '../type-guards.js';
 
 /** A Lambda handler as the server calls it. */
 export type LocalHandler = (event: unknown, context: LambdaContext) => unknown;
@@ -159,7 +159,7 @@ export async function startLambdaInvokeServer(opts: LambdaInvokeServerOptions): 
     server.once('error', reject);
     server.listen(opts.port ?? 0, '127.0.0.1', () => resolve());
   });
-  const port = (server.address() as AddressInfo).port;
+  const port = listeningPort(server.address());
   return {
     endpoint: `http://127.0.0.1:${port}`,
     port,

@@ -12,6 +12,7 @@ import { ENV } from '../aws/config.js';
 import { JobQueue, dynamoClient } from '../job-queue.js';
 import type { Logger } from '../log.js';
 import { ensureTable } from '../store/core/ensure-table.js';
+import { isRecord } from '../type-guards.js';
 import { startDynalite, type EmulatorProcess } from './emulator.js';
 import { startIamProxy, type IamProxy } from './iam-proxy.js';
 import { bindIamTemplate, FUNCTION_PRINCIPALS, synthIamTemplate } from './iam-template.js';
@@ -94,14 +95,11 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     // stopped below) before the error propagates, so no child outlives a failed start.
     const external = opts.dynamodbEndpoint;
     const dynamoStart = external === undefined ? track(startDynalite({ path: opts.dataDir, port: opts.port })) : Promise.resolve(undefined);
-    const settled = await Promise.allSettled([dynamoStart, track(startFauxqs()), cdkQueueSettings()] as const);
-    const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
-    if (failed) throw failed.reason;
-    const [emulator, sqsEmulator, settings] = settled.map((s) => (s as PromiseFulfilledResult<unknown>).value) as [
-      EmulatorProcess | undefined,
-      EmulatorProcess,
-      Awaited<ReturnType<typeof cdkQueueSettings>>,
-    ];
+    const [dynamoSettled, sqsSettled, settingsSettled] = await Promise.allSettled([dynamoStart, track(startFauxqs()), cdkQueueSettings()]);
+    // In this order: the first of them that failed is the error.
+    const emulator = fulfilled(dynamoSettled);
+    const sqsEmulator = fulfilled(sqsSettled);
+    const settings = fulfilled(settingsSettled);
     const dynamo = { endpoint: external ?? emulator!.endpoint };
     const client = dynamoClient({ endpoint: dynamo.endpoint });
     const sqs = sqsClient({ endpoint: sqsEmulator.endpoint });
@@ -248,7 +246,21 @@ async function invokeReclaim(invoker: ReturnType<typeof lambdaClient>): Promise<
     detail: {},
   };
   const out = await invoker.send(new InvokeCommand({ FunctionName: LOCAL_FUNCTIONS.reclaim, Payload: Buffer.from(JSON.stringify(event)) }));
-  const body = JSON.parse(Buffer.from(out.Payload ?? []).toString('utf8') || 'null') as { reclaim?: ReclaimSummary; errorMessage?: string } | null;
-  if (out.FunctionError || !body?.reclaim) throw new Error(`reclaim function failed: ${body?.errorMessage ?? out.FunctionError ?? 'no result'}`);
-  return body.reclaim;
+  const body: unknown = JSON.parse(Buffer.from(out.Payload ?? []).toString('utf8') || 'null');
+  const reply = isRecord(body) ? body : {};
+  if (out.FunctionError || !isReclaimSummary(reply.reclaim)) {
+    throw new Error(`reclaim function failed: ${typeof reply.errorMessage === 'string' ? reply.errorMessage : (out.FunctionError ?? 'no result')}`);
+  }
+  return reply.reclaim;
+}
+
+/** Whether the reclaim function's reply carries its counts (`{ expired, reclaimed, dead, lostRaces }`). */
+function isReclaimSummary(value: unknown): value is ReclaimSummary {
+  return isRecord(value) && (['expired', 'reclaimed', 'dead', 'lostRaces'] as const).every((k) => typeof value[k] === 'number');
+}
+
+/** The value of a settled promise, or its failure thrown. */
+function fulfilled<T>(result: PromiseSettledResult<T>): T {
+  if (result.status === 'rejected') throw result.reason;
+  return result.value;
 }

@@ -22,6 +22,7 @@
  */
 import type { EnqueueInput } from '../types.js';
 import { formatDuration } from '../text/format.js';
+import { isArray } from '../type-guards.js';
 import { claimOf, type DemoEvent, type DemoEvents } from './demo-events.js';
 import type { WorkerPool, WorkerProcess } from './worker-pool.js';
 
@@ -211,13 +212,18 @@ async function graceful(h: StepHost): Promise<NonNullable<StopFigures['graceful'
   const pickup = h.events.next(`pickup of ${job.id}`, claimOf(job.id, worker.name), h.graceMs + 15_000, h.signal);
   h.note(`graceful: SIGTERM ${worker.name} while it runs ${job.id} (longer than its ${formatDuration(h.graceMs)} grace)`);
   const { at, released } = await terminate(h, worker);
-  const ids = (released.e.ids as string[] | undefined) ?? [];
+  const ids = releasedIds(released);
   if (!ids.includes(job.id)) throw new Error(`${worker.name} did not release ${job.id} (released: ${ids.join(', ') || 'nothing'})`);
   const taken = await pickup;
   h.note(
     `graceful: ${worker.name} released ${ids.length} lease(s) ${ms(released.at - at)} after SIGTERM; ${taken.who} started ${job.id} ${ms(taken.at - released.at)} later`,
   );
   return { victim: worker.name, releaseMs: released.at - at, graceMs: h.graceMs, pickupMs: taken.at - released.at };
+}
+
+/** The job ids a `lease.released` line names (its `ids`); none when it names none. */
+function releasedIds(ev: DemoEvent): string[] {
+  return isArray(ev.e.ids) ? ev.e.ids.filter((id) => typeof id === 'string') : [];
 }
 
 /** When a worker wrote a log line (its `time`), or when the demo read it if the line has none. */
@@ -242,7 +248,7 @@ async function spot(h: StepHost): Promise<NonNullable<StopFigures['spot']>> {
   // times the two processes wrote in their lines (how fast the demo reads their output is no
   // part of the wait).
   const { at, released, stopped } = await terminate(h, worker);
-  const ids = (released.e.ids as string[] | undefined) ?? [];
+  const ids = releasedIds(released);
   const waits = await Promise.all(
     ids.map(async (id) => {
       const rel = h.events.next(`release of ${id}`, (ev) => ev.who === worker.name && ev.e.event === 'lease.released' && ev.e.id === id, 5_000, h.signal, at);

@@ -251,7 +251,7 @@ export function supervise(command: string, args: readonly string[], opts: Superv
     output: () => ({ ...captured }),
     waitForLine: (match, { timeoutMs, what } = {}) => {
       let timer: NodeJS.Timeout | undefined;
-      const waiter = { match, resolve: (_: string) => undefined as void };
+      const waiter: { match: typeof match; resolve: (line: string) => void } = { match, resolve: () => undefined };
       return Promise.race([
         new Promise<string>((resolve) => {
           waiter.resolve = resolve;

@@ -9,6 +9,7 @@
  * a resource the local stack does not have allows nothing.
  */
 import { FenceqError } from '../errors.js';
+import { isArray, isRecord } from '../type-guards.js';
 
 /** The account and region local ARNs are made in. */
 export const LOCAL_ACCOUNT = '000000000000';
@@ -78,7 +79,27 @@ export function bindFunction(name: string): LocalResource {
   return { ref: name, attributes: { Arn: functionArn(name) } };
 }
 
-type Template = { readonly Resources: Readonly<Record<string, { Type: string; Properties?: Record<string, unknown> }>> };
+/** The part of a synthesized template the resolver reads: its resources, by logical id. */
+type Template = { readonly Resources: Readonly<Record<string, TemplateResource>> };
+
+/** One resource of a template. */
+type TemplateResource = { Type: string; Properties?: Record<string, unknown> };
+
+/** Whether a template resource is `{ Type, Properties? }` with a string type and an object of properties. */
+function isTemplateResource(r: unknown): r is TemplateResource {
+  return isRecord(r) && typeof r.Type === 'string' && (r.Properties === undefined || isRecord(r.Properties));
+}
+
+/** Reads a synthesized template (JSON) as the resolver needs it; a TemplatePolicyError names a resource it cannot read. */
+export function readTemplate(value: unknown): { Resources: Record<string, TemplateResource> } {
+  if (!isRecord(value) || !isRecord(value.Resources)) throw new TemplatePolicyError('a template is an object with Resources');
+  const resources: Record<string, TemplateResource> = {};
+  for (const [id, r] of Object.entries(value.Resources)) {
+    if (!isTemplateResource(r)) throw new TemplatePolicyError(`resource ${id} of the template is not { Type, Properties? }`);
+    resources[id] = r;
+  }
+  return { ...value, Resources: resources };
+}
 
 const PSEUDO: Readonly<Record<string, string>> = {
   'AWS::AccountId': LOCAL_ACCOUNT,
@@ -87,34 +108,61 @@ const PSEUDO: Readonly<Record<string, string>> = {
   'AWS::URLSuffix': 'amazonaws.com',
 };
 
+/** An intrinsic the resolver cannot read (`Ref` to a non-string, `Fn::Join` without `[separator, parts]`). */
+function unreadable(value: unknown): TemplatePolicyError {
+  return new TemplatePolicyError(`cannot read the intrinsic in a policy: ${JSON.stringify(value).slice(0, 200)}`);
+}
+
 /** Resolves the intrinsics the CDK puts in policies (`Ref`, `Fn::GetAtt`, `Fn::Join`) against the bindings. */
 function resolveValue(value: unknown, bindings: LocalBindings): unknown {
-  if (Array.isArray(value)) return value.map((v) => resolveValue(v, bindings));
-  if (typeof value !== 'object' || value === null) return value;
-  const o = value as Record<string, unknown>;
-  const keys = Object.keys(o);
+  if (isArray(value)) return value.map((v) => resolveValue(v, bindings));
+  if (!isRecord(value)) return value;
+  const keys = Object.keys(value);
   if (keys.length === 1 && keys[0] === 'Ref') {
-    const id = o.Ref as string;
+    const id = value.Ref;
+    if (typeof id !== 'string') throw unreadable(value);
     return PSEUDO[id] ?? bindings[id]?.ref ?? `arn:aws:unbound:::${id}`;
   }
   if (keys.length === 1 && keys[0] === 'Fn::GetAtt') {
-    const [id, attr] = (typeof o['Fn::GetAtt'] === 'string' ? o['Fn::GetAtt'].split('.') : o['Fn::GetAtt']) as [string, string];
+    const getAtt = value['Fn::GetAtt'];
+    const [id, attr] = typeof getAtt === 'string' ? getAtt.split('.') : isArray(getAtt) ? getAtt : [];
+    if (typeof id !== 'string' || typeof attr !== 'string') throw unreadable(value);
     return bindings[id]?.attributes[attr] ?? `arn:aws:unbound:::${id}.${attr}`;
   }
   if (keys.length === 1 && keys[0] === 'Fn::Join') {
-    const [sep, parts] = o['Fn::Join'] as [string, unknown[]];
-    return (resolveValue(parts, bindings) as unknown[]).map(String).join(sep);
+    const join = value['Fn::Join'];
+    if (!isArray(join) || typeof join[0] !== 'string' || !isArray(join[1])) throw unreadable(value);
+    const sep = join[0];
+    return join[1].map((part) => String(resolveValue(part, bindings))).join(sep);
   }
   if (keys.some((k) => k.startsWith('Fn::')))
     throw new TemplatePolicyError(`cannot resolve ${keys.join(', ')} in a policy: ${JSON.stringify(value).slice(0, 200)}`);
-  return Object.fromEntries(keys.map((k) => [k, resolveValue(o[k], bindings)]));
+  return Object.fromEntries(keys.map((k) => [k, resolveValue(value[k], bindings)]));
+}
+
+/** A resolved policy document: `Statement` a list of objects, `Version` a string when present. */
+function policyDocument(value: unknown, where: string): PolicyDocument {
+  if (!isRecord(value) || !isArray(value.Statement) || (value.Version !== undefined && typeof value.Version !== 'string')) {
+    throw new TemplatePolicyError(`the policy document of ${where} is not { Version?, Statement: [...] }`);
+  }
+  const statements = value.Statement.filter(isRecord);
+  if (statements.length !== value.Statement.length) throw new TemplatePolicyError(`a statement of the policy document of ${where} is not an object`);
+  return value.Version === undefined ? { Statement: statements } : { Version: value.Version, Statement: statements };
+}
+
+/** Whether a template property (`Roles`, `Queues`) is a list with an element that `matches`. */
+function listHas(list: unknown, matches: (element: unknown) => boolean): boolean {
+  return isArray(list) && list.some(matches);
 }
 
 /** The logical id of the role a function runs as (`Role: { Fn::GetAtt: [role, Arn] }`). */
 export function roleOfFunction(template: Template, functionId: string): string {
   const fn = template.Resources[functionId];
-  const role = (fn?.Properties?.Role as { 'Fn::GetAtt'?: [string, string] } | undefined)?.['Fn::GetAtt']?.[0];
-  if (fn?.Type !== 'AWS::Lambda::Function' || role === undefined) throw new TemplatePolicyError(`${functionId} is not a function with a role of this template`);
+  const roleProperty = fn?.Properties?.Role;
+  const getAtt = isRecord(roleProperty) ? roleProperty['Fn::GetAtt'] : undefined;
+  const role = isArray(getAtt) ? getAtt[0] : undefined;
+  if (fn?.Type !== 'AWS::Lambda::Function' || typeof role !== 'string')
+    throw new TemplatePolicyError(`${functionId} is not a function with a role of this template`);
   return role;
 }
 
@@ -130,13 +178,13 @@ export function rolePolicies(template: Template, roleId: string, bindings: Local
   }
   const names = (r: unknown) => JSON.stringify(r) === JSON.stringify({ Ref: roleId });
   return Object.entries(template.Resources)
-    .filter(([, r]) => (r.Type === 'AWS::IAM::Policy' || r.Type === 'AWS::IAM::ManagedPolicy') && ((r.Properties?.Roles as unknown[]) ?? []).some(names))
-    .map(([id, r]) => ({ name: id, policy: resolveValue(r.Properties!.PolicyDocument, bindings) as PolicyDocument }));
+    .filter(([, r]) => (r.Type === 'AWS::IAM::Policy' || r.Type === 'AWS::IAM::ManagedPolicy') && listHas(r.Properties?.Roles, names))
+    .map(([id, r]) => ({ name: id, policy: policyDocument(resolveValue(r.Properties!.PolicyDocument, bindings), id) }));
 }
 
 /** The resource policy of a queue (its `AWS::SQS::QueuePolicy`), resolved; undefined when it has none. */
 export function queuePolicy(template: Template, queueId: string, bindings: LocalBindings): PolicyDocument | undefined {
   const names = (q: unknown) => JSON.stringify(q) === JSON.stringify({ Ref: queueId });
-  const found = Object.values(template.Resources).find((r) => r.Type === 'AWS::SQS::QueuePolicy' && ((r.Properties?.Queues as unknown[]) ?? []).some(names));
-  return found ? (resolveValue(found.Properties!.PolicyDocument, bindings) as PolicyDocument) : undefined;
+  const found = Object.entries(template.Resources).find(([, r]) => r.Type === 'AWS::SQS::QueuePolicy' && listHas(r.Properties?.Queues, names));
+  return found ? policyDocument(resolveValue(found[1].Properties!.PolicyDocument, bindings), found[0]) : undefined;
 }

@@ -6,12 +6,18 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { isRecord } from '../type-guards.js';
 import { ignoreKilled, supervise, type Supervised } from './supervisor.js';
 
 /** A parsed log line of a worker process. */
 export interface WorkerLogLine {
   readonly event: string;
   readonly [field: string]: unknown;
+}
+
+/** Whether a parsed line is a log line (an object with its `event` name). */
+function isWorkerLogLine(line: unknown): line is WorkerLogLine {
+  return isRecord(line) && typeof line.event === 'string';
 }
 
 /** One worker process. */
@@ -61,7 +67,8 @@ export class WorkerPool {
       onLine: (text) => {
         if (!text.startsWith('{')) return;
         try {
-          const line = JSON.parse(text) as WorkerLogLine;
+          const line: unknown = JSON.parse(text);
+          if (!isWorkerLogLine(line)) return;
           if (line.event === 'worker.started' && worker.status === 'starting') worker.status = 'running';
           this.opts.onLog(worker, line);
         } catch {

@@ -46,7 +46,7 @@ export class ManualTime implements WorkerTimers {
 
   /** Cancels a pending callback. */
   clearTimeout(handle: TimerHandle): void {
-    this.pending.delete(handle as number);
+    if (typeof handle === 'number') this.pending.delete(handle);
   }
 
   /** How many callbacks are pending. */

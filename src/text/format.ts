@@ -21,11 +21,15 @@ export function formatInstant(ms: number): string {
     .replace(/\.\d{3}Z$/, 'Z');
 }
 
+/** Milliseconds per unit of a duration. */
+const DURATION_UNITS: Readonly<Record<string, number>> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
 /** Parses a duration such as `500ms`, `30s`, `5m`, `2h`, `1d` or a bare number of ms. */
 export function parseDuration(text: string): number | undefined {
   const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/.exec(text);
   if (!m) return undefined;
-  const unit = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[(m[2] ?? 'ms') as 'ms'];
+  const unit = DURATION_UNITS[m[2] ?? 'ms'];
+  if (unit === undefined) return undefined;
   const value = Math.round(Number(m[1]) * unit);
   return Number.isSafeInteger(value) ? value : undefined;
 }
@@ -45,7 +49,7 @@ export function renderTable(headers: readonly string[], rows: readonly (readonly
 
 /** Renders label/value pairs as two aligned columns. */
 export function renderFields(fields: readonly (readonly [string, string | number | undefined])[]): string {
-  const shown = fields.filter(([, v]) => v !== undefined) as [string, string | number][];
+  const shown = fields.flatMap(([k, v]) => (v === undefined ? [] : [[k, v] as const]));
   const width = Math.max(0, ...shown.map(([k]) => k.length));
   return shown.map(([k, v]) => `${`${k}:`.padEnd(width + 1)}  ${v}`).join('\n');
 }

@@ -163,7 +163,7 @@ export interface JobViewOptions {
 /** The part of a job's page that the live refresh replaces. */
 export function jobLive(job: Job, now: number, opts: JobViewOptions): SafeHtml {
   const explanation = explainJob(job, now, { reclaimPeriodMs: opts.reclaimPeriodMs });
-  const progress = (job as { progress?: unknown }).progress;
+  const progress = job.progress;
   const field = (name: string, label: string, value: SafeHtml | string | number) => html`<tr data-field="${name}"><th>${label}</th><td>${value}</td></tr>`;
   return html`<section id="explanation" data-reason="${explanation.reason}">
 <p class="summary">${explanation.summary}</p>

@@ -13,15 +13,16 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { FenceqError, InvalidStateError, JobNotFoundError, TableUnavailableError, ValidationError } from '../errors.js';
 import type { JobQueue } from '../job-queue.js';
 import type { Job } from '../job.js';
 import { LISTABLE_STATES } from '../store/maintenance/browse.js';
 import type { JobSummary } from '../types.js';
+import { listeningPort } from '../type-guards.js';
 import { checkId, checkQueue } from '../validate.js';
 import { formatInstant } from '../text/format.js';
 import { DASHBOARD_CSS, DASHBOARD_JS } from './assets.js';
@@ -82,7 +83,7 @@ export async function startDashboard(opts: DashboardOptions): Promise<Dashboard>
     const s = serve({ fetch: app.fetch, port, hostname: '127.0.0.1' }, () => resolve(s));
     s.once('error', reject);
   });
-  boundPort = (server.address() as AddressInfo).port;
+  boundPort = listeningPort(server.address());
   let timer: NodeJS.Timeout | undefined;
   let closed = false;
   const tick = () => {
@@ -103,7 +104,7 @@ export async function startDashboard(opts: DashboardOptions): Promise<Dashboard>
       clearTimeout(timer);
       await new Promise<void>((r) => {
         server.close(() => r());
-        (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+        if ('closeAllConnections' in server) server.closeAllConnections();
       });
     },
   };
@@ -175,7 +176,7 @@ function dashboardApp(o: AppOptions): Hono {
       throw new ValidationError('queue', queue, `no such queue; the queues are: ${names.join(', ') || '(none yet)'}`);
     }
     const state = c.req.query('state') || 'pending';
-    if (!(LISTABLE_STATES as readonly string[]).includes(state)) {
+    if (!LISTABLE_STATES.some((s) => s === state)) {
       throw new ValidationError('state', state, `the listing shows ${LISTABLE_STATES.join(', ')}; done and cancelled jobs are opened by id`);
     }
     const prefix = c.req.query('prefix') ?? '';
@@ -236,11 +237,12 @@ function dashboardApp(o: AppOptions): Hono {
     const bad = checkToken(field('token') ?? c.req.header('x-fenceq-token'), o.token);
     if (bad) return refuse(c, bad);
     const id = checkId('id', field('id'));
-    const action = field('action');
-    if (!(ACTIONS as readonly (string | undefined)[]).includes(action)) throw new ValidationError('action', action, `must be one of ${ACTIONS.join(', ')}`);
+    const given = field('action');
+    const action = ACTIONS.find((a) => a === given);
+    if (action === undefined) throw new ValidationError('action', given, `must be one of ${ACTIONS.join(', ')}`);
     let outcome: ActionOutcome;
     try {
-      outcome = await perform(o.queue, action as (typeof ACTIONS)[number], id);
+      outcome = await perform(o.queue, action, id);
     } catch (err) {
       if (!(err instanceof InvalidStateError)) throw err;
       outcome = { ok: false, text: err.message };
@@ -258,9 +260,9 @@ function dashboardApp(o: AppOptions): Hono {
     return page(c, err instanceof FenceqError ? 409 : 500, err instanceof Error ? `${err.name}: ${err.message}` : String(err));
   });
 
-  function page(c: Context, status: number, message: string, detail: { field?: string; value?: unknown } = {}) {
-    if (c.req.path.startsWith('/api/')) return c.json({ error: { message, ...detail } }, status as 400);
-    return c.html(layout(frame('Error', 'error'), errorPage(status, message)).text, status as 400);
+  function page(c: Context, status: ContentfulStatusCode, message: string, detail: { field?: string; value?: unknown } = {}) {
+    if (c.req.path.startsWith('/api/')) return c.json({ error: { message, ...detail } }, status);
+    return c.html(layout(frame('Error', 'error'), errorPage(status, message)).text, status);
   }
 
   function refuse(c: Context, r: Refusal) {

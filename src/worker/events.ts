@@ -118,7 +118,7 @@ export class EventTimeoutError extends FenceqError {
  * const { result, at } = await done;
  */
 export class WorkerEvents {
-  private readonly listeners = new Map<WorkerEventName, Set<(event: never) => void>>();
+  private readonly listeners: { [K in WorkerEventName]?: Set<WorkerEventListener<K>> } = {};
   /** How many times each event was emitted so far (a timeout message names them). */
   private readonly seen = new Map<WorkerEventName, number>();
 
@@ -130,8 +130,10 @@ export class WorkerEvents {
 
   /** Calls `listener` on every `name` event until the returned function is called. */
   on<K extends WorkerEventName>(name: K, listener: WorkerEventListener<K>): () => void {
-    let set = this.listeners.get(name);
-    if (!set) this.listeners.set(name, (set = new Set()));
+    // Seen through the event's own key, the table's entry has the listener type of that event.
+    const byName: { [N in K]?: Set<WorkerEventListener<N>> } = this.listeners;
+    const set = byName[name] ?? new Set();
+    byName[name] = set;
     set.add(listener);
     return () => void set.delete(listener);
   }
@@ -175,11 +177,11 @@ export class WorkerEvents {
   /** Emits an event to its listeners (the worker calls this; a listener that throws is reported, not rethrown). */
   emit<K extends WorkerEventName>(name: K, event: WorkerEventMap[K]): void {
     this.seen.set(name, (this.seen.get(name) ?? 0) + 1);
-    const set = this.listeners.get(name);
+    const set: Set<WorkerEventListener<K>> | undefined = this.listeners[name];
     if (!set) return;
     for (const listener of [...set]) {
       try {
-        (listener as WorkerEventListener<K>)(event);
+        listener(event);
       } catch (err) {
         this.onListenerError(name, err);
       }

@@ -4,7 +4,7 @@ import type { JobStore } from '../job-store.js';
 import { defaultLogger, type Logger } from '../log.js';
 import { checkInt, checkKnownKeys, checkObject, checkOwner, checkQueue, checkTtl, MAX_TTL_MS } from '../validate.js';
 import { REAL_TIMERS, type WorkerTimers } from './timers.js';
-import type { HandlerDefinition, WorkerOptions } from './types.js';
+import type { Handler, HandlerDefinition, WorkerOptions } from './types.js';
 
 /** Defaults of the worker's timing, as data. */
 export const WORKER_DEFAULTS = {
@@ -70,18 +70,20 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
   checkKnownKeys('options', o, KNOWN);
   const store = options.store;
   for (const m of ['lease', 'ackDone', 'ackFailed', 'renew', 'release'] as const) {
-    if (typeof store !== 'object' || store === null || typeof (store as unknown as Record<string, unknown>)[m] !== 'function') {
+    if (typeof store !== 'object' || store === null || typeof store[m] !== 'function') {
       throw new ValidationError('options.store', store, `must implement JobStore (missing ${m}())`);
     }
   }
   // The optional ones: absent, or functions (a value of another kind would fail only when called).
   for (const m of ['leaveReaders'] as const) {
-    const v = (store as unknown as Record<string, unknown>)[m];
+    // Reflect.get: a JS caller may have put a non-function there, and this reads it as a value, not a method.
+    const v: unknown = Reflect.get(store, m);
     if (v !== undefined && typeof v !== 'function') throw new ValidationError(`options.store.${m}`, v, 'must be a function when present');
   }
   const handlers = new Map<string, HandlerDefinition>();
   const h = checkObject('options.handlers', options.handlers);
-  for (const [name, value] of Object.entries(h)) {
+  // options.handlers, not h: the same object, with the values typed as the caller declared them.
+  for (const [name, value] of Object.entries(options.handlers)) {
     checkQueue(`options.handlers.${name}`, name);
     handlers.set(name, checkHandler(`options.handlers.${name}`, value));
   }
@@ -131,12 +133,12 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
   };
 }
 
-function checkHandler(field: string, value: unknown): HandlerDefinition {
-  if (typeof value === 'function') return { handle: value as HandlerDefinition['handle'] };
+function checkHandler(field: string, value: Handler | HandlerDefinition): HandlerDefinition {
+  if (typeof value === 'function') return { handle: value };
   const d = checkObject(field, value);
   checkKnownKeys(field, d, ['handle', 'validate', 'timeoutMs']);
   if (typeof d.handle !== 'function') throw new ValidationError(`${field}.handle`, d.handle, 'must be a function');
   if (d.validate !== undefined && typeof d.validate !== 'function') throw new ValidationError(`${field}.validate`, d.validate, 'must be a function');
   if (d.timeoutMs !== undefined) checkInt(`${field}.timeoutMs`, d.timeoutMs, 1, MAX_TTL_MS);
-  return value as HandlerDefinition;
+  return value;
 }

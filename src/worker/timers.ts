@@ -20,6 +20,7 @@ export interface WorkerTimers {
 /** Node's timers (the default). */
 export const REAL_TIMERS: WorkerTimers = {
   setTimeout: (callback, ms) => setTimeout(callback, ms),
+  // Cast: the handle is opaque to the worker and is always one this object's setTimeout returned.
   clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout | undefined),
 };
 

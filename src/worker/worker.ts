@@ -18,7 +18,15 @@ import { delay as wait, type TimerHandle } from './timers.js';
 import type { HandlerContext, HandlerDefinition, JobContextJob, StopReport, WorkerCounters, WorkerOptions } from './types.js';
 
 type Counter = keyof WorkerCounters;
-type Outcome = { ok: true; result: unknown } | { ok: false; error: unknown; retryable: boolean; reason: string };
+/** A handler's return value as the job's result: nothing is null. */
+function resultJson(result: Json | void): Json {
+  return result === undefined ? null : result;
+}
+
+/** An idle or limit wait in progress: its timer, and how to end it early. */
+type Sleeper = { timer: TimerHandle | undefined; resolve: () => void };
+
+type Outcome = { ok: true; result: Json | void } | { ok: false; error: unknown; retryable: boolean; reason: string };
 
 /**
  * How long to sleep when a limit held a queue back. Rate: exactly until the next token is due
@@ -75,7 +83,7 @@ export class Worker {
   };
   private loopDone: Promise<void> = Promise.resolve();
   private stopping: Promise<StopReport> | undefined;
-  private sleeper: { timer: TimerHandle | undefined; resolve: () => void } | undefined;
+  private sleeper: Sleeper | undefined;
   private waitingForSlot = false;
   /** Set when a settled job may have made another claimable (see {@link end}): the next poll is not delayed. */
   private lookAgain = false;
@@ -252,7 +260,7 @@ export class Worker {
     const h = this.track(lease);
     this.counts.claimed++;
     o.logger.info('worker.job_claimed', { id: lease.id, queue: lease.queue, generation: lease.generation, attempt: lease.attempt, owner: this.owner });
-    const from = (lease as Lease & { takenOverFrom?: unknown }).takenOverFrom;
+    const from = lease.takenOverFrom;
     if (typeof from === 'string') {
       this.counts.takenOver++;
       o.logger.warn('worker.orphan_taken_over', { id: lease.id, queue: lease.queue, generation: lease.generation, previousOwner: from });
@@ -332,7 +340,7 @@ export class Worker {
       },
     };
     let outcome: Outcome;
-    const call = async (): Promise<unknown> => def.handle(job, ctx);
+    const call = async (): Promise<Json | void> => def.handle(job, ctx);
     this.events.emit('job.started', { at: o.clock(), lease });
     const handling = o.isolateCrashes ? runInScope(scope, call) : call();
     this.liveHandlers++;
@@ -378,7 +386,7 @@ export class Worker {
       if (outcome.ok) {
         let out: AckDoneOutcome | undefined;
         try {
-          out = await this.withRetries(h, () => o.store.ackDone(h.lease, (outcome.result === undefined ? null : outcome.result) as Json));
+          out = await this.withRetries(h, () => o.store.ackDone(h.lease, resultJson(outcome.result)));
         } catch (err) {
           if (!(err instanceof ValidationError)) throw err;
           const error = new ResultInvalidError(id, err);
@@ -390,7 +398,7 @@ export class Worker {
         else {
           this.counts.completed++;
           o.logger.info('worker.job_completed', { id, queue, generation, attempt: h.lease.attempt, durationMs, repeated: out.repeated });
-          const result = (outcome.result === undefined ? null : outcome.result) as Json;
+          const result = resultJson(outcome.result);
           this.events.emit('job.completed', { at: o.clock(), lease: h.lease, result, repeated: out.repeated, durationMs });
         }
       } else {
@@ -614,7 +622,7 @@ export class Worker {
 
   private sleep(ms: number | null): Promise<void> {
     return new Promise((resolve) => {
-      const s = { timer: undefined as TimerHandle | undefined, resolve };
+      const s: Sleeper = { timer: undefined, resolve };
       if (ms !== null) {
         s.timer = this.options.timers.setTimeout(() => {
           if (this.sleeper === s) this.sleeper = undefined;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { errorFromPayload, errorToPayload } from '../../src/aws/errors.js';
-import { EnqueueIncompleteError, InvalidStateError, TableUnavailableError } from '../../src/errors.js';
+import { EnqueueIncompleteError, InvalidStateError, MalformedItemError, TableUnavailableError } from '../../src/errors.js';
 
 describe('typed errors across a direct invoke', () => {
   it('come back as their own class with their fields', () => {
@@ -13,6 +13,10 @@ describe('typed errors across a direct invoke', () => {
     expect(state).toBeInstanceOf(InvalidStateError);
     expect((state as InvalidStateError).state).toBe('done');
     expect(errorFromPayload(errorToPayload(new TableUnavailableError('t', 'gone'))!)).toBeInstanceOf(TableUnavailableError);
+    const malformed = errorFromPayload(JSON.parse(JSON.stringify(errorToPayload(new MalformedItemError('job', 'j-1', 'leaseGeneration', 'x', 'a number')))));
+    expect(malformed).toBeInstanceOf(MalformedItemError);
+    expect(malformed).toMatchObject({ kind: 'job', key: 'j-1', field: 'leaseGeneration', value: 'x' });
+    expect(malformed.message).toMatch(/malformed job item "j-1": leaseGeneration \("x"\) must be a number/);
     expect(errorToPayload(new Error('not ours'))).toBeUndefined();
   });
 });

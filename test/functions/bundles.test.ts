@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { ACCESS } from '../../infra/access.js';
 import type { InvokeReply } from '../../src/aws/errors.js';
 import type { ReclaimRunResult } from '../../src/aws/reclaim-run.js';
 import type { Lease } from '../../src/job.js';
@@ -21,8 +22,17 @@ const MAX_BUNDLE_BYTES = 250_000;
 const FUNCTIONS = ['admin', 'api', 'enqueue', 'reclaim', 'worker'] as const;
 
 type Invoke = (event: unknown, context?: unknown) => Promise<unknown>;
-const bundle = async (name: (typeof FUNCTIONS)[number], env: Record<string, string | undefined>): Promise<Invoke> =>
-  ((await coldStart(() => import(/* @vite-ignore */ pathToFileURL(join(DIST, name, 'index.mjs')).href), env)) as { handler: Invoke }).handler;
+/** Each function's access profile (infra/job-functions.ts): the stack gives it the URLs of exactly the queues the profile sends to. */
+const ROLE = { enqueue: 'producer', api: 'worker', admin: 'admin', reclaim: 'reclaim', worker: 'worker' } as const;
+const bundle = async (name: (typeof FUNCTIONS)[number], env: Record<string, string | undefined>): Promise<Invoke> => {
+  const sends: readonly string[] = ACCESS[ROLE[name]].sendTo;
+  const stackEnv = {
+    ...env,
+    ...(sends.includes('wake') ? {} : { FENCEQ_WAKE_QUEUE_URL: undefined }),
+    ...(sends.includes('dead') ? {} : { FENCEQ_DEAD_QUEUE_URL: undefined }),
+  };
+  return ((await coldStart(() => import(/* @vite-ignore */ pathToFileURL(join(DIST, name, 'index.mjs')).href), stackEnv)) as { handler: Invoke }).handler;
+};
 
 function value<T>(reply: unknown): T {
   const r = reply as InvokeReply;

@@ -12,7 +12,7 @@ import { freshQueue } from '../support/harness.js';
 
 const TTL = 10_000;
 const TOLERANCE = 1_000;
-const ctxOf = (queue: unknown) => (queue as { ctx: StoreContext }).ctx;
+const ctxOf = (queue: unknown) => (queue as { core: { ctx: StoreContext } }).core.ctx;
 
 describe('concurrency slots: edges', () => {
   it('logs a slot claimed, lost and released, each only when its write landed', async () => {

@@ -10,7 +10,7 @@ import { newLeaseSecret } from '../../src/store/core/lease-secret.js';
 import { freshQueue } from '../support/harness.js';
 
 type Ctx = Parameters<typeof listSlots>[0];
-const ctxOf = (queue: unknown): Ctx => (queue as { ctx: Ctx }).ctx;
+const ctxOf = (queue: unknown): Ctx => (queue as { core: { ctx: Ctx } }).core.ctx;
 const TTL = 10_000;
 
 describe('concurrency slots', () => {

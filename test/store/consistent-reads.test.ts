@@ -10,7 +10,7 @@ import type { StoreContext } from '../../src/store/core/context.js';
 import { takeTokens } from '../../src/store/flow/rate-tokens.js';
 import { freshQueue } from '../support/harness.js';
 
-const ctxOf = (queue: JobQueue) => (queue as unknown as { ctx: StoreContext }).ctx;
+const ctxOf = (queue: JobQueue) => (queue as unknown as { core: { ctx: StoreContext } }).core.ctx;
 
 /** Records each GetItem's key and whether it asked for a consistent read. */
 function getItems(client: Awaited<ReturnType<typeof freshQueue>>['client']) {

@@ -169,7 +169,7 @@ describe('concurrency limit', () => {
     await enqueueN(t.queue, 'q', 1);
     await t.queue.setLimits('q', { maxRunning: 1 });
     const [held] = (await t.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL })).leases;
-    const ctx = (t.queue as unknown as { ctx: Parameters<typeof claimSlotIfFree>[0] }).ctx;
+    const ctx = (t.queue as unknown as { core: { ctx: Parameters<typeof claimSlotIfFree>[0] } }).core.ctx;
     const taker = { id: 'other', generation: 1, secret: 'f'.repeat(32) };
     const now = held!.expiresAt + 500;
     // The write's condition decides, not the caller's filter: 500 ms past the expiry with 1 s of tolerance.

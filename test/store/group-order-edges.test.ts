@@ -13,7 +13,7 @@ import { freshQueue } from '../support/harness.js';
 
 type Ctx = Parameters<typeof advanceGroup>[0];
 type Fresh = Awaited<ReturnType<typeof freshQueue>>;
-const ctxOf = (queue: unknown): Ctx => (queue as { ctx: Ctx }).ctx;
+const ctxOf = (queue: unknown): Ctx => (queue as { core: { ctx: Ctx } }).core.ctx;
 const lastIds = (members: unknown) => (members as string[]).map((e) => e.split('|').at(-1));
 
 /** Runs `act` once, just before the first request of `t`'s client that `match` picks. */

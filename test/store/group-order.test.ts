@@ -9,7 +9,7 @@ import { advanceGroup, groupItemId, groupPosition, listedGroups } from '../../sr
 import { freshQueue } from '../support/harness.js';
 
 type Ctx = Parameters<typeof advanceGroup>[0];
-const ctxOf = (queue: unknown): Ctx => (queue as { ctx: Ctx }).ctx;
+const ctxOf = (queue: unknown): Ctx => (queue as { core: { ctx: Ctx } }).core.ctx;
 const TTL = 10_000;
 
 describe('advancing an ordered group', () => {

@@ -11,7 +11,7 @@ import { endpoint, freshQueue } from '../support/harness.js';
 const TTL = 30_000;
 
 type Ctx = Parameters<typeof claimIfDue>[0];
-const ctxOf = (queue: JobQueue): Ctx => (queue as unknown as { ctx: Ctx }).ctx;
+const ctxOf = (queue: JobQueue): Ctx => (queue as unknown as { core: { ctx: Ctx } }).core.ctx;
 
 /** The index's view of job `id` as the table holds it now. */
 async function candidate(raw: { get(id: string): Promise<Record<string, unknown> | undefined> }, id: string, orphan: boolean): Promise<Candidate> {

@@ -14,7 +14,7 @@ import { itemAfterLoss, notePending, readItem, updateElseLoss, updateElseNull } 
 import { LeaseHints } from '../../src/store/memory/lease-hints.js';
 import { freshQueue } from '../support/harness.js';
 
-const ctxOf = (queue: JobQueue) => (queue as unknown as { ctx: StoreContext }).ctx;
+const ctxOf = (queue: JobQueue) => (queue as unknown as { core: { ctx: StoreContext } }).core.ctx;
 
 /** Lease hints that record every pending write they are told about. */
 class RecordingHints extends LeaseHints {

@@ -26,7 +26,7 @@ function ownClient(tableName: string, clock: () => number, random?: () => number
 
 /** The hints of a JobQueue (what it remembers between lease calls). */
 function hintsOf(queue: JobQueue) {
-  return (queue as unknown as { ctx: { hints: import('../../src/store/memory/lease-hints.js').LeaseHints } }).ctx.hints;
+  return (queue as unknown as { core: { ctx: { hints: import('../../src/store/memory/lease-hints.js').LeaseHints } } }).core.ctx.hints;
 }
 
 /** Another worker claims the job of the first claim `client` sends (or of its first `times`), just before that claim lands; returns how many claims were sent. */

@@ -85,7 +85,7 @@ describe('lease reads (how few index partitions a call reads)', () => {
     const other = ids.filter((id) => shardOf(id, QUEUE_SHARDS) === 1).slice(0, 2);
     await queue.enqueueMany([...home, ...other].map((id) => ({ queue: 'q', payload: null, id })));
     const w = ownClient(tableName, clock, () => 0); // its first ready shard is 0
-    (w.queue as unknown as { ctx: Parameters<typeof claimIfDue>[0] }).ctx.hints.lostClaim(clock.now); // as after a lost race
+    (w.queue as unknown as { core: { ctx: Parameters<typeof claimIfDue>[0] } }).core.ctx.hints.lostClaim(clock.now); // as after a lost race
     const got = (await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 4 })).leases;
     expect(got.map((l) => l.id).sort()).toEqual([...home].sort()); // the other shards are left to their own readers
     const rest = (await w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 4 })).leases; // shard 0 is empty now: a sweep
@@ -152,7 +152,7 @@ describe('lease reads (how few index partitions a call reads)', () => {
     const { queue, tableName, clock } = await freshQueue();
     await queue.enqueueMany(Array.from({ length: 8 }, (_, i) => ({ queue: 'q', payload: null, id: `j-${i}` })));
     const w = ownClient(tableName, clock);
-    const hints = (w.queue as unknown as { ctx: Parameters<typeof claimIfDue>[0] }).ctx.hints;
+    const hints = (w.queue as unknown as { core: { ctx: Parameters<typeof claimIfDue>[0] } }).core.ctx.hints;
     const gate = gateNext(w.client, (cmd, input) => cmd === 'UpdateItemCommand' && String(input.ConditionExpression).includes(':seen'));
     const leasing = w.queue.lease({ owner: 'me', queues: ['q'], ttlMs: TTL, max: 1 });
     await gate.reached;
@@ -206,7 +206,7 @@ describe('the claim guard decides, whatever the index said', () => {
   it('refuses a pending job that is not due yet', async () => {
     const { queue, clock } = await freshQueue();
     await queue.enqueue({ queue: 'q', payload: null, id: 'later', runAt: clock.now + 1_000 });
-    const ctx = (queue as unknown as { ctx: Parameters<typeof claimIfDue>[0] }).ctx;
+    const ctx = (queue as unknown as { core: { ctx: Parameters<typeof claimIfDue>[0] } }).core.ctx;
     const c = await candidateFor(queue, 'later', false);
     expect(await claimIfDue(ctx, c, 'w', TTL, clock.now + 999)).toBeNull();
     expect(await claimIfDue(ctx, c, 'w', TTL, clock.now + 1_000)).not.toBeNull();
@@ -215,7 +215,7 @@ describe('the claim guard decides, whatever the index said', () => {
   it('refuses a running job offered as an orphan while its lease holds, and a pending job offered as an orphan', async () => {
     const { queue, clock } = await freshQueue();
     await queue.enqueue({ queue: 'q', payload: null, id: 'j' });
-    const ctx = (queue as unknown as { ctx: Parameters<typeof claimIfDue>[0] }).ctx;
+    const ctx = (queue as unknown as { core: { ctx: Parameters<typeof claimIfDue>[0] } }).core.ctx;
     expect(await claimIfDue(ctx, await candidateFor(queue, 'j', true), 'w', TTL, clock.now)).toBeNull();
     const [lease] = (await queue.lease({ owner: 'a', queues: ['q'], ttlMs: 5_000 })).leases;
     const running = await candidateFor(queue, 'j', true);

@@ -21,7 +21,7 @@ import { endpoint, freshQueue } from '../support/harness.js';
 const TTL = 30_000;
 
 type Ctx = Parameters<typeof takeTokens>[0];
-const ctxOf = (queue: JobQueue): Ctx => (queue as unknown as { ctx: Ctx }).ctx;
+const ctxOf = (queue: JobQueue): Ctx => (queue as unknown as { core: { ctx: Ctx } }).core.ctx;
 const at = (iso: string) => Date.parse(iso);
 
 let sending: AllOldProxy;

@@ -12,7 +12,7 @@ import type { StoreContext } from '../../src/store/core/context.js';
 import { countRequests } from '../support/count.js';
 import { freshQueue } from '../support/harness.js';
 
-const ctxOf = (queue: JobQueue): StoreContext => (queue as unknown as { ctx: StoreContext }).ctx;
+const ctxOf = (queue: JobQueue): StoreContext => (queue as unknown as { core: { ctx: StoreContext } }).core.ctx;
 
 /** A queue of one ready shard holding `n` jobs `<prefix>0..n-1`, enqueued a millisecond apart (oldest first). */
 async function oneShard(n: number, queues: readonly string[] = ['q']) {

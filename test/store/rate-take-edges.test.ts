@@ -12,7 +12,7 @@ import { bumpVersionBefore } from '../support/interfere.js';
 import { freshQueue } from '../support/harness.js';
 
 const LIMITS = { ratePerSecond: 2, burst: 4 };
-const ctxOf = (queue: JobQueue) => (queue as unknown as { ctx: StoreContext }).ctx;
+const ctxOf = (queue: JobQueue) => (queue as unknown as { core: { ctx: StoreContext } }).core.ctx;
 
 /** A failure of the endpoint that is not a condition check. */
 class EndpointBroke extends Error {}

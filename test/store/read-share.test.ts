@@ -22,7 +22,7 @@ import { endpoint, freshQueue } from '../support/harness.js';
 const TTL = 30_000;
 
 function ctxOf(queue: JobQueue): StoreContext {
-  return (queue as unknown as { ctx: StoreContext }).ctx;
+  return (queue as unknown as { core: { ctx: StoreContext } }).core.ctx;
 }
 
 function hintsOf(queue: JobQueue): LeaseHints {

@@ -78,7 +78,7 @@ describe('renewals and the index', () => {
       runAt: item.runAt as number,
       orphan: true,
     };
-    expect(await claimIfDue((taker as unknown as { ctx: Ctx }).ctx, orphan, 'taker', TTL, clock.now)).toBeNull();
+    expect(await claimIfDue((taker as unknown as { core: { ctx: Ctx } }).core.ctx, orphan, 'taker', TTL, clock.now)).toBeNull();
     expect(await queue.reclaimOrphaned()).toMatchObject({ expired: 1, reclaimed: 0, dead: 0, lostRaces: 1 });
     expect(await raw.get(id)).toMatchObject({ state: 'running', leaseOwner: 'alive', leaseGeneration: held!.generation });
     expect((await queue.renew(held!, TTL)).outcome).toBe('renewed');

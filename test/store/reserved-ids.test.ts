@@ -18,7 +18,7 @@ import { strayPending } from '../support/stray-item.js';
 const at = (iso: string) => Date.parse(iso);
 const T1 = at('2026-05-01T10:01:00Z');
 const T2 = at('2026-05-01T10:02:00Z');
-const ctxOf = (queue: JobQueue) => (queue as unknown as { ctx: StoreContext }).ctx;
+const ctxOf = (queue: JobQueue) => (queue as unknown as { core: { ctx: StoreContext } }).core.ctx;
 
 /** Every item in the table, by id: to show a refused call wrote nothing at all. */
 async function tableIds(t: Awaited<ReturnType<typeof freshQueue>>): Promise<string[]> {

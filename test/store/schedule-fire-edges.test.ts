@@ -11,7 +11,7 @@ import { freshQueue } from '../support/harness.js';
 
 const at = (iso: string) => Date.parse(iso);
 const tickId = (name: string, isoTime: string) => `sched:${name}:${at(isoTime)}`;
-const ctxOf = (queue: JobQueue) => (queue as unknown as { ctx: StoreContext }).ctx;
+const ctxOf = (queue: JobQueue) => (queue as unknown as { core: { ctx: StoreContext } }).core.ctx;
 
 describe('firing a schedule: edges', () => {
   it('a pass holding the schedule as paused enqueues nothing and does not advance it', async () => {

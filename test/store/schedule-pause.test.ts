@@ -167,7 +167,7 @@ describe('pausing a schedule withdraws what it fired ahead', () => {
     const { fireSchedule } = await import('../../src/store/schedules/schedule-fire.js');
     const before = (await queue.schedules.get('f'))!;
     expect(await queue.schedules.pause('f')).toMatchObject({ withdrawn: [] });
-    const ctx = (queue as unknown as { ctx: Parameters<typeof fireSchedule>[0] }).ctx;
+    const ctx = (queue as unknown as { core: { ctx: Parameters<typeof fireSchedule>[0] } }).core.ctx;
     expect(await fireSchedule(ctx, before, { horizon: clock.now + 120_000, lateGraceMs: 0 })).toEqual({
       created: 0,
       existed: 0,

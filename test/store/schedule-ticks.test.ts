@@ -16,7 +16,7 @@ import { freshQueue } from '../support/harness.js';
 
 const at = (iso: string) => Date.parse(iso);
 const tickId = (name: string, hhmm: string) => `sched:${name}:${at(`2026-05-01T${hhmm}:00Z`)}`;
-const ctxOf = (queue: JobQueue) => (queue as unknown as { ctx: StoreContext }).ctx;
+const ctxOf = (queue: JobQueue) => (queue as unknown as { core: { ctx: StoreContext } }).core.ctx;
 const NEVER = '0 0 30 2 *';
 
 describe('which ticks a fire pass picks', () => {

@@ -71,7 +71,7 @@ describe('recurring schedules', () => {
     const { fireSchedule } = await import('../../src/store/schedules/schedule-fire.js');
     const stale = (await queue.schedules.get('r'))!;
     expect(await queue.schedules.fire({ horizonMs: 120_000 })).toMatchObject({ created: 2 });
-    const ctx = (queue as unknown as { ctx: Parameters<typeof fireSchedule>[0] }).ctx;
+    const ctx = (queue as unknown as { core: { ctx: Parameters<typeof fireSchedule>[0] } }).core.ctx;
     // The same pass again, from the same read: every tick exists, and its advance matches nothing.
     expect(await fireSchedule(ctx, stale, { horizon: clock.now + 120_000, lateGraceMs: 0 })).toEqual({
       created: 0,
@@ -114,7 +114,7 @@ describe('recurring schedules', () => {
     const { fireSchedule } = await import('../../src/store/schedules/schedule-fire.js');
     const old = (await queue.schedules.get('v'))!;
     await queue.schedules.put({ name: 'v', cron: '0 12 * * *', queue: 'q' });
-    const ctx = (queue as unknown as { ctx: Parameters<typeof fireSchedule>[0] }).ctx;
+    const ctx = (queue as unknown as { core: { ctx: Parameters<typeof fireSchedule>[0] } }).core.ctx;
     expect((await fireSchedule(ctx, old, { horizon: clock.now + 120_000, lateGraceMs: 0 })).lostRaces).toBe(1);
     expect(await queue.schedules.get('v')).toMatchObject({ cron: '0 12 * * *', nextTick: at('2026-05-01T12:00:00Z'), version: 2 });
   });

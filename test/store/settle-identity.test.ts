@@ -16,7 +16,7 @@ import { leaseSecretHash } from '../../src/store/core/lease-secret.js';
 import { freshQueue } from '../support/harness.js';
 
 const TTL = 30_000;
-const ctxOf = (queue: JobQueue) => (queue as unknown as { ctx: StoreContext }).ctx;
+const ctxOf = (queue: JobQueue) => (queue as unknown as { core: { ctx: StoreContext } }).core.ctx;
 
 describe('classifying a lost lease call', () => {
   const lease = { id: 'j', generation: 3, incarnation: 'inc-1', secret: 's3cret', owner: 'w', queue: 'q', expiresAt: 0 } as unknown as Lease;

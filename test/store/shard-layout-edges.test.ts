@@ -26,7 +26,7 @@ import { endpoint, freshQueue } from '../support/harness.js';
 import { strayPending } from '../support/stray-item.js';
 import { bumpVersionBefore } from '../support/interfere.js';
 
-const ctxOf = (queue: JobQueue): StoreContext => (queue as unknown as { ctx: StoreContext }).ctx;
+const ctxOf = (queue: JobQueue): StoreContext => (queue as unknown as { core: { ctx: StoreContext } }).core.ctx;
 
 /** Counts the reads of the layout item a client sends. */
 function layoutReads(client: DynamoDBClient): { count: number } {
@@ -71,7 +71,7 @@ const layoutItem = (fields: Record<string, unknown>) => ({ id: SHARD_LAYOUT_ID, 
 describe('reading a layout item', () => {
   it('odd counts fall back to the defaults, readers never cover less than writers, highWater never less than read', async () => {
     const { queue, raw } = await freshQueue();
-    await raw.put(layoutItem({ queueShards: 0, globalShards: 2.5, readQueueShards: 'x', version: 'v', changedAt: 'then' }));
+    await raw.put(layoutItem({ queueShards: 0, globalShards: 2.5, readQueueShards: -1, version: 0 }));
     expect(await queue.shardLayout()).toEqual({ ...DEFAULT_SHARD_LAYOUT, version: 1 });
     await raw.put(
       layoutItem({

@@ -55,7 +55,7 @@ describe('shard layout recorded in the table', () => {
     const { queue, peer } = await freshQueue();
     await queue.configureShards({ queueShards: 4, globalShards: 4 });
     const seen = await queue.shardLayout();
-    const ctxOf = (q: JobQueue) => (q as unknown as { ctx: Parameters<typeof changeShardLayoutIfVersion>[0] }).ctx;
+    const ctxOf = (q: JobQueue) => (q as unknown as { core: { ctx: Parameters<typeof changeShardLayoutIfVersion>[0] } }).core.ctx;
     const [a, b] = [
       await changeShardLayoutIfVersion(ctxOf(queue), seen, { write: { queueShards: 8, globalShards: 8 } }),
       await changeShardLayoutIfVersion(ctxOf(peer()), seen, { write: { queueShards: 2, globalShards: 2 } }),

@@ -128,15 +128,14 @@ describe('throughput', () => {
     // While `between` is set, a reading's pending Query waits until its running Query has answered, and `between` runs in that gap.
     let between: (() => Promise<unknown>) | undefined;
     let runningRead = deferred();
-    class Interleaved extends JobQueue {
-      override async list(args: Parameters<JobQueue['list']>[0]) {
-        if (args.state === 'pending' && between) await runningRead.promise.then(between);
-        const page = await super.list(args);
-        if (args.state === 'running') runningRead.resolve();
-        return page;
-      }
-    }
-    const queue = new Interleaved({ tableName, client, clock, logger });
+    const queue = new JobQueue({ tableName, client, clock, logger });
+    const list = queue.list.bind(queue);
+    queue.list = async (args) => {
+      if (args.state === 'pending' && between) await runningRead.promise.then(between);
+      const page = await list(args);
+      if (args.state === 'running') runningRead.resolve();
+      return page;
+    };
     const sampler = new QueueSampler({ queue, clock });
     await queue.enqueueMany([
       { queue: 'q', id: 'a', payload: null },

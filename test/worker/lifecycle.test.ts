@@ -72,7 +72,7 @@ describe('worker lifecycle: tracked leases, heartbeat, stop', () => {
     const started = next(worker, 'job.started');
     worker.start();
     await started;
-    const entry = `rd_${(t.queue as unknown as { ctx: StoreContext }).ctx.hints.readerToken}`;
+    const entry = `rd_${(t.queue as unknown as { core: { ctx: StoreContext } }).core.ctx.hints.readerToken}`;
     expect((await t.raw.get(readersId('slow')))?.[entry]).toBeTypeOf('number');
     const stopped = worker.stop({ graceMs: 10_000 });
     // The leave comes within a round trip of the stop; a worker that never leaves fails here in 5 s, not at the test's timeout.

@@ -11,6 +11,7 @@ import { explainJob } from '../../text/explain.js';
 import { formatDuration, formatInstant, oneLine, parseDuration, renderFields, renderTable } from '../../text/format.js';
 import { readPayload } from '../io.js';
 import { JobNotFoundError } from '../../errors.js';
+import { isRecord } from '../../type-guards.js';
 
 /** Options of `enqueue`. */
 export interface EnqueueOptions {
@@ -105,7 +106,7 @@ export async function listCommand(ctx: CommandContext, o: ListOptions): Promise<
   const limit = o.limit === undefined ? 50 : integer('--limit', o.limit);
   if (limit < 1 || limit > 1000) throw new CliError(EXIT.usage, `invalid --limit ${limit}: must be 1 to 1000`);
   const states = o.state === undefined ? [...LISTABLE_STATES] : [o.state];
-  if (o.state !== undefined && !(LISTABLE_STATES as readonly string[]).includes(o.state)) {
+  if (o.state !== undefined && !LISTABLE_STATES.some((s) => s === o.state)) {
     throw new CliError(
       EXIT.usage,
       `invalid --state ${JSON.stringify(o.state)}: list shows ${LISTABLE_STATES.join(', ')} (read done or cancelled jobs by id with get)`,
@@ -180,7 +181,7 @@ function renderJob(job: Job, now = Date.now()): string {
     ['queue', job.queue],
     ['state', job.state],
     ['attempts', `${job.attempts} of ${job.maxAttempts}`],
-    ...(job.group === undefined ? [] : [['group', job.group] as [string, string]]),
+    ...(job.group === undefined ? [] : [['group', job.group] as const]),
     ['generation', job.leaseGeneration],
     ['owner', job.leaseOwner],
     ['lease expires', job.leaseExpiresAt === undefined ? undefined : formatInstant(job.leaseExpiresAt)],
@@ -240,8 +241,8 @@ function encodeListCursor(c: ListCursor): string {
 function decodeListCursor(text: string | undefined): ListCursor | undefined {
   if (text === undefined) return undefined;
   try {
-    const o = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as ListCursor;
-    if (typeof o.q === 'string' && typeof o.s === 'string' && (o.c === undefined || typeof o.c === 'string')) return o;
+    const o: unknown = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
+    if (isRecord(o) && typeof o.q === 'string' && typeof o.s === 'string' && (o.c === undefined || typeof o.c === 'string')) return { q: o.q, s: o.s, c: o.c };
   } catch {
     // reported below
   }

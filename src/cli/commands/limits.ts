@@ -1,5 +1,5 @@
 /** `fenceq limits get|set QUEUE`: a queue's flow limits (concurrency, rate, ordered groups' dead-job policy). */
-import { clockToleranceOf, type QueueLimits } from '../../flow-limits.js';
+import { checkGroupOnDead, clockToleranceOf, type QueueLimits } from '../../flow-limits.js';
 import type { CommandContext } from '../context.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { formatInstant } from '../../text/format.js';
@@ -59,7 +59,8 @@ export async function limitsSetCommand(ctx: CommandContext, queue: string, o: Li
   if (o.maxRunning !== undefined) limits.maxRunning = num('--max-running', o.maxRunning);
   if (o.rate !== undefined) limits.ratePerSecond = num('--rate', o.rate);
   if (o.burst !== undefined) limits.burst = num('--burst', o.burst);
-  if (o.groupOnDead !== undefined) limits.groupOnDead = o.groupOnDead as QueueLimits['groupOnDead'];
+  // The field the operation itself names on a refusal (limits.groupOnDead), refused before any call.
+  if (o.groupOnDead !== undefined) limits.groupOnDead = checkGroupOnDead('limits.groupOnDead', o.groupOnDead);
   if (o.clockToleranceMs !== undefined) limits.clockToleranceMs = num('--clock-tolerance-ms', o.clockToleranceMs);
   const out = await ctx.queue().setLimits(queue, limits);
   ctx.print(

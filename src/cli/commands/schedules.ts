@@ -6,6 +6,7 @@ import type { CommandContext } from '../context.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { explainSchedule } from '../../text/explain-schedule.js';
 import { formatDuration, formatInstant, renderTable } from '../../text/format.js';
+import { parseJson } from '../../validate.js';
 import { integer } from './jobs.js';
 
 /** A due backlog older than this on a schedule's queue is flagged: no worker seems to be taking its jobs. */
@@ -64,7 +65,7 @@ async function putSchedule(ctx: CommandContext, name: string, cron: string, o: P
   let payload: Json | undefined;
   if (o.payload !== undefined) {
     try {
-      payload = JSON.parse(o.payload) as Json;
+      payload = parseJson(o.payload);
     } catch {
       throw new CliError(EXIT.usage, `invalid --payload ${JSON.stringify(o.payload)}: expected JSON`);
     }

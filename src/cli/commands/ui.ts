@@ -3,6 +3,7 @@
  * or AWS, with the operator's own credentials). Read-only unless --allow-actions. Runs until
  * Ctrl-C or SIGTERM.
  */
+import { errorCode } from '../../type-guards.js';
 import { startDashboard, type Dashboard } from '../../ui/server.js';
 import { reclaimPeriodMs } from '../config.js';
 import type { CommandContext } from '../context.js';
@@ -40,8 +41,7 @@ export async function uiCommand(ctx: CommandContext, o: UiOptions): Promise<numb
       onError: (err) => ctx.io.stderr(`fenceq ui: ${err instanceof Error ? err.message : String(err)}\n`),
     });
   } catch (err) {
-    if ((err as { code?: string }).code === 'EADDRINUSE')
-      throw new CliError(EXIT.failure, `port ${port} on 127.0.0.1 is in use; pass another --port or omit it for a free one`);
+    if (errorCode(err) === 'EADDRINUSE') throw new CliError(EXIT.failure, `port ${port} on 127.0.0.1 is in use; pass another --port or omit it for a free one`);
     throw err;
   }
   ctx.print(

@@ -42,12 +42,17 @@ WORK_ENV satisfies Partial<Record<keyof WorkOptions, string>>;
 
 /** The options with each absent flag filled from its WORK_ENV variable (an empty variable counts as unset). */
 export function withWorkEnv(o: WorkOptions, env: Readonly<Record<string, string | undefined>>): WorkOptions {
-  const filled: Record<string, string | undefined> = { ...o };
+  const filled: { -readonly [K in keyof WorkOptions]: WorkOptions[K] } = { ...o };
   for (const [key, name] of Object.entries(WORK_ENV)) {
     const v = env[name]?.trim();
-    if (filled[key] === undefined && v) filled[key] = v;
+    if (isWorkEnvKey(key) && filled[key] === undefined && v) filled[key] = v;
   }
-  return filled as unknown as WorkOptions;
+  return filled;
+}
+
+/** Whether a key of WORK_ENV (its entries' keys come back as plain strings). */
+function isWorkEnvKey(key: string): key is keyof typeof WORK_ENV {
+  return Object.hasOwn(WORK_ENV, key);
 }
 
 /** Runs the worker until a signal stops it; resolves to the exit code (the worker process helper exits the process itself). */

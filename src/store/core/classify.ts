@@ -1,5 +1,5 @@
-import type { JobState, Lease, SettledBy, StaleOutcome } from '../../job.js';
-import type { Item } from './codec.js';
+import { JOB_STATES, type Lease, type SettledBy, type StaleOutcome } from '../../job.js';
+import { fields, type Item } from './codec.js';
 import type { StoreContext } from './context.js';
 import { leaseSecretHash } from './lease-secret.js';
 
@@ -29,13 +29,22 @@ export function classifyLostRace(ctx: StoreContext, op: LeaseOp, lease: Lease, i
   ) {
     return { kind: 'repeat', item };
   }
-  const sameJob = item !== undefined && item.incarnation === lease.incarnation;
+  return { kind: 'stale', outcome: staleOutcome(ctx, op, lease, item) };
+}
+
+/**
+ * The outcome of a lease call that lost its condition and is no repeat (a renew never is): logs
+ * `lease.stale` with the job's current generation and state when it is the same job (the same
+ * incarnation), else nulls.
+ */
+export function staleOutcome(ctx: StoreContext, op: LeaseOp, lease: Lease, item: Item | undefined): StaleOutcome {
+  const now = item !== undefined && item.incarnation === lease.incarnation ? fields('job', item) : undefined;
   const outcome: StaleOutcome = {
     outcome: 'stale',
     id: lease.id,
     generation: lease.generation,
-    currentGeneration: sameJob ? (item.leaseGeneration as number) : null,
-    currentState: sameJob ? (item.state as JobState) : null,
+    currentGeneration: now ? now.num('leaseGeneration') : null,
+    currentState: now ? now.oneOf('state', JOB_STATES) : null,
   };
   ctx.logger.warn('lease.stale', {
     op,
@@ -44,7 +53,7 @@ export function classifyLostRace(ctx: StoreContext, op: LeaseOp, lease: Lease, i
     owner: lease.owner,
     currentGeneration: outcome.currentGeneration,
     currentState: outcome.currentState,
-    currentOwner: sameJob ? item.leaseOwner : undefined,
+    currentOwner: now?.optStr('leaseOwner'),
   });
-  return { kind: 'stale', outcome };
+  return outcome;
 }

@@ -4,7 +4,7 @@
  * else does the store turn an item's attributes into typed fields. (A schedule item, a different
  * kind of item, is decoded beside its type: `itemToSchedule` in schedules.ts.)
  */
-import type { Job, JobState, Lease, SettledBy } from '../../job.js';
+import { JOB_STATES, type Job, type JobState, type Lease, type SettledBy } from '../../job.js';
 import { TABLE_SCHEMA } from '../../schema.js';
 import { MalformedItemError } from '../../errors.js';
 import { parseJson } from '../../validate.js';
@@ -99,39 +99,120 @@ export function fields(kind: string, item: Item): ItemFields {
   };
 }
 
+/** How a settled generation ended, as `settledBy` stores it. */
+const SETTLED_BY = ['done', 'failed', 'released'] as const satisfies readonly SettledBy[];
+
+/**
+ * A job item as stored, its attributes typed: what the transitions decide on. Texts stay texts
+ * (`payload`, `result`, `progress` are JSON), and the secret hashes are left out.
+ */
+export interface JobItem {
+  readonly id: string;
+  readonly queue: string;
+  readonly state: JobState;
+  readonly leaseGeneration: number;
+  readonly incarnation: string;
+  readonly attempts: number;
+  readonly maxAttempts: number;
+  readonly runAt: number;
+  readonly priority: number;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+  readonly group: string | undefined;
+  readonly leaseOwner: string | undefined;
+  /** The expiry the index shows (renewals may have written a later `leaseRenewedUntil`). */
+  readonly leaseExpiresAt: number | undefined;
+  readonly leaseRenewedUntil: number | undefined;
+  /** The payload's JSON text (absent reads as null). */
+  readonly payload: string | undefined;
+  readonly result: string | undefined;
+  readonly progress: string | undefined;
+  readonly progressAt: number | undefined;
+  readonly lastError: string | undefined;
+  readonly settledGeneration: number | undefined;
+  readonly settledBy: SettledBy | undefined;
+  readonly deadNotified: boolean | undefined;
+  readonly withdrawn: boolean | undefined;
+}
+
+/** Decodes a whole stored job item (kind `job`); a missing or mistyped attribute is a {@link MalformedItemError}. */
+export function decodeJob(item: Item): JobItem {
+  const f = fields('job', item);
+  return {
+    id: f.str('id'),
+    queue: f.str('queue'),
+    state: f.oneOf('state', JOB_STATES),
+    leaseGeneration: f.num('leaseGeneration'),
+    incarnation: f.str('incarnation'),
+    attempts: f.num('attempts'),
+    maxAttempts: f.num('maxAttempts'),
+    runAt: f.num('runAt'),
+    priority: f.num('priority'),
+    createdAt: f.num('createdAt'),
+    updatedAt: f.num('updatedAt'),
+    group: f.optStr('group'),
+    leaseOwner: f.optStr('leaseOwner'),
+    leaseExpiresAt: f.optNum('leaseExpiresAt'),
+    leaseRenewedUntil: f.optNum('leaseRenewedUntil'),
+    payload: f.optStr('payload'),
+    result: f.optStr('result'),
+    progress: f.optStr('progress'),
+    progressAt: f.optNum('progressAt'),
+    lastError: f.optStr('lastError'),
+    settledGeneration: f.optNum('settledGeneration'),
+    settledBy: f.optOneOf('settledBy', SETTLED_BY),
+    deadNotified: f.optBool('deadNotified'),
+    withdrawn: f.optBool('withdrawn'),
+  };
+}
+
 /**
  * Turns a stored item into a {@link Job}: only the fields named here, so the lease secret hashes
  * (`leaseSecretHash`, `settledSecretHash`) never leave the store through get, inspect or a reply.
  */
 export function itemToJob(item: Item): Job {
-  const job: Job = {
-    ...jobFields(item),
-    incarnation: item.incarnation as string,
-    leaseExpiresAt: realExpiry(item),
-    payload: parseJson(item.payload as string) ?? null,
-    result: parseJson(item.result as string | undefined),
-    lastError: item.lastError as string | undefined,
-    settledGeneration: item.settledGeneration as number | undefined,
-    settledBy: item.settledBy as SettledBy | undefined,
-    deadNotified: item.deadNotified as boolean | undefined,
-    withdrawn: item.withdrawn as boolean | undefined,
-    group: item.group as string | undefined,
-    progress: parseJson(item.progress as string | undefined),
-    progressAt: item.progressAt as number | undefined,
-    createdAt: item.createdAt as number,
-    updatedAt: item.updatedAt as number,
-  };
-  for (const k of Object.keys(job) as (keyof Job)[]) if (job[k] === undefined) delete (job as Partial<Job>)[k];
-  return job;
+  const j = decodeJob(item);
+  return withoutUndefined<Job>({
+    id: j.id,
+    queue: j.queue,
+    state: j.state,
+    leaseGeneration: j.leaseGeneration,
+    leaseOwner: j.leaseOwner,
+    leaseExpiresAt: realExpiry(j),
+    attempts: j.attempts,
+    maxAttempts: j.maxAttempts,
+    runAt: j.runAt,
+    priority: j.priority,
+    incarnation: j.incarnation,
+    payload: parseJson(j.payload) ?? null,
+    result: parseJson(j.result),
+    lastError: j.lastError,
+    settledGeneration: j.settledGeneration,
+    settledBy: j.settledBy,
+    deadNotified: j.deadNotified,
+    withdrawn: j.withdrawn,
+    group: j.group,
+    progress: parseJson(j.progress),
+    progressAt: j.progressAt,
+    createdAt: j.createdAt,
+    updatedAt: j.updatedAt,
+  });
+}
+
+/** `o` without the keys whose value is undefined: a view carries exactly the fields its item holds. */
+function withoutUndefined<T extends object>(o: T): T {
+  const out = { ...o };
+  for (const [k, v] of Object.entries(out)) if (v === undefined) Reflect.deleteProperty(out, k);
+  return out;
 }
 
 /**
  * A running job's lease expiry: the later of the indexed `leaseExpiresAt` and `leaseRenewedUntil`,
  * which renewals write without touching the index (see renew.ts).
  */
-function realExpiry(item: Item): number | undefined {
-  const indexed = item.leaseExpiresAt as number | undefined;
-  const renewed = item.leaseRenewedUntil as number | undefined;
+function realExpiry(job: JobItem): number | undefined {
+  const indexed = job.leaseExpiresAt;
+  const renewed = job.leaseRenewedUntil;
   return indexed === undefined || renewed === undefined ? indexed : Math.max(indexed, renewed);
 }
 
@@ -140,18 +221,21 @@ function realExpiry(item: Item): number | undefined {
  * generated (the item holds only the secret's hash). {@link itemToJob} never reads either.
  */
 export function itemToLease(item: Item, secret: string): Lease {
+  // Only what a lease carries: the claim has written it, so a field it does not need must not fail it.
+  const f = fields('job', item);
+  const group = f.optStr('group');
   return {
-    id: item.id as string,
-    generation: item.leaseGeneration as number,
+    id: f.str('id'),
+    generation: f.num('leaseGeneration'),
     secret,
-    incarnation: item.incarnation as string,
-    owner: item.leaseOwner as string,
-    expiresAt: item.leaseExpiresAt as number,
-    attempt: item.attempts as number,
-    maxAttempts: item.maxAttempts as number,
-    queue: item.queue as string,
-    payload: parseJson(item.payload as string) ?? null,
-    ...(typeof item.group === 'string' ? { group: item.group } : {}),
+    incarnation: f.str('incarnation'),
+    owner: f.str('leaseOwner'),
+    expiresAt: f.num('leaseExpiresAt'),
+    attempt: f.num('attempts'),
+    maxAttempts: f.num('maxAttempts'),
+    queue: f.str('queue'),
+    payload: parseJson(f.optStr('payload')) ?? null,
+    ...(group === undefined ? {} : { group }),
   };
 }
 
@@ -171,33 +255,30 @@ export interface JobSummary {
 
 /** A listing's row from an index entry (the index projects every field a row shows). */
 export function itemToSummary(i: Item): JobSummary {
-  return jobFields(i);
-}
-
-/** The fields a job's every view shares (a Job, a listing's row), as stored. */
-function jobFields(item: Item) {
+  const f = fields('job', i);
   return {
-    id: item.id as string,
-    queue: item.queue as string,
-    state: item.state as JobState,
-    leaseGeneration: item.leaseGeneration as number,
-    leaseOwner: item.leaseOwner as string | undefined,
-    leaseExpiresAt: item.leaseExpiresAt as number | undefined,
-    attempts: item.attempts as number,
-    maxAttempts: item.maxAttempts as number,
-    runAt: item.runAt as number,
-    priority: item.priority as number,
+    id: f.str('id'),
+    queue: f.str('queue'),
+    state: f.oneOf('state', JOB_STATES),
+    leaseGeneration: f.num('leaseGeneration'),
+    leaseOwner: f.optStr('leaseOwner'),
+    leaseExpiresAt: f.optNum('leaseExpiresAt'),
+    attempts: f.num('attempts'),
+    maxAttempts: f.num('maxAttempts'),
+    runAt: f.optNum('runAt'),
+    priority: f.optNum('priority'),
   };
 }
 
 /** The notice of a dead job, from its full item (lastError is not in the index). */
 export function itemToDeadNotice(full: Item): DeadJobNotice {
+  const f = fields('job', full);
   return {
-    id: full.id as string,
-    queue: full.queue as string,
-    attempts: full.attempts as number,
-    lastError: full.lastError as string | undefined,
-    generation: full.leaseGeneration as number,
+    id: f.str('id'),
+    queue: f.str('queue'),
+    attempts: f.num('attempts'),
+    lastError: f.optStr('lastError'),
+    generation: f.num('leaseGeneration'),
   };
 }
 
@@ -211,7 +292,7 @@ export interface DeadEntry {
 
 /** A dead index entry (projected: id, sort key, generation). */
 export function itemToDeadEntry(i: Item): DeadEntry {
-  const gsk = i[TABLE_SCHEMA.workIndex.sortKey] as string;
-  const [queue, diedAt] = gsk.split('|');
-  return { id: i.id as string, queue: queue!, diedAt: Number(diedAt), generation: i.leaseGeneration as number };
+  const f = fields('job', i);
+  const [queue, diedAt] = f.str(TABLE_SCHEMA.workIndex.sortKey).split('|');
+  return { id: f.str('id'), queue: queue!, diedAt: Number(diedAt), generation: f.num('leaseGeneration') };
 }

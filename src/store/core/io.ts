@@ -29,6 +29,9 @@ export async function updateElseNull(
   return out instanceof ConditionalCheckFailedException ? null : out;
 }
 
+/** An UpdateItem of one item by its id, as {@link updateElseLoss} takes it (a lost race reads the item again by that id). */
+export type KeyedUpdate = Omit<UpdateCommandInput, 'TableName' | 'ReturnValues' | 'Key'> & { readonly Key: { readonly id: string } };
+
 /** A guarded write's result: the item as written, or (lost race) a way to the item as it stands. */
 export type WrittenOrLoss = { readonly written: Item } | { readonly written: null; current(): Promise<Item | undefined> };
 
@@ -38,15 +41,11 @@ export type WrittenOrLoss = { readonly written: Item } | { readonly written: nul
  * with the failure (AWS does: see {@link itemAfterLoss}), and one consistent read, made at most
  * once, when it did not.
  */
-export async function updateElseLoss(
-  ctx: StoreContext,
-  input: Omit<UpdateCommandInput, 'TableName' | 'ReturnValues'>,
-  returnItem = true,
-): Promise<WrittenOrLoss> {
+export async function updateElseLoss(ctx: StoreContext, input: KeyedUpdate, returnItem = true): Promise<WrittenOrLoss> {
   const out = await updateOrLoss(ctx, input, returnItem);
   if (!(out instanceof ConditionalCheckFailedException)) return { written: out };
   let current: Promise<Item | undefined> | undefined;
-  return { written: null, current: () => (current ??= itemAfterLoss(ctx, out, input.Key!.id as string)) };
+  return { written: null, current: () => (current ??= itemAfterLoss(ctx, out, input.Key.id)) };
 }
 
 async function updateOrLoss(
@@ -56,7 +55,7 @@ async function updateOrLoss(
 ): Promise<Item | ConditionalCheckFailedException> {
   try {
     const out = await ctx.doc.send(new UpdateCommand({ ...input, TableName: ctx.tableName, ReturnValues: returnItem ? 'ALL_NEW' : 'NONE' }));
-    const item = (returnItem ? (out.Attributes ?? {}) : {}) as Item;
+    const item: Item = returnItem ? (out.Attributes ?? {}) : {};
     notePending(ctx, item);
     return item;
   } catch (err) {
@@ -73,7 +72,7 @@ async function updateOrLoss(
  * place that makes this choice.
  */
 export async function itemAfterLoss(ctx: StoreContext, err: ConditionalCheckFailedException, id: string): Promise<Item | undefined> {
-  return err.Item ? (unmarshall(err.Item) as Item) : readItem(ctx, id);
+  return err.Item ? unmarshall(err.Item) : readItem(ctx, id);
 }
 
 /** Tells the lease hints about a pending job this JobQueue just wrote into the index. */
@@ -85,7 +84,7 @@ export function notePending(ctx: StoreContext, item: Item): void {
 export async function readItem(ctx: StoreContext, id: string): Promise<Item | undefined> {
   try {
     const out = await ctx.doc.send(new GetCommand({ TableName: ctx.tableName, Key: { id }, ConsistentRead: true }));
-    return out.Item as Item | undefined;
+    return out.Item;
   } catch (err) {
     throw translate(ctx, err);
   }

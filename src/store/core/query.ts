@@ -68,7 +68,7 @@ export async function queryItems(ctx: StoreContext, input: QueryCommandInput, ma
   let start: Record<string, unknown> | undefined;
   do {
     const page = await queryPage(ctx, { ...input, ExclusiveStartKey: start });
-    out.push(...((page.Items ?? []) as Item[]));
+    out.push(...(page.Items ?? []));
     start = page.LastEvaluatedKey;
   } while (start && out.length < max);
   return out.slice(0, max);

@@ -17,6 +17,7 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { QUEUE_REGISTRY_PARTITION, queueRegistryKeys } from '../../keys.js';
 import { QUEUE_REGISTRY_ID, TABLE_SCHEMA } from '../../schema.js';
+import { fields, type Item } from './codec.js';
 import type { StoreContext } from './context.js';
 import { buildUpdate } from './expression.js';
 import { absent, guarded, legacyNamesPresent } from './guards.js';
@@ -51,21 +52,33 @@ export async function listQueuePage(ctx: StoreContext, limit: number, after?: st
       ExpressionAttributeNames: { '#pk': partitionKey, '#sk': sortKey },
       // Stryker disable next-line ConditionalExpression: equivalent, the store's document client drops an undefined :after (removeUndefinedValues)
       ExpressionAttributeValues: after === undefined ? { ':pk': QUEUE_REGISTRY_PARTITION } : { ':pk': QUEUE_REGISTRY_PARTITION, ':after': after },
-      ProjectionExpression: '#sk',
+      // The id too, so a malformed entry's error names it.
+      ProjectionExpression: 'id, #sk',
       // One more than asked: whether another page exists, without an empty last round trip.
       Limit: limit + 1,
     },
     limit + 1,
   );
-  const names = items.map((i) => i[sortKey] as string);
+  const names = items.map(registeredName);
   return names.length > limit ? { queues: names.slice(0, limit), cursor: names[limit - 1] } : { queues: names };
+}
+
+/** The queue name a registry entry of the index holds (its sort key): a `queue` item, decoded. */
+function registeredName(entry: Item): string {
+  return fields('queue', entry).str(TABLE_SCHEMA.workIndex.sortKey);
+}
+
+/** Where a rotation's previous call stopped: the `after` of its `rotation` item, if any. */
+function rotationPlace(item: Item | undefined): string | undefined {
+  return item ? fields('rotation', item).optStr('after') : undefined;
 }
 
 /** Moves the names of a pre-0.2 one-item registry into per-queue items, if there are any. */
 export async function upgradeLegacyRegistry(ctx: StoreContext): Promise<void> {
   const legacy = await readItem(ctx, QUEUE_REGISTRY_ID);
-  const names = legacy?.names as Set<string> | undefined;
-  if (!names || names.size === 0) return;
+  // A string set (DELETE takes the names back out as one), from the decoded list of names.
+  const names = new Set(legacy ? fields('queue registry', legacy).strings('names') : []);
+  if (names.size === 0) return;
   await registerQueues(ctx, [...names]);
   try {
     await ctx.doc.send(
@@ -88,7 +101,7 @@ export async function upgradeLegacyRegistry(ctx: StoreContext): Promise<void> {
  */
 export async function nextQueueRotation(ctx: StoreContext, name: string, limit: number): Promise<string[]> {
   const id = `~rotation|${name}`;
-  const after = (await readItem(ctx, id))?.after as string | undefined;
+  const after = rotationPlace(await readItem(ctx, id));
   const page = await listQueuePage(ctx, limit, after);
   let names = page.queues;
   let next = page.cursor;

@@ -18,6 +18,8 @@
 import type { Lease } from '../../job.js';
 import { clockToleranceOf, type QueueLimits } from '../../flow-limits.js';
 import { TABLE_SCHEMA } from '../../schema.js';
+import { MalformedItemError } from '../../errors.js';
+import { fields, type Item } from '../core/codec.js';
 import type { StoreContext } from '../core/context.js';
 import { buildUpdate } from '../core/expression.js';
 import { absent, guarded, slotFree, slotHeldBy } from '../core/guards.js';
@@ -52,9 +54,10 @@ export async function listSlots(ctx: StoreContext, queue: string): Promise<SlotV
     TableName: ctx.tableName,
     IndexName: name,
     KeyConditionExpression: '#pk = :pk',
-    ProjectionExpression: '#gsk, #state, #exp, #gen',
+    ProjectionExpression: '#id, #gsk, #state, #exp, #gen',
     ExpressionAttributeNames: {
       '#pk': partitionKey,
+      '#id': TABLE_SCHEMA.partitionKey,
       '#gsk': TABLE_SCHEMA.workIndex.sortKey,
       '#state': 'state',
       '#exp': 'leaseExpiresAt',
@@ -62,11 +65,24 @@ export async function listSlots(ctx: StoreContext, queue: string): Promise<SlotV
     },
     ExpressionAttributeValues: { ':pk': slotPartition(queue) },
   });
-  return items.map((i) => ({
-    k: Number(i.gsk),
-    held: i.state === 'held',
-    ...(i.state === 'held' ? { expiresAt: i.leaseExpiresAt as number, generation: i.leaseGeneration as number } : {}),
-  }));
+  return items.map(itemToSlot);
+}
+
+/** The states a slot item is stored in. */
+const SLOT_STATES = ['free', 'held'] as const;
+
+/**
+ * A slot item (as the index projects it: its sort key, state, and a holder's expiry and
+ * generation) as a {@link SlotView}; a {@link MalformedItemError} (kind `slot`) names a field that
+ * is missing or of another type.
+ */
+function itemToSlot(item: Item): SlotView {
+  const f = fields('slot', item);
+  const gsk = f.str(TABLE_SCHEMA.workIndex.sortKey);
+  const k = Number(gsk);
+  if (!Number.isSafeInteger(k) || k < 0) throw new MalformedItemError('slot', f.str('id'), TABLE_SCHEMA.workIndex.sortKey, gsk, 'a slot number');
+  if (f.oneOf('state', SLOT_STATES) === 'free') return { k, held: false };
+  return { k, held: true, expiresAt: f.num('leaseExpiresAt'), generation: f.num('leaseGeneration') };
 }
 
 /**

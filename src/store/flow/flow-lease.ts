@@ -122,7 +122,9 @@ export async function claimInLane(ctx: StoreContext, lane: LimitedLane, count: n
     const lease = await claimIfDue(ctx, c, args.owner, args.ttlMs, now, secret);
     if (!lease) {
       if (slot !== undefined) {
-        const lost: Lease = { id: c.id, generation: c.generation + 1, secret, queue, slot } as Lease;
+        // The claim lost, so there is no lease: only the parts releaseSlotIfHeld and its guard read
+        // (id, generation, secret, queue, slot). slotHeldBy in core/guards.ts takes a whole Lease.
+        const lost = { id: c.id, generation: c.generation + 1, secret, queue, slot } as Lease;
         if (await releaseSlotIfHeld(ctx, lost)) free!.unshift(slot);
       }
       continue;

@@ -26,7 +26,7 @@ import type { GroupOnDead } from '../../flow-limits.js';
 import { GROUP_ID_PREFIX, pendingKeys } from '../../keys.js';
 import { shardLayout } from '../layout/shard-layout.js';
 import { TABLE_SCHEMA } from '../../schema.js';
-import type { Item } from '../core/codec.js';
+import { fields, type Item } from '../core/codec.js';
 import { fireHook, type StoreContext } from '../core/context.js';
 import { putIfAbsent, type EnqueueOutcome } from '../jobs/enqueue.js';
 import { groupEmpty, groupHeadIs, guarded, parkedIn } from '../core/guards.js';
@@ -55,12 +55,32 @@ function entryId(entry: string): { at: number; id: string } {
   return { at: Number(at), id: id! };
 }
 
+/**
+ * A group item (`members`, and the index keys while it is listed) as a {@link GroupItem}, or an
+ * empty, unlisted group for no item; a MalformedItemError (kind `group`) names a field that is
+ * of another type.
+ */
+function itemToGroup(item: Item | undefined): GroupItem {
+  if (!item) return { members: [], listed: false };
+  const f = fields('group', item);
+  return { members: f.strings('members'), listed: f.optStr('gpk') !== undefined };
+}
+
+/** A group item as read. */
+interface GroupItem {
+  /** One entry per job in enqueue order (`<enqueued at>|<nonce>|<job id>`). */
+  readonly members: string[];
+  /** Listed in the `groups` index partition (it has, or had until its last pop, members). */
+  readonly listed: boolean;
+}
+
 /** Enqueues a prepared job with a group: appends it to the group, then writes it as head or parked. */
 export async function enqueueGrouped(ctx: StoreContext, item: Item): Promise<EnqueueOutcome> {
-  const queue = item.queue as string;
-  const group = item.group as string;
-  const now = item.createdAt as number;
-  const entry = `${String(now).padStart(15, '0')}|${randomBytes(4).toString('hex')}|${item.id as string}`;
+  const f = fields('job', item);
+  const queue = f.str('queue');
+  const group = f.str('group');
+  const now = f.num('createdAt');
+  const entry = `${String(now).padStart(15, '0')}|${randomBytes(4).toString('hex')}|${f.str('id')}`;
   let members: string[];
   try {
     const out = await ctx.doc.send(
@@ -73,7 +93,7 @@ export async function enqueueGrouped(ctx: StoreContext, item: Item): Promise<Enq
         ReturnValues: 'ALL_NEW',
       }),
     );
-    members = (out.Attributes?.members as string[] | undefined) ?? [];
+    members = itemToGroup(out.Attributes).members;
   } catch (err) {
     throw translate(ctx, err);
   }
@@ -101,28 +121,27 @@ export type GroupHead =
  */
 export async function advanceGroup(ctx: StoreContext, queue: string, group: string, onDead: GroupOnDead): Promise<GroupHead> {
   for (let round = 0; round < 50; round++) {
-    const g = await readItem(ctx, groupItemId(queue, group));
-    const members = (g?.members as string[] | undefined) ?? [];
+    const { members, listed } = itemToGroup(await readItem(ctx, groupItemId(queue, group)));
     if (members.length === 0) {
-      if (g?.gpk !== undefined) await unlistIfEmpty(ctx, queue, group);
+      if (listed) await unlistIfEmpty(ctx, queue, group);
       return { kind: 'empty' };
     }
     const entry = members[0]!;
     const { at, id } = entryId(entry);
-    const job = await readItem(ctx, id);
-    const mine = job !== undefined && job.groupEntry === entry;
-    if (!mine) {
+    const item = await readItem(ctx, id);
+    const job = item && groupedJobOf(item);
+    if (item === undefined || job?.groupEntry !== entry) {
       if (ctx.clock() - at <= ENTRY_GRACE_MS) return { kind: 'awaiting', id };
       await popHead(ctx, queue, group, entry, 'its job never appeared');
       continue;
     }
-    const state = job.state as string;
+    const state = job.state;
     if (state === 'done' || state === 'cancelled' || (state === 'dead' && onDead === 'release')) {
       await popHead(ctx, queue, group, entry, state);
       continue;
     }
     if (state === 'dead') return { kind: 'held', id };
-    if (state === 'pending' && job.gpk === parkedPartition(queue, group)) await unpark(ctx, job);
+    if (state === 'pending' && job.gpk === parkedPartition(queue, group)) await unpark(ctx, job, item);
     return { kind: 'live', id, state };
   }
   return { kind: 'awaiting', id: '' };
@@ -157,10 +176,27 @@ async function unlistIfEmpty(ctx: StoreContext, queue: string, group: string): P
   }
 }
 
-async function unpark(ctx: StoreContext, job: Item): Promise<void> {
+/** What an advance reads of a group's head job. */
+interface GroupedJob {
+  readonly id: string;
+  readonly queue: string;
+  readonly state: string;
+  readonly group: string | undefined;
+  readonly groupEntry: string | undefined;
+  readonly gpk: string | undefined;
+}
+
+/** The fields of a job item an advance reads (the job decoder's `fields('job', …)`). */
+function groupedJobOf(item: Item): GroupedJob {
+  const f = fields('job', item);
+  return { id: f.str('id'), queue: f.str('queue'), state: f.str('state'), group: f.optStr('group'), groupEntry: f.optStr('groupEntry'), gpk: f.optStr('gpk') };
+}
+
+async function unpark(ctx: StoreContext, job: GroupedJob, item: Item): Promise<void> {
   const now = ctx.clock();
   const { queueShards } = await shardLayout(ctx);
-  const keys = pendingKeys(job.id as string, job.queue as string, job.priority as number, job.runAt as number, now, queueShards);
+  const f = fields('job', item);
+  const keys = pendingKeys(job.id, job.queue, f.num('priority'), f.num('runAt'), now, queueShards);
   const written = await updateElseNull(
     ctx,
     {
@@ -179,7 +215,7 @@ async function unpark(ctx: StoreContext, job: Item): Promise<void> {
   if (written) {
     ctx.hints.wrotePending(keys.gpk, keys.gsk, now);
     ctx.logger.info('group.head_unparked', { id: job.id, queue: job.queue, group: job.group });
-    fireHook(ctx, 'onJobsDue', () => ctx.hooks.onJobsDue?.([job.queue as string]));
+    fireHook(ctx, 'onJobsDue', () => ctx.hooks.onJobsDue?.([job.queue]));
   }
 }
 
@@ -213,7 +249,7 @@ export async function groupPosition(
 ): Promise<{ position: number; size: number; ahead?: string; head?: string }> {
   try {
     const out = await ctx.doc.send(new GetCommand({ TableName: ctx.tableName, Key: { id: groupItemId(queue, group) }, ConsistentRead: true }));
-    const members = ((out.Item?.members as string[] | undefined) ?? []).map((e) => entryId(e).id);
+    const members = itemToGroup(out.Item).members.map((e) => entryId(e).id);
     const position = members.indexOf(id);
     return {
       position,

@@ -20,7 +20,7 @@ import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { StoreContext } from '../core/context.js';
 import { atVersion, guarded } from '../core/guards.js';
-import type { Item } from '../core/codec.js';
+import { fields, type Item } from '../core/codec.js';
 import { itemAfterLoss, translate } from '../core/io.js';
 
 /** The bucket item of a queue. */
@@ -55,8 +55,14 @@ export async function readBucket(ctx: StoreContext, queue: string): Promise<Buck
   }
 }
 
+/**
+ * A bucket item (`tokens`, `at`, `version`, as every take writes them) as a {@link BucketState};
+ * a MalformedItemError (kind `rate`) names a field that is missing or not a number.
+ */
 function bucketOf(item: Item | undefined): BucketState | undefined {
-  return item && { tokens: item.tokens as number, at: item.at as number, version: item.version as number };
+  if (!item) return undefined;
+  const f = fields('rate', item);
+  return { tokens: f.num('tokens'), at: f.num('at'), version: f.num('version') };
 }
 
 /** The bucket refilled to `max(at, now)`: pure, so a test and the inspect text compute the same. */

@@ -14,6 +14,7 @@ import type { Lease, StaleOutcome } from '../../job.js';
 import { deadKeys, scheduledKeys } from '../../keys.js';
 import { backoffDelay } from '../../retry-policy.js';
 import { classifyLostRace } from '../core/classify.js';
+import { fields } from '../core/codec.js';
 import { fireHook, type StoreContext } from '../core/context.js';
 import { buildUpdate } from '../core/expression.js';
 import { guarded, leaseHeld } from '../core/guards.js';
@@ -78,7 +79,7 @@ export async function ackFailedIfLeaseHeld(ctx: StoreContext, lease: Lease, erro
   if (lost.kind === 'repeat') {
     return lost.item.state === 'dead'
       ? { outcome: 'dead', id: lease.id, generation: lease.generation, repeated: true }
-      : { outcome: 'retrying', id: lease.id, generation: lease.generation, runAt: lost.item.runAt as number, repeated: true };
+      : { outcome: 'retrying', id: lease.id, generation: lease.generation, runAt: fields('job', lost.item).num('runAt'), repeated: true };
   }
   return lost.outcome;
 }

@@ -9,6 +9,7 @@
  */
 import { JobNotFoundError } from '../../errors.js';
 import type { JobState } from '../../job.js';
+import { decodeJob } from '../core/codec.js';
 import type { StoreContext } from '../core/context.js';
 import { buildUpdate } from '../core/expression.js';
 import { asRead, guarded } from '../core/guards.js';
@@ -24,9 +25,10 @@ export type CancelOutcome =
 export async function cancelIfLive(ctx: StoreContext, id: string): Promise<CancelOutcome> {
   for (let item = await readItem(ctx, id); ;) {
     if (!item) throw new JobNotFoundError(id);
-    const state = item.state as JobState;
+    const job = decodeJob(item);
+    const state = job.state;
     if (state !== 'pending' && state !== 'running') return { outcome: 'terminal', id, state };
-    const seen = item.leaseGeneration as number;
+    const seen = job.leaseGeneration;
     const now = ctx.clock();
     const update = buildUpdate({
       set: { state: 'cancelled', updatedAt: now, ...finishedJobExpiry(ctx, now) },
@@ -34,12 +36,12 @@ export async function cancelIfLive(ctx: StoreContext, id: string): Promise<Cance
       remove: ['leaseOwner', 'leaseExpiresAt', 'leaseRenewedUntil', 'leaseSecretHash', 'gpk', 'gsk'],
       values: { ':next': seen + 1 },
     });
-    const result = await updateElseLoss(ctx, { Key: { id }, ...guarded(update, asRead(item)) });
+    const result = await updateElseLoss(ctx, { Key: { id }, ...guarded(update, asRead(job)) });
     if (!result.written) {
       item = await result.current();
       continue;
     }
-    ctx.logger.warn('job.cancelled', { id, queue: item.queue, previousState: state, previousOwner: item.leaseOwner, generation: seen + 1 });
+    ctx.logger.warn('job.cancelled', { id, queue: job.queue, previousState: state, previousOwner: job.leaseOwner, generation: seen + 1 });
     return { outcome: 'cancelled', id, generation: seen + 1, previousState: state };
   }
 }

@@ -12,11 +12,11 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { EnqueueIncompleteError, ThrottledError, ValidationError } from '../../errors.js';
-import type { Json, Job, JobState } from '../../job.js';
+import { JOB_STATES, type Json, type Job, type JobState } from '../../job.js';
 import { pendingKeys } from '../../keys.js';
 import { BATCH_WRITE_RETRY, backoffDelay } from '../../retry-policy.js';
 import { checkInstant, checkInt, checkJson, checkKnownKeys, checkObject, checkGroup, checkNewJobId, checkPriority, checkQueue } from '../../validate.js';
-import { itemToJob, type Item } from '../core/codec.js';
+import { fields, itemToJob, type Item } from '../core/codec.js';
 import { fireHook, type StoreContext } from '../core/context.js';
 import { absent, guarded, type Guard } from '../core/guards.js';
 import { itemAfterLoss, notePending, translate } from '../core/io.js';
@@ -107,7 +107,8 @@ export function prepareEnqueue(field: string, input: unknown, now: number, queue
 
 /** Puts a checked item in its pending index partition: ready or scheduled, on one of `queueShards` shards. */
 export function withPendingKeys(item: Item, now: number, queueShards: number): Item {
-  return { ...item, ...pendingKeys(item.id as string, item.queue as string, item.priority as number, item.runAt as number, now, queueShards) };
+  const f = fields('job', item);
+  return { ...item, ...pendingKeys(f.str('id'), f.str('queue'), f.num('priority'), f.num('runAt'), now, queueShards) };
 }
 
 /** Validates one input and builds its item without index keys; throws a ValidationError. */
@@ -152,7 +153,9 @@ export async function putIfAbsent(ctx: StoreContext, item: Item, guard?: Guard):
  * with the failure, else a consistent read), for a caller that must know whose job it is.
  */
 export async function putElseCurrent(ctx: StoreContext, item: Item, guard?: Guard): Promise<{ readonly outcome: EnqueueOutcome; readonly current?: Item }> {
-  const id = item.id as string;
+  // Decoded before the write: an item the store could not read back is never written.
+  const job = itemToJob(item);
+  const id = job.id;
   try {
     await ctx.doc.send(
       new PutCommand({
@@ -163,13 +166,13 @@ export async function putElseCurrent(ctx: StoreContext, item: Item, guard?: Guar
   } catch (err) {
     if (!(err instanceof ConditionalCheckFailedException)) throw translate(ctx, err);
     const existing = await itemAfterLoss(ctx, err, id);
-    ctx.logger.info('job.exists', { id, queue: item.queue, state: existing?.state });
-    return { outcome: { outcome: 'exists', id, state: (existing?.state as JobState | undefined) ?? null }, current: existing };
+    const state = existing === undefined ? null : fields('job', existing).oneOf('state', JOB_STATES);
+    ctx.logger.info('job.exists', { id, queue: job.queue, state: state ?? undefined });
+    return { outcome: { outcome: 'exists', id, state }, current: existing };
   }
   notePending(ctx, item);
-  const job = itemToJob(item);
   ctx.logger.info('job.enqueued', { id, queue: job.queue, runAt: job.runAt, priority: job.priority });
-  if (job.runAt <= (item.createdAt as number)) fireHook(ctx, 'onJobsDue', () => ctx.hooks.onJobsDue?.([job.queue]));
+  if (job.runAt <= job.createdAt) fireHook(ctx, 'onJobsDue', () => ctx.hooks.onJobsDue?.([job.queue]));
   return { outcome: created(job) };
 }
 
@@ -197,10 +200,10 @@ export async function putGenerated(ctx: StoreContext, items: readonly Item[]): P
     written += batch.length - unwritten;
     if (unwritten > 0) stopped = { rest: [...left.unwritten, ...items.slice(i + BATCH_WRITE_ITEMS)], attempts: left.attempts, error: left.error };
   }
-  const unwrittenIds = new Set(stopped?.rest.map((item) => item.id as string));
+  const unwrittenIds = new Set(stopped?.rest.map(idOf));
   const out = announce(
     ctx,
-    items.filter((item) => !unwrittenIds.has(item.id as string)),
+    items.filter((item) => !unwrittenIds.has(idOf(item))),
   );
   if (!stopped) return out;
   const cause = stopped.error === undefined ? leftUnprocessed(ctx, stopped.rest.length, stopped.attempts) : translate(ctx, stopped.error);
@@ -233,7 +236,8 @@ async function writeBatch(
     if (attempt > 1) await new Promise((r) => setTimeout(r, backoffDelay(BATCH_WRITE_RETRY.policy, attempt - 1, ctx.random)));
     try {
       const out = await ctx.doc.send(new BatchWriteCommand({ RequestItems: { [ctx.tableName]: rest } }));
-      rest = (out.UnprocessedItems?.[ctx.tableName] ?? []) as typeof rest;
+      // Only puts were sent, so only puts come back unprocessed.
+      rest = (out.UnprocessedItems?.[ctx.tableName] ?? []).flatMap((r) => (r.PutRequest?.Item ? [{ PutRequest: { Item: r.PutRequest.Item } }] : []));
     } catch (error) {
       return { unwritten: rest.map((r) => r.PutRequest.Item), attempts: attempt, error };
     }
@@ -249,7 +253,10 @@ async function writeBatch(
  * throttled (so `throttled` tells the producer to back off), else the first failed request's error.
  */
 export function incompleteEnqueue(items: readonly Item[], written: (id: string) => boolean, errors: readonly unknown[]): unknown {
-  const unwritten = items.flatMap((item, index) => (written(item.id as string) ? [] : [{ id: item.id as string, index }]));
+  const unwritten = items.flatMap((item, index) => {
+    const id = idOf(item);
+    return written(id) ? [] : [{ id, index }];
+  });
   const partial = errors.some((e) => e instanceof EnqueueIncompleteError);
   if (!partial && unwritten.length === items.length) return errors[0];
   // The errors behind it: a failed request's or a throttle's, not a chunk's report of it.
@@ -261,6 +268,11 @@ export function incompleteEnqueue(items: readonly Item[], written: (id: string) 
   );
 }
 
+/** The id of a prepared job item. */
+function idOf(item: Item): string {
+  return fields('job', item).str('id');
+}
+
 /** Logs each written item, notes it in the lease hints, and wakes workers once for those due now. */
 function announce(ctx: StoreContext, items: readonly Item[]): EnqueueOutcome[] {
   const due = new Set<string>();
@@ -268,7 +280,7 @@ function announce(ctx: StoreContext, items: readonly Item[]): EnqueueOutcome[] {
     notePending(ctx, item);
     const job = itemToJob(item);
     ctx.logger.info('job.enqueued', { id: job.id, queue: job.queue, runAt: job.runAt, priority: job.priority });
-    if (job.runAt <= (item.createdAt as number)) due.add(job.queue);
+    if (job.runAt <= job.createdAt) due.add(job.queue);
     return created(job);
   });
   if (due.size > 0) fireHook(ctx, 'onJobsDue', () => ctx.hooks.onJobsDue?.([...due]));

@@ -13,7 +13,7 @@
 import { JobNotFoundError } from '../../errors.js';
 import type { JobState } from '../../job.js';
 import { scheduledKeys } from '../../keys.js';
-import type { Item } from '../core/codec.js';
+import { decodeJob, type JobItem } from '../core/codec.js';
 import { fireHook, type StoreContext } from '../core/context.js';
 import { buildUpdate } from '../core/expression.js';
 import { asRead, guarded } from '../core/guards.js';
@@ -30,26 +30,27 @@ export type ReleaseUnownedOutcome =
 export async function releaseUnownedIfLive(ctx: StoreContext, id: string): Promise<ReleaseUnownedOutcome> {
   for (let item = await readItem(ctx, id); ;) {
     if (!item) throw new JobNotFoundError(id);
-    const state = item.state as JobState;
-    const seen = item.leaseGeneration as number;
+    const job = decodeJob(item);
+    const state = job.state;
+    const seen = job.leaseGeneration;
     if (state !== 'running' && state !== 'pending') return { outcome: 'terminal', id, generation: seen, state };
     const { queueShards } = await shardLayout(ctx);
-    const result = await updateElseLoss(ctx, { Key: { id }, ...guarded(forceRelease(ctx, item, state, seen, queueShards), asRead(item)) });
+    const result = await updateElseLoss(ctx, { Key: { id }, ...guarded(forceRelease(ctx, job, state, seen, queueShards), asRead(job)) });
     if (!result.written) {
       item = await result.current(); // the job moved under us: decide again on what it is now
       continue;
     }
     if (state === 'running') {
-      ctx.logger.warn('job.force_released', { id, queue: item.queue, generation: seen + 1, previousOwner: item.leaseOwner });
-      fireHook(ctx, 'onJobsDue', () => ctx.hooks.onJobsDue?.([item.queue as string]));
-      return { outcome: 'released', id, generation: seen + 1, previousOwner: item.leaseOwner as string | undefined };
+      ctx.logger.warn('job.force_released', { id, queue: job.queue, generation: seen + 1, previousOwner: job.leaseOwner });
+      fireHook(ctx, 'onJobsDue', () => ctx.hooks.onJobsDue?.([job.queue]));
+      return { outcome: 'released', id, generation: seen + 1, previousOwner: job.leaseOwner };
     }
-    ctx.logger.info('job.generation_bumped', { id, queue: item.queue, generation: seen + 1 });
+    ctx.logger.info('job.generation_bumped', { id, queue: job.queue, generation: seen + 1 });
     return { outcome: 'bumped', id, generation: seen + 1 };
   }
 }
 
-function forceRelease(ctx: StoreContext, item: Item, state: 'running' | 'pending', seen: number, queueShards: number) {
+function forceRelease(ctx: StoreContext, job: JobItem, state: 'running' | 'pending', seen: number, queueShards: number) {
   const now = ctx.clock();
   const values = { ':next': seen + 1 };
   const names = { '#leaseGeneration': 'leaseGeneration' };
@@ -65,8 +66,8 @@ function forceRelease(ctx: StoreContext, item: Item, state: 'running' | 'pending
       state: 'pending',
       runAt: now,
       updatedAt: now,
-      lastError: `force-released by an operator while held by ${String(item.leaseOwner)}`,
-      ...scheduledKeys(item.id as string, item.queue as string, now, queueShards),
+      lastError: `force-released by an operator while held by ${String(job.leaseOwner)}`,
+      ...scheduledKeys(job.id, job.queue, now, queueShards),
     },
     setExpr: { leaseGeneration: ':next', attempts: '#attempts - :one' },
     remove: ['leaseOwner', 'leaseExpiresAt', 'leaseRenewedUntil', 'leaseSecretHash'],

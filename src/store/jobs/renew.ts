@@ -13,7 +13,7 @@
  * Lost race: stale (logged no-op); the worker aborts the handler and never acks that job.
  */
 import type { Lease, StaleOutcome } from '../../job.js';
-import { classifyLostRace, type LostRace } from '../core/classify.js';
+import { staleOutcome } from '../core/classify.js';
 import type { StoreContext } from '../core/context.js';
 import { buildUpdate } from '../core/expression.js';
 import { guarded, leaseHeld } from '../core/guards.js';
@@ -64,6 +64,5 @@ export async function renewIfLeaseHeld(ctx: StoreContext, lease: Lease, ttlMs: n
     return { outcome: 'renewed', lease: { ...lease, expiresAt, indexedExpiresAt: index ? expiresAt : (lease.indexedExpiresAt ?? lease.expiresAt) } };
   }
   // Renew settles nothing, so there is no earlier try to recognise: a failed renew is stale.
-  const lost = classifyLostRace(ctx, 'renew', lease, await result.current()) as Extract<LostRace, { kind: 'stale' }>;
-  return lost.outcome;
+  return staleOutcome(ctx, 'renew', lease, await result.current());
 }

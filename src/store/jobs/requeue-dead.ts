@@ -8,8 +8,10 @@
  * Other states: InvalidStateError (only a dead job can be requeued); nothing is written.
  */
 import { InvalidStateError, JobNotFoundError } from '../../errors.js';
+import { JOB_STATES } from '../../job.js';
 import { scheduledKeys } from '../../keys.js';
 import { TABLE_SCHEMA } from '../../schema.js';
+import { decodeJob, fields } from '../core/codec.js';
 import { fireHook, type StoreContext } from '../core/context.js';
 import { buildUpdate } from '../core/expression.js';
 import { deadAtGeneration, guarded } from '../core/guards.js';
@@ -27,21 +29,23 @@ export interface RequeueOutcome {
 export async function requeueIfDead(ctx: StoreContext, id: string): Promise<RequeueOutcome> {
   const item = await readItem(ctx, id);
   if (!item) throw new JobNotFoundError(id);
-  if (item.state !== 'dead') throw new InvalidStateError(id, item.state as string, 'only a dead job can be requeued');
-  const seen = item.leaseGeneration as number;
+  const job = decodeJob(item);
+  if (job.state !== 'dead') throw new InvalidStateError(id, job.state, 'only a dead job can be requeued');
+  const seen = job.leaseGeneration;
   const { queueShards } = await shardLayout(ctx);
   const now = ctx.clock();
   const update = buildUpdate({
-    set: { state: 'pending', attempts: 0, runAt: now, updatedAt: now, ...scheduledKeys(id, item.queue as string, now, queueShards) },
+    set: { state: 'pending', attempts: 0, runAt: now, updatedAt: now, ...scheduledKeys(id, job.queue, now, queueShards) },
     setExpr: { leaseGeneration: ':next' },
     remove: [TABLE_SCHEMA.ttlAttribute, 'deadNotified', 'leaseSecretHash'],
     values: { ':next': seen + 1 },
   });
   const result = await updateElseLoss(ctx, { Key: { id }, ...guarded(update, deadAtGeneration(seen)) });
   if (!result.written) {
-    throw new InvalidStateError(id, ((await result.current())?.state as string | undefined) ?? 'gone', 'it changed while being requeued; look again');
+    const current = await result.current();
+    throw new InvalidStateError(id, current ? fields('job', current).oneOf('state', JOB_STATES) : 'gone', 'it changed while being requeued; look again');
   }
-  ctx.logger.warn('job.requeued', { id, queue: item.queue, generation: seen + 1 });
-  fireHook(ctx, 'onJobsDue', () => ctx.hooks.onJobsDue?.([item.queue as string]));
+  ctx.logger.warn('job.requeued', { id, queue: job.queue, generation: seen + 1 });
+  fireHook(ctx, 'onJobsDue', () => ctx.hooks.onJobsDue?.([job.queue]));
   return { outcome: 'requeued', id, generation: seen + 1 };
 }

@@ -19,6 +19,7 @@
 import { JobNotFoundError } from '../../errors.js';
 import type { JobState } from '../../job.js';
 import { readyKeys } from '../../keys.js';
+import { decodeJob } from '../core/codec.js';
 import { fireHook, type StoreContext } from '../core/context.js';
 import { buildUpdate } from '../core/expression.js';
 import { guarded, pendingAsSeen } from '../core/guards.js';
@@ -35,23 +36,24 @@ export type RunNowOutcome =
 export async function runNowIfScheduled(ctx: StoreContext, id: string): Promise<RunNowOutcome> {
   for (let item = await readItem(ctx, id); ;) {
     if (!item) throw new JobNotFoundError(id);
-    const state = item.state as JobState;
+    const job = decodeJob(item);
+    const state = job.state;
     if (state !== 'pending') return { outcome: 'not-pending', id, state };
     const now = ctx.clock();
-    const previousRunAt = item.runAt as number;
+    const previousRunAt = job.runAt;
     if (previousRunAt <= now) return { outcome: 'already-due', id, runAt: previousRunAt };
-    const seen = item.leaseGeneration as number;
+    const seen = job.leaseGeneration;
     const { queueShards } = await shardLayout(ctx);
     const update = buildUpdate({
-      set: { runAt: now, updatedAt: now, ...readyKeys(id, item.queue as string, item.priority as number, now, queueShards) },
+      set: { runAt: now, updatedAt: now, ...readyKeys(id, job.queue, job.priority, now, queueShards) },
     });
     const result = await updateElseLoss(ctx, { Key: { id }, ...guarded(update, pendingAsSeen(seen)) });
     if (!result.written) {
       item = await result.current(); // leased, cancelled or changed meanwhile: decide again
       continue;
     }
-    ctx.logger.warn('job.run_now', { id, queue: item.queue, previousRunAt, generation: seen });
-    fireHook(ctx, 'onJobsDue', () => ctx.hooks.onJobsDue?.([item.queue as string]));
+    ctx.logger.warn('job.run_now', { id, queue: job.queue, previousRunAt, generation: seen });
+    fireHook(ctx, 'onJobsDue', () => ctx.hooks.onJobsDue?.([job.queue]));
     return { outcome: 'due-now', id, runAt: now, previousRunAt, generation: seen };
   }
 }

@@ -29,7 +29,9 @@
  * write lands there later: no job is left in a partition nobody reads.
  */
 import { ShardLayoutBusyError, ValidationError } from '../../errors.js';
+import { isRecord } from '../../type-guards.js';
 import { GLOBAL_SHARDS, QUEUE_SHARDS } from '../../schema.js';
+import { fields, type Item } from '../core/codec.js';
 import type { ShardLayoutSource, StoreContext } from '../core/context.js';
 import { buildUpdate } from '../core/expression.js';
 import { absent, atVersion, guarded } from '../core/guards.js';
@@ -62,9 +64,8 @@ export const DEFAULT_SHARD_LAYOUT: ShardLayout = {
 
 /** Validates shard counts given at an entry point; throws a ValidationError naming the field. */
 export function checkShardCounts(field: string, value: unknown): ShardCounts {
-  if (typeof value !== 'object' || value === null || Array.isArray(value))
-    throw new ValidationError(field, value, 'must be an object { queueShards, globalShards }');
-  const o = value as Record<string, unknown>;
+  if (!isRecord(value)) throw new ValidationError(field, value, 'must be an object { queueShards, globalShards }');
+  const o = value;
   for (const k of Object.keys(o))
     if (k !== 'queueShards' && k !== 'globalShards') throw new ValidationError(`${field}.${k}`, o[k], 'is not a known field (queueShards, globalShards)');
   const count = (k: 'queueShards' | 'globalShards') => {
@@ -81,25 +82,47 @@ const max = (...xs: ShardCounts[]): ShardCounts => ({
   globalShards: Math.max(...xs.map((x) => x.globalShards)),
 });
 
-const num = (v: unknown, fallback: number): number => (typeof v === 'number' && Number.isSafeInteger(v) && v >= 1 ? v : fallback);
-
 /** Reads the recorded layout (consistently); the default layout when there is no item. */
 export async function readShardLayout(ctx: StoreContext): Promise<ShardLayout> {
   return layoutOf(await readItem(ctx, SHARD_LAYOUT_ID));
 }
 
-/** The layout an item records (read, or sent with a failed write); the default layout for none. */
-function layoutOf(item: Record<string, unknown> | undefined): ShardLayout {
+/**
+ * The layout an item records (read, or sent with a failed write); the default layout for none.
+ * A count that is absent, or a number that is not a whole count from 1, reads as the nearest safe
+ * value (the default for a write count, never less than the writers for a read range); a field
+ * that is not a number at all is a MalformedItemError (kind `layout`) naming it.
+ */
+function layoutOf(item: Item | undefined): ShardLayout {
   if (!item) return DEFAULT_SHARD_LAYOUT;
-  const write = { queueShards: num(item.queueShards, QUEUE_SHARDS), globalShards: num(item.globalShards, GLOBAL_SHARDS) };
+  const f = fields('layout', item);
+  const count = (field: string, fallback: number): number => {
+    const n = f.optNum(field);
+    return n !== undefined && Number.isSafeInteger(n) && n >= 1 ? n : fallback;
+  };
+  const write = { queueShards: count('queueShards', QUEUE_SHARDS), globalShards: count('globalShards', GLOBAL_SHARDS) };
   // Readers never cover less than the writers use, whatever the item says.
-  const read = max(write, { queueShards: num(item.readQueueShards, 1), globalShards: num(item.readGlobalShards, 1) });
+  const read = max(write, { queueShards: count('readQueueShards', 1), globalShards: count('readGlobalShards', 1) });
   return {
     ...write,
     read,
-    highWater: max(read, { queueShards: num(item.highQueueShards, 1), globalShards: num(item.highGlobalShards, 1) }),
-    version: num(item.version, 1),
-    changedAt: typeof item.changedAt === 'number' ? item.changedAt : 0,
+    highWater: max(read, { queueShards: count('highQueueShards', 1), globalShards: count('highGlobalShards', 1) }),
+    version: count('version', 1),
+    changedAt: f.optNum('changedAt') ?? 0,
+  };
+}
+
+/** The attributes of the layout item that record `layout`: what {@link layoutOf} reads back. */
+function layoutToItem(layout: ShardLayout): Item {
+  return {
+    queueShards: layout.queueShards,
+    globalShards: layout.globalShards,
+    readQueueShards: layout.read.queueShards,
+    readGlobalShards: layout.read.globalShards,
+    highQueueShards: layout.highWater.queueShards,
+    highGlobalShards: layout.highWater.globalShards,
+    version: layout.version,
+    changedAt: layout.changedAt,
   };
 }
 
@@ -126,19 +149,7 @@ async function changeShardLayoutElseLoss(
   const read = next.read ?? max(seen.read, next.write);
   const highWater = next.highWater ?? max(seen.highWater, read);
   const layout: ShardLayout = { ...next.write, read, highWater, version: seen.version + 1, changedAt: next.read ? seen.changedAt : now };
-  const update = buildUpdate({
-    set: {
-      queueShards: layout.queueShards,
-      globalShards: layout.globalShards,
-      readQueueShards: read.queueShards,
-      readGlobalShards: read.globalShards,
-      highQueueShards: highWater.queueShards,
-      highGlobalShards: highWater.globalShards,
-      version: layout.version,
-      changedAt: layout.changedAt,
-      updatedAt: now,
-    },
-  });
+  const update = buildUpdate({ set: { ...layoutToItem(layout), updatedAt: now } });
   const out = await updateElseLoss(ctx, { Key: { id: SHARD_LAYOUT_ID }, ...guarded(update, seen.version === 0 ? absent() : atVersion(seen.version)) }, false);
   if (out.written === null) return { written: null, current: async () => layoutOf(await out.current()) };
   ctx.layout.remember(layout, now);

@@ -37,13 +37,13 @@
 import type { Lease } from '../../job.js';
 import { leaseKeys, leasePartition, prioritizedPartition, readyPartition, scheduledPartition, shardOf } from '../../keys.js';
 import { TABLE_SCHEMA } from '../../schema.js';
-import { itemToLease, type Item } from '../core/codec.js';
+import { fields, itemToLease, type Item } from '../core/codec.js';
 import { leaseSecretHash, newLeaseSecret } from '../core/lease-secret.js';
 import type { StoreContext } from '../core/context.js';
 import { buildUpdate } from '../core/expression.js';
 import { allOf, atGeneration, dueAt, guarded, orphanAt } from '../core/guards.js';
 import { updateElseNull } from '../core/io.js';
-import { READ_AHEAD } from '../memory/lease-hints.js';
+import { READ_AHEAD, type ReadAheadEntry } from '../memory/lease-hints.js';
 import { rankAcrossQueues } from '../memory/lease-rank.js';
 import { partitionQuery, queryEach, queryItems, shardPartitions } from '../core/query.js';
 import { claimGround, homeShards, type ReaderView } from '../memory/read-share.js';
@@ -101,7 +101,8 @@ export async function leaseDue(
     // With other live readers, each JobQueue claims its own share of every queue first (read-share.ts).
     const shared = args.queues.length > 0 ? shareOf(ctx, args.queues, now) : undefined;
     // What the previous call read and did not try, if fresh and enough; else read the index.
-    const ahead = round === 0 ? ctx.hints.takeReadAhead<Candidate>(args.queues, now) : undefined;
+    const kept = round === 0 ? ctx.hints.takeReadAhead(args.queues, now) : undefined;
+    const ahead = kept && { candidates: kept.candidates.filter(isCandidate), readAt: kept.readAt };
     const fromIndex = !ahead || ahead.candidates.length < want;
     const readAt = fromIndex ? now : ahead.readAt;
     // Read a little more than wanted (the rest is the read-ahead); a wider window while spreading.
@@ -439,13 +440,14 @@ async function readPartition(ctx: StoreContext, p: PartitionRead, now: number, l
     Limit: p.kind === 'sched' ? limit + 1 : limit,
   });
   if (p.kind === 'prio') ctx.hints.sawPrioritized(p.queue, items.length === 0, now);
-  if (p.kind !== 'sched') return items.map((i) => toCandidate(i, false));
-  const due = items.filter((i) => ((i.runAt as number | undefined) ?? 0) <= now);
-  const later = items.find((i) => ((i.runAt as number | undefined) ?? 0) > now);
+  const read = items.map((i) => toCandidate(i, false));
+  if (p.kind !== 'sched') return read;
+  const due = read.filter((c) => c.runAt <= now);
+  const later = read.find((c) => c.runAt > now);
   // Every entry due and the page full: more may be due behind it, so read it again next call.
-  const nextDueAt = later ? (later.runAt as number) : items.length > limit ? now : Infinity;
+  const nextDueAt = later ? later.runAt : items.length > limit ? now : Infinity;
   ctx.hints.sawScheduled(p.queue, p.shard, nextDueAt, now);
-  return due.slice(0, limit).map((i) => toCandidate(i, false));
+  return due.slice(0, limit);
 }
 
 /** Running jobs of `queues` whose lease lapsed before `now` and that have attempts left. */
@@ -466,16 +468,23 @@ async function findOrphans(ctx: StoreContext, queues: readonly string[], now: nu
   return items.map((i) => toCandidate(i, true));
 }
 
+/** Whether a read-ahead entry is a candidate: the read-ahead holds what {@link leaseDue} kept, and the hints do not know its type. */
+function isCandidate(e: ReadAheadEntry): e is Candidate {
+  return 'generation' in e && 'incarnation' in e && 'priority' in e && 'runAt' in e && 'orphan' in e;
+}
+
+/** A job's index entry (kind `job`, projected) as a candidate; an entry without priority or runAt reads as 0. */
 function toCandidate(i: Item, orphan: boolean): Candidate {
+  const f = fields('job', i);
   return {
-    id: i.id as string,
-    queue: i.queue as string,
-    generation: i.leaseGeneration as number,
-    incarnation: i.incarnation as string,
-    priority: (i.priority as number | undefined) ?? 0,
-    runAt: (i.runAt as number | undefined) ?? 0,
+    id: f.str('id'),
+    queue: f.str('queue'),
+    generation: f.num('leaseGeneration'),
+    incarnation: f.str('incarnation'),
+    priority: f.optNum('priority') ?? 0,
+    runAt: f.optNum('runAt') ?? 0,
     orphan,
-    previousOwner: orphan ? (i.leaseOwner as string | undefined) : undefined,
+    previousOwner: orphan ? f.optStr('leaseOwner') : undefined,
   };
 }
 

@@ -12,6 +12,7 @@
  * nothing behind.
  */
 import { TABLE_SCHEMA } from '../../schema.js';
+import { fields, type Item } from '../core/codec.js';
 import type { StoreContext } from '../core/context.js';
 import { buildUpdate, type ExpressionParts } from '../core/expression.js';
 import { guarded, present } from '../core/guards.js';
@@ -114,15 +115,26 @@ function entries(tokens: readonly string[]): string[] {
   return tokens.map((t) => `${ENTRY}${t}`);
 }
 
+/**
+ * A readers item (kind `readers`), decoded: each reader's token and when it last leased. An entry
+ * that is not a number is a `MalformedItemError`, which the lease call logs as a failed
+ * heartbeat (`readers.heartbeat_failed`) and then leases without a split.
+ */
+function decodeReaders(item: Item): { readonly token: string; readonly at: number }[] {
+  const f = fields('readers', item);
+  return Object.keys(item)
+    .filter((attr) => attr.startsWith(ENTRY))
+    .map((attr) => ({ token: attr.slice(ENTRY.length), at: f.num(attr) }));
+}
+
 /** The live readers of a readers item at `now`, and those not seen for READER_FORGET_MS. */
-function readersOf(item: Record<string, unknown>, now: number): ReadersSeen {
+function readersOf(item: Item, now: number): ReadersSeen {
   const live: string[] = [];
   const stale: string[] = [];
-  for (const [attr, value] of Object.entries(item)) {
-    if (!attr.startsWith(ENTRY) || typeof value !== 'number') continue;
-    const seenAgo = now - value;
-    if (seenAgo >= READER_FORGET_MS) stale.push(attr.slice(ENTRY.length));
-    else if (seenAgo < READER_LIVE_MS) live.push(attr.slice(ENTRY.length));
+  for (const { token, at } of decodeReaders(item)) {
+    const seenAgo = now - at;
+    if (seenAgo >= READER_FORGET_MS) stale.push(token);
+    else if (seenAgo < READER_LIVE_MS) live.push(token);
   }
   return { live: live.sort(), forget: stale };
 }

@@ -6,6 +6,7 @@
 import type { QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ValidationError } from '../../errors.js';
 import { deadPartition, leasePartition, prioritizedPartition, readyPartition, scheduledPartition } from '../../keys.js';
+import { isRecord } from '../../type-guards.js';
 import { TABLE_SCHEMA } from '../../schema.js';
 import { itemToSummary, type JobSummary } from '../core/codec.js';
 import type { StoreContext } from '../core/context.js';
@@ -111,14 +112,20 @@ async function oneQueueStats(ctx: StoreContext, queue: string, now: number, read
       ),
     ),
   );
-  const dueItems = pending!.filter((i) => (i.runAt as number) <= now);
-  const oldest = dueItems.reduce((m, i) => Math.min(m, i.runAt as number), now);
+  const dueAt = pending!.flatMap((i) => {
+    const { runAt } = itemToSummary(i);
+    return runAt !== undefined && runAt <= now ? [runAt] : [];
+  });
+  const oldest = dueAt.reduce((m, t) => Math.min(m, t), now);
   return {
     queue,
     pending: pending!.length,
-    due: dueItems.length,
+    due: dueAt.length,
     running: running!.length,
-    expired: running!.filter((i) => (i.leaseExpiresAt as number) < now).length,
+    expired: running!.filter((i) => {
+      const { leaseExpiresAt } = itemToSummary(i);
+      return leaseExpiresAt !== undefined && leaseExpiresAt < now;
+    }).length,
     dead: dead!.length,
     oldestDueAgeMs: now - oldest,
   };
@@ -140,27 +147,28 @@ function decodeCursor(
   parts: readonly { pk: string; prefix?: string }[],
 ): { index: number; key: Record<string, unknown> | undefined } {
   if (cursor === undefined) return { index: 0, key: undefined };
-  let o: { i?: unknown; k?: unknown } | undefined;
+  let o: unknown;
   try {
-    if (cursor.length <= 2048) o = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as typeof o;
+    if (cursor.length <= 2048) o = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
   } catch {
     // refused below
   }
   const { partitionKey, sortKey } = TABLE_SCHEMA.workIndex;
-  const i = o?.i;
-  if (o && typeof o === 'object' && typeof i === 'number' && Number.isInteger(i) && i >= 0 && i < parts.length) {
+  const i = isRecord(o) ? o.i : undefined;
+  if (isRecord(o) && typeof i === 'number' && Number.isInteger(i) && i >= 0 && i < parts.length) {
     const part = parts[i]!;
     if (o.k === null) return { index: i, key: undefined };
-    const k = o.k as Record<string, unknown> | undefined;
-    const keys = k && typeof k === 'object' && !Array.isArray(k) ? Object.keys(k).sort() : [];
+    const k = isRecord(o.k) ? o.k : undefined;
+    const keys = k ? Object.keys(k).sort() : [];
     const expected = [TABLE_SCHEMA.partitionKey, partitionKey, sortKey].sort();
+    const sk = k?.[sortKey];
     if (
       k &&
       keys.length === expected.length &&
       keys.every((name, n) => name === expected[n]) &&
       keys.every((name) => typeof k[name] === 'string' && k[name].length > 0 && k[name].length <= 1024) &&
       k[partitionKey] === part.pk &&
-      (part.prefix === undefined || (k[sortKey] as string).startsWith(part.prefix))
+      (part.prefix === undefined || (typeof sk === 'string' && sk.startsWith(part.prefix)))
     ) {
       return { index: i, key: k };
     }

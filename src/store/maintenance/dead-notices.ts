@@ -6,7 +6,7 @@
  * findUndeliveredDeadNotices: dead jobs whose notice is undelivered, from the dead partitions.
  */
 import { deadPartition } from '../../keys.js';
-import { itemToDeadNotice } from '../core/codec.js';
+import { itemToDeadEntry, itemToDeadNotice } from '../core/codec.js';
 import type { StoreContext, DeadJobNotice } from '../core/context.js';
 import { deadNoticeUndelivered, guarded } from '../core/guards.js';
 import { readItem, updateElseNull } from '../core/io.js';
@@ -33,7 +33,7 @@ export async function findUndeliveredDeadNotices(ctx: StoreContext, max: number)
   const notices: DeadJobNotice[] = [];
   for (const i of undelivered.slice(0, max)) {
     // lastError is not projected into the index; read it (rare: only undelivered notices).
-    const full = await readItem(ctx, i.id as string);
+    const full = await readItem(ctx, itemToDeadEntry(i).id);
     if (!full || full.state !== 'dead' || full.deadNotified !== false) continue;
     notices.push(itemToDeadNotice(full));
   }

@@ -15,7 +15,7 @@
  * Lost race: counted in `lostRaces` and left alone; the winner's write stands.
  */
 import { deadKeys, leasePartition, scheduledKeys } from '../../keys.js';
-import type { Item } from '../core/codec.js';
+import { fields, type Item } from '../core/codec.js';
 import { fireHook, type StoreContext } from '../core/context.js';
 import { buildUpdate } from '../core/expression.js';
 import { guarded, lapsedAsRead } from '../core/guards.js';
@@ -42,15 +42,15 @@ export async function reclaimOrphaned(ctx: StoreContext, max: number): Promise<R
   const layout = await shardLayout(ctx);
   const now = ctx.clock();
   const expired = await findExpiredLeases(ctx, now, max);
-  const ids = { reclaimed: [] as string[], dead: [] as string[] };
+  const ids: ReclaimCounts['ids'] = { reclaimed: [], dead: [] };
   let lostRaces = 0;
   const dueQueues = new Set<string>();
   for (const item of expired) {
     const result = await reclaimOne(ctx, item, now, layout);
     if (result === 'lost') lostRaces++;
     else {
-      ids[result].push(item.id as string);
-      if (result === 'reclaimed') dueQueues.add(item.queue as string);
+      ids[result].push(item.id);
+      if (result === 'reclaimed') dueQueues.add(item.queue);
     }
   }
   if (dueQueues.size) fireHook(ctx, 'onJobsDue', () => ctx.hooks.onJobsDue?.([...dueQueues]));
@@ -59,22 +59,47 @@ export async function reclaimOrphaned(ctx: StoreContext, max: number): Promise<R
   return counts;
 }
 
-/** Running jobs whose lease lapsed before `now`, from the lease partitions of the index. */
-async function findExpiredLeases(ctx: StoreContext, now: number, max: number): Promise<Item[]> {
-  const { read } = await shardLayout(ctx);
-  const lapsed = { filter: '#exp < :now', names: { '#exp': 'leaseExpiresAt' }, values: { ':now': now } };
-  const expired = await queryPartitions(ctx, shardPartitions(read.globalShards, leasePartition), lapsed, { max });
-  return expired.sort((a, b) => (a.leaseExpiresAt as number) - (b.leaseExpiresAt as number)).slice(0, max);
+/** A lapsed lease as its lease partition's index entry shows it: what the reclaim guard compares and its log names. */
+interface LapsedLease {
+  readonly id: string;
+  readonly queue: string;
+  readonly attempts: number;
+  readonly maxAttempts: number;
+  readonly leaseGeneration: number;
+  readonly leaseOwner: string | undefined;
+  readonly leaseExpiresAt: number;
+  readonly incarnation: string | undefined;
 }
 
-async function reclaimOne(ctx: StoreContext, item: Item, now: number, layout: ShardCounts): Promise<'reclaimed' | 'dead' | 'lost'> {
-  const id = item.id as string;
-  const queue = item.queue as string;
-  const attempts = item.attempts as number;
-  const seen = item.leaseGeneration as number;
-  const owner = item.leaseOwner as string | undefined;
-  const lastError = `lease of ${owner ?? 'unknown owner'} expired at ${new Date(item.leaseExpiresAt as number).toISOString()} (attempt ${attempts} of ${String(item.maxAttempts)})`;
-  const dead = attempts >= (item.maxAttempts as number);
+/** A lease partition's entry as a {@link LapsedLease} (the job decoder's `fields('job', …)`). */
+function itemToLapsedLease(item: Item): LapsedLease {
+  const f = fields('job', item);
+  return {
+    id: f.str('id'),
+    queue: f.str('queue'),
+    attempts: f.num('attempts'),
+    maxAttempts: f.num('maxAttempts'),
+    leaseGeneration: f.num('leaseGeneration'),
+    leaseOwner: f.optStr('leaseOwner'),
+    leaseExpiresAt: f.num('leaseExpiresAt'),
+    incarnation: f.optStr('incarnation'),
+  };
+}
+
+/** Running jobs whose lease lapsed before `now`, from the lease partitions of the index. */
+async function findExpiredLeases(ctx: StoreContext, now: number, max: number): Promise<LapsedLease[]> {
+  const { read } = await shardLayout(ctx);
+  const lapsed = { filter: '#exp < :now', names: { '#exp': 'leaseExpiresAt' }, values: { ':now': now } };
+  const expired = (await queryPartitions(ctx, shardPartitions(read.globalShards, leasePartition), lapsed, { max })).map(itemToLapsedLease);
+  return expired.sort((a, b) => a.leaseExpiresAt - b.leaseExpiresAt).slice(0, max);
+}
+
+async function reclaimOne(ctx: StoreContext, item: LapsedLease, now: number, layout: ShardCounts): Promise<'reclaimed' | 'dead' | 'lost'> {
+  const { id, queue, attempts, maxAttempts } = item;
+  const seen = item.leaseGeneration;
+  const owner = item.leaseOwner;
+  const lastError = `lease of ${owner ?? 'unknown owner'} expired at ${new Date(item.leaseExpiresAt).toISOString()} (attempt ${attempts} of ${maxAttempts})`;
+  const dead = attempts >= maxAttempts;
   const runAt = now;
   const update = buildUpdate({
     set: dead

@@ -144,7 +144,7 @@ export class LeaseHints {
    * with when they were read; none after a lost race (they are likely taken) or once a scheduled
    * job known here has fallen due since the read. Taking them empties the store.
    */
-  takeReadAhead<T extends ReadAheadEntry>(queues: readonly string[], now: number): { readonly candidates: T[]; readonly readAt: number } | undefined {
+  takeReadAhead(queues: readonly string[], now: number): { readonly candidates: ReadAheadEntry[]; readonly readAt: number } | undefined {
     const key = queues.join('\u0000');
     const h = this.ahead.get(key);
     this.ahead.delete(key);
@@ -153,7 +153,7 @@ export class LeaseHints {
     for (const [where, due] of this.nextDue) {
       if (due.value > h.at && due.value <= now && queues.includes(where.slice(0, where.lastIndexOf('|')))) return undefined;
     }
-    return { candidates: [...(h.value as readonly T[])], readAt: h.at };
+    return { candidates: [...h.value], readAt: h.at };
   }
 
   /** Keeps candidates read at `readAt` that this call did not try, for the next call on the same queues. */

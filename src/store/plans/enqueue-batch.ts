@@ -13,7 +13,7 @@
  */
 import { EnqueueIncompleteError } from '../../errors.js';
 import type { StoreContext } from '../core/context.js';
-import type { Item } from '../core/codec.js';
+import { fields, type Item } from '../core/codec.js';
 import { incompleteEnqueue, putGenerated, putIfAbsent, type EnqueueOutcome } from '../jobs/enqueue.js';
 import { enqueueGrouped } from '../flow/group-order.js';
 
@@ -34,7 +34,7 @@ export async function enqueueBatch(ctx: StoreContext, items: readonly Item[], ge
   const minted = items.filter((i, k) => i.group === undefined && generated(k));
   const keyed = items.filter((i, k) => i.group === undefined && !generated(k));
   const writeGrouped = async (): Promise<void> => {
-    for (const item of grouped) out.set(item.id as string, await enqueueGrouped(ctx, item));
+    for (const item of grouped) out.set(idOf(item), await enqueueGrouped(ctx, item));
   };
   const chunks = Array.from({ length: Math.ceil(minted.length / GENERATED_CHUNK) }, (_, k) => minted.slice(k * GENERATED_CHUNK, (k + 1) * GENERATED_CHUNK));
   // Jobs a chunk that gave up wrote before it did: written, though it has no outcome for them.
@@ -46,14 +46,14 @@ export async function enqueueBatch(ctx: StoreContext, items: readonly Item[], ge
       } catch (err) {
         if (err instanceof EnqueueIncompleteError) {
           const left = new Set(err.unwrittenIds);
-          for (const item of chunk) if (!left.has(item.id as string)) writtenBeforeFailure.add(item.id as string);
+          for (const item of chunk) if (!left.has(idOf(item))) writtenBeforeFailure.add(idOf(item));
         }
         throw err; // this writer stops; the others take the chunks left
       }
     }
   };
   const writeKeyed = async (): Promise<void> => {
-    for (let item = keyed.shift(); item; item = keyed.shift()) out.set(item.id as string, await putIfAbsent(ctx, item));
+    for (let item = keyed.shift(); item; item = keyed.shift()) out.set(idOf(item), await putIfAbsent(ctx, item));
   };
   // Every writer runs to its end, so a failure reports every job the call did not write.
   const settled = await Promise.allSettled([
@@ -61,7 +61,12 @@ export async function enqueueBatch(ctx: StoreContext, items: readonly Item[], ge
     ...Array.from({ length: Math.min(GENERATED_WRITERS, chunks.length) }, writeGenerated),
     ...Array.from({ length: Math.min(KEYED_WRITERS, keyed.length) }, writeKeyed),
   ]);
-  const errors = settled.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
+  const errors = settled.flatMap((r): unknown[] => (r.status === 'rejected' ? [r.reason] : []));
   if (errors.length > 0) throw incompleteEnqueue(items, (id) => out.has(id) || writtenBeforeFailure.has(id), errors);
-  return new Map(items.map((i) => [i.id as string, out.get(i.id as string)!]));
+  return new Map(items.map((i) => [idOf(i), out.get(idOf(i))!]));
+}
+
+/** A prepared job item's id (the job decoder's `fields('job', …)`). */
+function idOf(item: Item): string {
+  return fields('job', item).str('id');
 }

@@ -29,7 +29,7 @@
  */
 import { TABLE_SCHEMA } from '../../schema.js';
 import { SCHEDULE_PARTITION } from '../../keys.js';
-import type { Item } from '../core/codec.js';
+import { fields, type Item } from '../core/codec.js';
 import type { StoreContext } from '../core/context.js';
 import { checkEnqueue, putElseCurrent, withPendingKeys } from '../jobs/enqueue.js';
 import { buildUpdate } from '../core/expression.js';
@@ -78,7 +78,7 @@ export async function fireDueSchedules(ctx: StoreContext, opts: FireOptions): Pr
     ProjectionExpression: '#sk',
   });
   const totals = { schedules: 0, created: 0, existed: 0, squatted: 0, missed: 0, lostRaces: 0 };
-  const todo = due.map((i) => i[sortKey] as string);
+  const todo = due.map((i) => fields('schedule', i).str(sortKey));
   await inLanes(todo, FAN_OUT_LANES, async (n) => {
     const item = await readItem(ctx, scheduleKeys(n).id);
     if (!item) return;

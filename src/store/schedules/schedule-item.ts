@@ -6,11 +6,12 @@
  * after the gap; a time repeated by fall-back fires once, at its first occurrence).
  */
 import { Cron } from 'croner';
-import { ValidationError } from '../../errors.js';
+import { MalformedItemError, ValidationError } from '../../errors.js';
 import type { Json } from '../../job.js';
-import { scheduleJobId } from '../../keys.js';
+import { scheduleJobId, scheduleKeys } from '../../keys.js';
+import { isRecord } from '../../type-guards.js';
 import { checkInt, checkJson, checkKnownKeys, checkObject, parseJson } from '../../validate.js';
-import type { Item } from '../core/codec.js';
+import { fields, type Item, type ItemFields } from '../core/codec.js';
 import { checkJobRunFields, type JobRunFields } from '../jobs/enqueue.js';
 
 /** What happens to ticks that passed while nothing fired them (the stack was down, the schedule paused). */
@@ -88,23 +89,28 @@ function checkTimezone(field: string, value: unknown): string {
   return value;
 }
 
+/** The text of a cron expression: a ValidationError on `field` unless it is a string of 1-256 characters. */
+function checkCronText(field: string, cron: unknown): string {
+  if (typeof cron !== 'string' || cron.length === 0 || cron.length > 256) throw new ValidationError(field, cron, 'must be a cron expression of 5 or 6 fields');
+  return cron;
+}
+
 /** Builds croner's evaluator for an expression in a zone; a ValidationError on `field` when croner refuses it. */
 export function cronOf(field: string, cron: unknown, timezone: string): Cron {
-  if (typeof cron !== 'string' || cron.length === 0 || cron.length > 256) throw new ValidationError(field, cron, 'must be a cron expression of 5 or 6 fields');
+  const text = checkCronText(field, cron);
   try {
-    return new Cron(cron, { timezone, paused: true, mode: '5-or-6-parts' });
+    return new Cron(text, { timezone, paused: true, mode: '5-or-6-parts' });
   } catch (err) {
-    throw new ValidationError(field, cron, `is not a valid cron expression: ${(err as Error).message}`, { cause: err });
+    throw new ValidationError(field, text, `is not a valid cron expression: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
   }
 }
 
 /** A catchUp policy. */
 function checkCatchUp(field: string, value: unknown): CatchUp {
   if (value === 'skip' || value === 'latest') return value;
-  if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
-    const o = value as Record<string, unknown>;
-    checkKnownKeys(field, o, ['max']);
-    return { max: checkInt(`${field}.max`, o.max, 1, MAX_CATCH_UP) };
+  if (isRecord(value)) {
+    checkKnownKeys(field, value, ['max']);
+    return { max: checkInt(`${field}.max`, value.max, 1, MAX_CATCH_UP) };
   }
   throw new ValidationError(field, value, `must be 'skip', 'latest' or { max: 1-${MAX_CATCH_UP} }`);
 }
@@ -127,12 +133,12 @@ export function checkScheduleInput(field: string, input: unknown): ScheduleDefin
   checkKnownKeys(field, o, KNOWN);
   const name = checkScheduleName(`${field}.name`, o.name);
   const timezone = o.timezone === undefined ? 'UTC' : checkTimezone(`${field}.timezone`, o.timezone);
-  const cron = cronOf(`${field}.cron`, o.cron, timezone);
-  const probe = cron.nextRun(new Date(0));
-  if (probe === null) throw new ValidationError(`${field}.cron`, o.cron, 'never fires');
+  const text = checkCronText(`${field}.cron`, o.cron);
+  const probe = cronOf(`${field}.cron`, text, timezone).nextRun(new Date(0));
+  if (probe === null) throw new ValidationError(`${field}.cron`, text, 'never fires');
   return {
     name,
-    cron: o.cron as string,
+    cron: text,
     timezone,
     ...checkJobRunFields(field, o),
     payloadText: checkJson(`${field}.payload`, o.payload === undefined ? null : o.payload),
@@ -146,27 +152,91 @@ export function tickAfter(cron: Cron, after: number): number | null {
   return next === null ? null : next.getTime();
 }
 
-/** The stored item's schedule. */
-export function itemToSchedule(item: Item): Schedule {
-  const s: Schedule = {
-    name: item.name as string,
-    cron: item.cron as string,
-    timezone: item.timezone as string,
-    queue: item.queue as string,
-    payload: parseJson(item.payload as string) ?? null,
-    priority: item.priority as number,
-    maxAttempts: item.maxAttempts as number,
-    catchUp: parseJson(item.catchUp as string) as CatchUp,
-    paused: item.state === 'paused',
-    // Stored as `runAt` (and the pause as `state`): both are projected into the work index.
-    nextTick: typeof item.runAt === 'number' ? item.runAt : null,
-    lastTick: item.lastTick as number | undefined,
-    version: item.version as number,
-    createdAt: item.createdAt as number,
-    updatedAt: item.updatedAt as number,
+/** The parts of a schedule item a change keeps or sets; the rest comes from its {@link ScheduleDefinition}. */
+interface ScheduleItemState {
+  readonly paused: boolean;
+  readonly nextTick: number | null;
+  readonly lastTick?: number;
+  readonly version: number;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+}
+
+/**
+ * The stored item of a schedule, with its keys (the encoder {@link itemToSchedule} reads back):
+ * the next tick and the pause are stored as `runAt` and `state`, both projected into the work index
+ * so the scheduler's Query finds due, active schedules without reading the paused or future ones.
+ */
+export function scheduleToItem(def: ScheduleDefinition, s: ScheduleItemState): Item {
+  const item: Item = {
+    ...scheduleKeys(def.name),
+    name: def.name,
+    cron: def.cron,
+    timezone: def.timezone,
+    queue: def.queue,
+    payload: def.payloadText,
+    priority: def.priority,
+    maxAttempts: def.maxAttempts,
+    catchUp: JSON.stringify(def.catchUp),
+    state: s.paused ? 'paused' : 'active',
+    version: s.version,
+    createdAt: s.createdAt,
+    updatedAt: s.updatedAt,
   };
-  if (s.lastTick === undefined) delete (s as { lastTick?: number }).lastTick;
-  return s;
+  if (s.nextTick !== null) item.runAt = s.nextTick;
+  if (s.lastTick !== undefined) item.lastTick = s.lastTick;
+  return item;
+}
+
+/**
+ * The stored item's schedule; a {@link MalformedItemError} (kind `schedule`) names the first field
+ * that is missing or of another type, or whose JSON (`payload`, `catchUp`) does not read back.
+ */
+export function itemToSchedule(item: Item): Schedule {
+  const f = fields('schedule', item);
+  const lastTick = f.optNum('lastTick');
+  return {
+    name: f.str('name'),
+    cron: f.str('cron'),
+    timezone: f.str('timezone'),
+    queue: f.str('queue'),
+    payload: jsonField(f, 'payload') ?? null,
+    priority: f.num('priority'),
+    maxAttempts: f.num('maxAttempts'),
+    catchUp: storedCatchUp(f),
+    paused: f.oneOf('state', SCHEDULE_STATES) === 'paused',
+    // Stored as `runAt` (and the pause as `state`): see scheduleToItem.
+    nextTick: f.optNum('runAt') ?? null,
+    ...(lastTick === undefined ? {} : { lastTick }),
+    version: f.num('version'),
+    createdAt: f.num('createdAt'),
+    updatedAt: f.num('updatedAt'),
+  };
+}
+
+/** The states a schedule item is stored in. */
+const SCHEDULE_STATES = ['active', 'paused'] as const;
+
+/** A field of JSON text, parsed; JSON that does not parse is a MalformedItemError on the field. */
+function jsonField(f: ItemFields, field: string): Json | undefined {
+  const text = f.str(field);
+  try {
+    return parseJson(text);
+  } catch (err) {
+    throw malformed(f, field, text, 'JSON text', err);
+  }
+}
+
+/** The stored catchUp policy (JSON text of 'skip', 'latest' or { max }). */
+function storedCatchUp(f: ItemFields): CatchUp {
+  const value = jsonField(f, 'catchUp');
+  if (value === 'skip' || value === 'latest') return value;
+  if (isRecord(value) && typeof value.max === 'number' && Number.isSafeInteger(value.max) && value.max >= 1) return { max: value.max };
+  throw malformed(f, 'catchUp', f.item.catchUp, "the JSON of 'skip', 'latest' or { max }");
+}
+
+function malformed(f: ItemFields, field: string, value: unknown, expected: string, cause?: unknown): MalformedItemError {
+  return new MalformedItemError('schedule', f.str('id'), field, value, expected, cause === undefined ? undefined : { cause });
 }
 
 /** The job id of one tick of a schedule. */

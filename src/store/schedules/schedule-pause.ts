@@ -39,7 +39,7 @@ export async function setSchedulePaused(ctx: StoreContext, name: string, paused:
     if (!item) return { outcome: 'missing', name };
     const s = itemToSchedule(item);
     const now = ctx.clock();
-    const ahead = paused ? ticksFiredAhead(s, now) : { ticks: [] as number[] };
+    const ahead: TicksAhead = paused ? ticksFiredAhead(s, now) : { ticks: [] };
     const rewind = ahead.ticks.length > 0 && (s.nextTick === null || s.nextTick > ahead.ticks[0]!);
     const update = buildUpdate({
       set: {
@@ -73,11 +73,17 @@ export async function setSchedulePaused(ctx: StoreContext, name: string, paused:
   throw new ScheduleConflictError(name, ATTEMPTS);
 }
 
+/** Ticks whose jobs a pause withdraws, and the last fired tick that stays fired. */
+interface TicksAhead {
+  readonly ticks: number[];
+  readonly before?: number;
+}
+
 /**
  * The ticks after `now` up to the last one fired (their jobs were enqueued ahead), and the tick
  * before the first of them (the last fired tick that stays fired), if the expression has one.
  */
-function ticksFiredAhead(s: Schedule, now: number): { ticks: number[]; before?: number } {
+function ticksFiredAhead(s: Schedule, now: number): TicksAhead {
   if (s.lastTick === undefined || s.lastTick <= now) return { ticks: [] };
   const cron = cronOf('schedule.cron', s.cron, s.timezone);
   const ticks: number[] = [];

@@ -18,7 +18,7 @@ import type { Item } from '../core/codec.js';
 import type { StoreContext } from '../core/context.js';
 import { absent, atVersion, guarded, present } from '../core/guards.js';
 import { itemAfterLoss, readItem, translate } from '../core/io.js';
-import { cronOf, itemToSchedule, tickAfter, type Schedule, type ScheduleDefinition } from './schedule-item.js';
+import { cronOf, itemToSchedule, scheduleToItem, tickAfter, type Schedule, type ScheduleDefinition } from './schedule-item.js';
 
 /** Outcome of a put. */
 export type SchedulePutOutcome = { readonly outcome: 'created' | 'updated'; readonly schedule: Schedule };
@@ -35,35 +35,23 @@ const PUT_ATTEMPTS = 5;
 /** Creates or replaces a schedule; a replaced one keeps its next tick when its cron and zone are unchanged. */
 export async function putSchedule(ctx: StoreContext, def: ScheduleDefinition): Promise<SchedulePutOutcome> {
   const keys = scheduleKeys(def.name);
-  let old = await readItem(ctx, keys.id);
+  const decode = (item: Item | undefined) => item && itemToSchedule(item);
+  let old = decode(await readItem(ctx, keys.id));
   for (let attempt = 1; attempt <= PUT_ATTEMPTS; attempt++) {
     const now = ctx.clock();
     const nextTick =
       old !== undefined && old.cron === def.cron && old.timezone === def.timezone
-        ? (old.runAt as number | undefined)
-        : (tickAfter(cronOf('schedule.cron', def.cron, def.timezone), now) ?? undefined);
-    const item: Item = {
-      ...keys,
-      name: def.name,
-      cron: def.cron,
-      timezone: def.timezone,
-      queue: def.queue,
-      payload: def.payloadText,
-      priority: def.priority,
-      maxAttempts: def.maxAttempts,
-      catchUp: JSON.stringify(def.catchUp),
-      // Indexed names: `state` and `runAt` are projected into the work index, so the scheduler's
-      // Query finds due, active schedules without reading the paused or future ones.
-      state: old?.state ?? 'active',
-      runAt: nextTick,
-      lastTick: old?.lastTick,
-      version: ((old?.version as number | undefined) ?? 0) + 1,
+        ? old.nextTick
+        : tickAfter(cronOf('schedule.cron', def.cron, def.timezone), now);
+    const item = scheduleToItem(def, {
+      paused: old?.paused ?? false,
+      nextTick,
+      ...(old?.lastTick === undefined ? {} : { lastTick: old.lastTick }),
+      version: (old?.version ?? 0) + 1,
       createdAt: old?.createdAt ?? now,
       updatedAt: now,
-    };
-    // Stryker disable next-line ConditionalExpression: equivalent, the store's document client drops undefined attributes too (removeUndefinedValues) and itemToSchedule reads a missing and an undefined one alike
-    for (const k of Object.keys(item)) if (item[k] === undefined) delete item[k];
-    const guard = old === undefined ? absent() : atVersion(old.version as number);
+    });
+    const guard = old === undefined ? absent() : atVersion(old.version);
     try {
       await ctx.doc.send(
         new PutCommand({
@@ -74,7 +62,7 @@ export async function putSchedule(ctx: StoreContext, def: ScheduleDefinition): P
     } catch (err) {
       if (err instanceof ConditionalCheckFailedException) {
         ctx.logger.info('schedule.put_lost_race', { name: def.name, attempt });
-        if (attempt < PUT_ATTEMPTS) old = await itemAfterLoss(ctx, err, keys.id);
+        if (attempt < PUT_ATTEMPTS) old = decode(await itemAfterLoss(ctx, err, keys.id));
         continue;
       }
       throw translate(ctx, err);

@@ -14,7 +14,7 @@
  *          changed it): the job is kept, and `schedule.withdraw_lost` logs its state now (from the
  *          item sent with the failure, else a consistent read).
  */
-import type { Item } from '../core/codec.js';
+import { itemToSummary, type Item } from '../core/codec.js';
 import type { StoreContext } from '../core/context.js';
 import { buildUpdate } from '../core/expression.js';
 import { allOf, guarded, notYetDue, pendingAsSeen } from '../core/guards.js';
@@ -27,10 +27,11 @@ import { finishedJobExpiry } from '../core/retention.js';
  * a job kept (started, due, or changed meanwhile) is logged with its state when a write lost.
  */
 async function withdrawIfNotStarted(ctx: StoreContext, seen: Item): Promise<boolean> {
-  const id = seen.id as string;
+  const job = itemToSummary(seen);
+  const id = job.id;
   const now = ctx.clock();
-  if (seen.state !== 'pending' || (seen.runAt as number) <= now) return false;
-  const generation = seen.leaseGeneration as number;
+  if (job.state !== 'pending' || (job.runAt !== undefined && job.runAt <= now)) return false;
+  const generation = job.leaseGeneration;
   const update = buildUpdate({
     set: { state: 'cancelled', withdrawn: true, updatedAt: now, leaseGeneration: generation + 1, ...finishedJobExpiry(ctx, now) },
     remove: ['gpk', 'gsk'],
@@ -40,7 +41,7 @@ async function withdrawIfNotStarted(ctx: StoreContext, seen: Item): Promise<bool
     ctx.logger.info('schedule.withdraw_lost', { id, state: (await result.current())?.state });
     return false;
   }
-  ctx.logger.info('schedule.job_withdrawn', { id, queue: seen.queue, runAt: seen.runAt, generation: generation + 1 });
+  ctx.logger.info('schedule.job_withdrawn', { id, queue: job.queue, runAt: job.runAt, generation: generation + 1 });
   return true;
 }
 

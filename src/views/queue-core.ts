@@ -1,0 +1,139 @@
+/**
+ * What the four views of a queue share: the store context built once from the queue's options,
+ * and the queue registry as the views read it (registration of new queues, once per process; pages
+ * of names; the one-time move of a pre-0.2 registry).
+ */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { clientConfig } from '../client-config.js';
+import { ValidationError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { defaultLogger } from '../log.js';
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../retry-policy.js';
+import { QUEUE_SHARDS } from '../schema.js';
+import type { QueueHooks, StoreContext } from '../store/core/context.js';
+import { listQueuePage, registerQueues, upgradeLegacyRegistry, type QueuePage } from '../store/core/queue-registry.js';
+import { DEFAULT_RETENTION_MS } from '../store/core/retention.js';
+import { FlowConfigCache } from '../store/flow/flow-config.js';
+import { ShardLayoutCache } from '../store/layout/shard-layout.js';
+import { LeaseHints } from '../store/memory/lease-hints.js';
+import { checkInt, checkKnownKeys, checkObject } from '../validate.js';
+
+/** Options of a queue (`new JobQueue(options)`). */
+export interface JobQueueOptions {
+  /** The DynamoDB table (create it with `ensureTable` or the CDK stack). */
+  readonly tableName: string;
+  /** A client to use; otherwise one is built from `endpoint` and `region`. */
+  readonly client?: DynamoDBClient;
+  /** DynamoDB endpoint URL, such as a local emulator's; default the SDK's (AWS). */
+  readonly endpoint?: string;
+  /** AWS region; default from the environment, or us-east-1 for a local endpoint. */
+  readonly region?: string;
+  /** Epoch ms; default Date.now. Every condition takes `:now` from it. */
+  readonly clock?: () => number;
+  /** Where log lines go; default JSON lines on stderr (FENCEQ_LOG=silent for none). */
+  readonly logger?: Logger;
+  /** Backoff of failed jobs. @default { baseMs: 1000, maxMs: 3600000 } */
+  readonly retry?: RetryPolicy;
+  /** How long done and cancelled jobs are kept before TTL deletes them (dead jobs are kept until requeued or purged). @default 7 days */
+  readonly retentionMs?: number;
+  /** Wake-up and dead-job hooks (the SQS integration plugs in here). */
+  readonly hooks?: QueueHooks;
+  /** Source in [0, 1) of the spreading choices (backoff jitter, which shard or slot to try first); ids and lease secrets come from node:crypto. @default Math.random */
+  readonly random?: () => number;
+}
+
+const OPTION_KEYS = ['tableName', 'client', 'endpoint', 'region', 'clock', 'logger', 'retry', 'retentionMs', 'hooks', 'random'];
+
+/** Builds a DynamoDB client for an endpoint; a loopback endpoint gets placeholder credentials when none are set (see {@link clientConfig}). */
+export function dynamoClient(opts: { endpoint?: string; region?: string } = {}): DynamoDBClient {
+  return new DynamoDBClient(clientConfig(opts));
+}
+
+/** The shared part of a queue's views: its store context, client and registry. Build one per queue. */
+export class QueueCore {
+  /** The table this queue lives in. */
+  readonly tableName: string;
+  /** The low-level client. */
+  readonly client: DynamoDBClient;
+  /** The store context every transition takes. */
+  readonly ctx: StoreContext;
+  private readonly registered = new Set<string>();
+  private upgraded: Promise<void> | undefined;
+
+  /** Checks `options` (a ValidationError names the option) and builds the context. */
+  constructor(options: JobQueueOptions) {
+    checkKnownKeys('options', checkObject('options', options), OPTION_KEYS);
+    if (typeof options.tableName !== 'string' || !/^[A-Za-z0-9_.-]{3,255}$/.test(options.tableName)) {
+      throw new ValidationError('options.tableName', options.tableName, 'a table name is 3-255 characters of A-Z a-z 0-9 _ . -');
+    }
+    if (options.endpoint !== undefined && (typeof options.endpoint !== 'string' || !/^https?:\/\/\S+$/.test(options.endpoint))) {
+      throw new ValidationError('options.endpoint', options.endpoint, 'must be an http(s) URL');
+    }
+    if (options.clock !== undefined && typeof options.clock !== 'function') {
+      throw new ValidationError('options.clock', options.clock, 'must be a function returning epoch ms');
+    }
+    const retry = options.retry ?? DEFAULT_RETRY_POLICY;
+    checkInt('options.retry.baseMs', retry.baseMs, 1, 86_400_000);
+    checkInt('options.retry.maxMs', retry.maxMs, retry.baseMs, 7 * 86_400_000);
+    this.tableName = options.tableName;
+    const random = options.random ?? Math.random;
+    this.client = options.client ?? dynamoClient(options);
+    this.ctx = {
+      doc: DynamoDBDocumentClient.from(this.client, { marshallOptions: { removeUndefinedValues: true } }),
+      tableName: options.tableName,
+      clock: options.clock ?? Date.now,
+      logger: options.logger ?? defaultLogger(),
+      random,
+      retry,
+      retentionMs: options.retentionMs === undefined ? DEFAULT_RETENTION_MS : checkInt('options.retentionMs', options.retentionMs, 60_000, 3650 * 86_400_000),
+      hooks: options.hooks ?? {},
+      hints: new LeaseHints(QUEUE_SHARDS, random),
+      layout: new ShardLayoutCache(),
+      limits: new FlowConfigCache(),
+    };
+  }
+
+  /** Records queues in the registry the first time this process enqueues to them. */
+  async register(queues: readonly string[]): Promise<void> {
+    const fresh = queues.filter((q) => !this.registered.has(q));
+    if (fresh.length === 0) return;
+    await registerQueues(this.ctx, fresh);
+    for (const q of fresh) this.registered.add(q);
+  }
+
+  /** A page of queue names in name order, after `after`. */
+  async queuePage(limit: number, after: string | undefined): Promise<QueuePage> {
+    await this.upgradeRegistry();
+    return listQueuePage(this.ctx, limit, after);
+  }
+
+  /** Every queue name, a page of 1,000 at a time. */
+  async allQueues(): Promise<string[]> {
+    const out: string[] = [];
+    let after: string | undefined;
+    do {
+      const page = await this.queuePage(1000, after);
+      out.push(...page.queues);
+      after = page.cursor;
+    } while (after !== undefined);
+    return out;
+  }
+
+  /**
+   * Every registered queue while there are at most `max` (one page), else undefined: the caller
+   * refuses, as a call that reads every queue must name them when there are more.
+   */
+  async fewQueues(max: number): Promise<string[] | undefined> {
+    const page = await this.queuePage(max, undefined);
+    return page.cursor === undefined ? page.queues : undefined;
+  }
+
+  /** Once per queue: moves a pre-0.2 one-item registry's names into per-queue items (one GetItem when there is nothing to move). */
+  async upgradeRegistry(): Promise<void> {
+    await (this.upgraded ??= upgradeLegacyRegistry(this.ctx).catch((err: unknown) => {
+      this.upgraded = undefined;
+      throw err;
+    }));
+  }
+}
