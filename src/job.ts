@@ -4,9 +4,6 @@ export const JOB_STATES = ['pending', 'running', 'done', 'dead', 'cancelled'] as
 /** One of {@link JOB_STATES}. */
 export type JobState = (typeof JOB_STATES)[number];
 
-/** States from which a job never moves again (except an operator's requeue of a dead job). */
-export const TERMINAL_STATES: ReadonlySet<JobState> = new Set(['done', 'dead', 'cancelled']);
-
 /** JSON-compatible value: what payloads and results are made of. */
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 

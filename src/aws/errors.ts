@@ -64,7 +64,8 @@ export type InvokeReply<T = unknown> = { readonly ok: true; readonly value: T } 
 /** Turns one of fenceq's typed errors into its reply payload; anything else is not a client error and yields undefined. */
 export function errorToPayload(err: unknown): ErrorPayload | undefined {
   if (err instanceof ValidationError) return { name: err.name, message: err.message, field: err.field, value: jsonSafe(err.value) };
-  if (err instanceof MalformedItemError) return { name: err.name, message: err.message, kind: err.kind, key: err.key, field: err.field, value: jsonSafe(err.value) };
+  if (err instanceof MalformedItemError)
+    return { name: err.name, message: err.message, kind: err.kind, key: err.key, field: err.field, value: jsonSafe(err.value) };
   if (err instanceof JobNotFoundError) return { name: err.name, message: err.message, jobId: err.jobId };
   if (err instanceof InvalidStateError) return { name: err.name, message: err.message, jobId: err.jobId, state: err.state };
   if (err instanceof TableUnavailableError) return { name: err.name, message: err.message, tableName: err.tableName };

@@ -8,7 +8,7 @@ import type { EnqueueInput, EnqueueOutcome } from '../types.js';
 import type { ReleaseOutcome } from '../types.js';
 import type { RenewOutcome } from '../types.js';
 import { LAMBDA_INVOKE_ATTEMPTS } from '../retry-policy.js';
-import { checkId, checkNesting, checkProgress, errorText } from '../validate.js';
+import { checkId, checkNesting, errorText } from '../validate.js';
 import { waitForJob, type WaitOptions, type WaitOutcome } from '../wait-for.js';
 import { lambdaClient } from './lambda-client.js';
 import { SYNC_INVOKE_REQUEST_BYTES } from './lambda-types.js';
@@ -82,9 +82,8 @@ export class LambdaJobStore extends FunctionTransport<ApiEvent> implements JobSt
     return this.call({ op: 'ackFailed', lease, error: errorText(error), ...(opts === undefined ? {} : { options: opts }) });
   }
 
-  /** Extends the lease. */
+  /** Extends the lease; the function checks the lease, `ttlMs` and `progress` (a ValidationError comes back as one). */
   async renew(lease: Lease, ttlMs: number, progress?: Json): Promise<RenewOutcome> {
-    if (progress !== undefined) checkProgress('progress', progress);
     return this.call({ op: 'renew', lease, ttlMs, ...(progress === undefined ? {} : { progress }) });
   }
 

@@ -77,7 +77,7 @@ describe('the package', () => {
   });
 
   it('every entry point of the exports map, and its types, is in the tarball', () => {
-    expect(Object.keys(pkg.exports).sort()).toEqual(['.', './aws', './cdk', './package.json', './testing']);
+    expect(Object.keys(pkg.exports).sort()).toEqual(['.', './aws', './cdk', './limits', './package.json', './testing', './types']);
     for (const [name, target] of Object.entries(pkg.exports)) {
       if (typeof target === 'string') continue;
       expect(files, name).toContain(target.types.replace(/^\.\//, ''));

@@ -3,7 +3,9 @@
 import { JobQueue, ValidationError, Worker, fencedWrite, type FencingToken, type Job } from 'fenceq';
 import { LambdaJobStore, lambdaWorkerHandler, powertoolsLogging, type LambdaContext } from 'fenceq/aws';
 import { FencedJobQueue, type FencedJobQueueProps } from 'fenceq/cdk';
+import { MAX_ENQUEUE_BATCH, WORKER_DEFAULTS } from 'fenceq/limits';
 import { startTestQueue, type TestQueue } from 'fenceq/testing';
+import type { QueueStats, RenewOutcome } from 'fenceq/types';
 import { handlers } from './worker/handlers.js';
 
 const check = (ok: boolean, what: string) => {
@@ -21,6 +23,11 @@ try {
     refused = err;
   }
   check(refused instanceof ValidationError, 'a bad enqueue throws ValidationError');
+  check(MAX_ENQUEUE_BATCH === 1000 && WORKER_DEFAULTS.leaseTtlMs > 0, 'fenceq/limits carries the limits and defaults');
+  const stats: QueueStats[] = await queue.stats(['email']);
+  check(stats[0]?.queue === 'email', 'fenceq/types names what stats returns');
+  const renewed: RenewOutcome['outcome'] | undefined = undefined;
+  check(renewed === undefined, 'fenceq/types names the renew outcome');
 
   let token: FencingToken | undefined;
   const worker = new Worker({
