@@ -50,6 +50,7 @@ export function fields(kind: string, item: Item): ItemFields {
   const bad = (field: string, expected: string, value: unknown = item[field]): never => {
     throw new MalformedItemError(kind, key, field, value, expected);
   };
+  // The common accessors (str, optStr, num, optNum) test inline: a decoder reads many fields per item.
   const isStr = (v: unknown): v is string => typeof v === 'string';
   const isNum = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
   const absent = (v: unknown): v is undefined | null => v === undefined || v === null;
@@ -62,19 +63,19 @@ export function fields(kind: string, item: Item): ItemFields {
     item,
     str: (f) => {
       const v = item[f];
-      return isStr(v) ? v : bad(f, 'a string');
+      return typeof v === 'string' ? v : bad(f, 'a string');
     },
     optStr: (f) => {
       const v = item[f];
-      return absent(v) ? undefined : isStr(v) ? v : bad(f, 'a string or absent');
+      return v === undefined || v === null ? undefined : typeof v === 'string' ? v : bad(f, 'a string or absent');
     },
     num: (f) => {
       const v = item[f];
-      return isNum(v) ? v : bad(f, 'a number');
+      return typeof v === 'number' && Number.isFinite(v) ? v : bad(f, 'a number');
     },
     optNum: (f) => {
       const v = item[f];
-      return absent(v) ? undefined : isNum(v) ? v : bad(f, 'a number or absent');
+      return v === undefined || v === null ? undefined : typeof v === 'number' && Number.isFinite(v) ? v : bad(f, 'a number or absent');
     },
     optBool: (f) => {
       const v = item[f];
