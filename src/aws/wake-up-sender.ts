@@ -134,12 +134,14 @@ export class WakeUpSender {
       const failed = out.Failed ?? [];
       this.counters.sent += entries.length - failed.length;
       this.counters.failed += failed.length;
+      // Ids number the entries across the whole flush: a failure names its entry by Id, not by its place in this batch.
+      const failedIds = new Set(failed.map((f) => f.Id));
       for (const f of failed) {
-        const queue = queues[Number(f.Id)];
+        const queue = queues[entries.findIndex((e) => e.Id === f.Id)];
         if (queue !== undefined) this.coveredUntil.delete(queue);
         this.logger.warn('wake.failed', { queue, code: f.Code, error: f.Message });
       }
-      this.logger.info('wake.sent', { queues: queues.filter((_, i) => !failed.some((f) => f.Id === String(i))) });
+      this.logger.info('wake.sent', { queues: queues.filter((_, i) => !failedIds.has(entries[i]?.Id)) });
     } catch (err) {
       this.counters.failed += entries.length;
       for (const q of queues) this.coveredUntil.delete(q);

@@ -59,4 +59,39 @@ describe('WakeUpSender', () => {
     await sender.flush();
     expect(sender.counters.failed).toBe(3); // tried again at once: a failure opens no window
   });
+
+  it('a message SQS refuses in a later batch is traced to its own queue: its window is cleared and it is sent again at the next note', async () => {
+    const url = await freshSqsQueue('wake');
+    const logger = memoryLogger();
+    const sqs = testSqs();
+    // SQS refuses single entries of a batch (Failed) only for reasons the emulator never has
+    // (throttled, KMS); the reply of the second batch is given one such refusal, for entry Id 12.
+    let batches = 0;
+    sqs.middlewareStack.add(
+      (next) => async (args) => {
+        const out = await next(args);
+        const reply = out.output as { Successful?: { Id?: string }[]; Failed?: { Id?: string; Code?: string; SenderFault?: boolean }[] };
+        if (++batches === 2) {
+          reply.Successful = reply.Successful?.filter((e) => e.Id !== '12');
+          reply.Failed = [{ Id: '12', Code: 'KMS.ThrottlingException', SenderFault: false }];
+        }
+        return out;
+      },
+      { step: 'initialize' },
+    );
+    const sender = new WakeUpSender({ sqs, queueUrl: url, logger });
+    const names = Array.from({ length: 15 }, (_, i) => `q${String(i).padStart(2, '0')}`);
+    sender.note(names);
+    await sender.flush();
+    expect(sender.counters).toEqual({ sent: 14, delayed: 0, failed: 1 });
+    expect(logger.events('wake.failed').map((r) => r.fields.queue)).toEqual(['q12']);
+    const sent = logger.events('wake.sent').flatMap((r) => r.fields.queues as string[]);
+    expect(sent).not.toContain('q12');
+    expect(sent).toHaveLength(14);
+    // q12's window was cleared: noted again, it is sent at once; q03, inside its window, is delayed.
+    sender.note(['q12', 'q03']);
+    await sender.flush();
+    expect(sender.counters).toEqual({ sent: 16, delayed: 1, failed: 1 });
+    expect(logger.events('wake.sent').at(-1)?.fields.queues).toEqual(['q12', 'q03']);
+  });
 });
