@@ -1,7 +1,7 @@
 import { Grant, type IGrantable } from 'aws-cdk-lib/aws-iam';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
-import { GROUP_ID_PREFIX, QUEUE_REGISTRY_ID_PREFIX, RESERVED_JOB_ID_PREFIXES } from '../src/keys.js';
+import { COUNT_ID_PREFIX, GROUP_ID_PREFIX, QUEUE_REGISTRY_ID_PREFIX, RESERVED_JOB_ID_PREFIXES } from '../src/keys.js';
 import { TABLE_SCHEMA } from '../src/schema.js';
 
 /**
@@ -93,6 +93,8 @@ const GROUP_ENTRY = ['id', 'gpk', 'gsk', 'queue', 'group', 'members'];
 const SLOT_HOLD = ['id', 'state', 'holderId', 'leaseGeneration', 'holderSecretHash', 'leaseExpiresAt', 'updatedAt'];
 /** A rate limit's token bucket (src/store/flow/rate-tokens.ts). */
 const RATE_BUCKET = ['id', 'tokens', 'at', 'queue', 'version'];
+/** A queue's settle counts of one hour: ADD of one number per kind and minute (src/store/maintenance/count-items.ts). */
+const COUNT_ENTRY = ['id', 'queue', 'hour', 'expireAt', 'done_*', 'failed_*', 'retried_*', 'dead_*', 'cancelled_*', 'reclaimed_*'];
 /** A queue's readers item: one `rd_<token>` entry per reader (src/store/lease/readers.ts). */
 const READERS_ENTRY = ['id', 'rd_*', 'expireAt'];
 
@@ -139,6 +141,7 @@ export const ACCESS = {
       { actions: ['dynamodb:UpdateItem'], items: ['~slot|*'], attributes: SLOT_HOLD },
       { actions: ['dynamodb:UpdateItem'], items: ['~rate|*'], attributes: RATE_BUCKET },
       { actions: ['dynamodb:UpdateItem'], items: [`${GROUP_ID_PREFIX}*`], attributes: GROUP_ENTRY },
+      { actions: ['dynamodb:UpdateItem'], items: [`${COUNT_ID_PREFIX}*`], attributes: COUNT_ENTRY },
     ],
     index: ['dynamodb:Query'],
     sendTo: ['wake', 'dead'],

@@ -36,6 +36,7 @@ export const SHIMS = {
       /@smithy[\\/]core[\\/]dist-es[\\/]submodules[\\/]endpoints[\\/]middleware-endpoint[\\/]adaptors[\\/]/,
     ],
     [/^\.\/(sha256\/Sha256Js|md5\/Md5Js|Sha256Js|Md5Js)$/, shim('js-hashes.mjs'), /@smithy[\\/]core[\\/]dist-es[\\/]submodules[\\/]checksum[\\/]/],
+    [/^\.\/date-utils$/, shim('date-utils.mjs'), /@smithy[\\/]core[\\/]dist-es[\\/]submodules[\\/]serde[\\/]/],
     [/^(\.\.\/)*(\.\/)?(util-retry\/)?DefaultRateLimiter$/, shim('rate-limiter.mjs'), /@smithy[\\/]core[\\/]dist-es[\\/]submodules[\\/]retry[\\/]/],
     [
       /^(\.\.\/shared-ini-file-loader\/|\.\/)loadSharedConfigFiles$/,
@@ -155,9 +156,26 @@ export const ABSENT = {
 
 // The class methods a function never calls (the operator view's, the Schedules class's): their bodies become a stub that throws, so
 // the validation and store code only they use leaves the bundle. Keys: module, then method names.
+// The lease holders' maintenance view marks dead-job notices delivered and does nothing else: its
+// other methods (and the checks only they use) leave those bundles.
+const MAINTENANCE_NOTICES_ONLY = {
+  [AT_MAINTENANCE]: [
+    'reclaimOrphaned',
+    'advanceGroups',
+    'configureShards',
+    'checkShardLayout',
+    'stats',
+    'totals',
+    'nextQueues',
+    'get',
+    'undeliveredDeadNotices',
+  ],
+};
 export const ABSENT_METHODS = {
+  api: MAINTENANCE_NOTICES_ONLY,
+  worker: MAINTENANCE_NOTICES_ONLY,
   // The admin ops: schedules put, get, list, pause, resume, remove; none of the CLI's table, shard-layout and group calls.
-  admin: { [AT_SCHEDULES]: ['fire', 'inspect'], [AT_OPERATOR]: ['ensureTable', 'configureShards', 'shardLayout', 'totals', 'groupPosition'] },
+  admin: { [AT_SCHEDULES]: ['fire', 'inspect'], [AT_OPERATOR]: ['ensureTable', 'configureShards', 'shardLayout', 'totals', 'groupPosition', 'counts'] },
   // The reclaim run: fire.
   reclaim: { [AT_SCHEDULES]: ['put', 'remove', 'get', 'list', 'inspect', 'pause', 'resume'] },
 };

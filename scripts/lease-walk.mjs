@@ -349,7 +349,9 @@ try {
   });
   const { JobQueue, ensureTable, silentLogger } = await import(pathToFileURL(join(distSrc, 'index.js')).href);
   // The default layout moved from the main entry to the shard-layout module's own (it is in both versions).
-  const { DEFAULT_SHARD_LAYOUT } = await import(pathToFileURL(join(distSrc, 'store', existsSync(join(distSrc, 'store', 'layout')) ? 'layout/shard-layout.js' : 'shard-layout.js')).href);
+  const { DEFAULT_SHARD_LAYOUT } = await import(
+    pathToFileURL(join(distSrc, 'store', existsSync(join(distSrc, 'store', 'layout')) ? 'layout/shard-layout.js' : 'shard-layout.js')).href
+  );
   const { shardOf } = await import(pathToFileURL(join(distSrc, 'keys.js')).href);
   await capturingStdout(async () => {
     const queue = new JobQueue({ tableName, endpoint: dynalite.endpoint, logger: silentLogger });

@@ -39,6 +39,7 @@ const OPERATOR_METHODS = [
   'getLimits',
   'flowStatus',
   'groupPosition',
+  'counts',
 ] as const;
 /** What the reclaim run calls: the maintenance view's ops. */
 const MAINTENANCE_METHODS = ['reclaimOrphaned', 'advanceGroups', 'checkShardLayout', 'nextQueues', 'markDeadNotified', 'undeliveredDeadNotices'] as const;
@@ -94,6 +95,15 @@ export class JobQueue implements JobStore {
   /** Reclaim, advance groups, fire schedules, measure: what the reclaim run calls. */
   get maintenance(): MaintenanceView {
     return (this.views.maintenance ??= new MaintenanceView(this.core));
+  }
+
+  /**
+   * Writes the settle counts this queue holds now (one write per queue), rather than when its
+   * count flush interval (`countFlushMs`, default 10 s) ends: call it before a process exits. The
+   * worker's stop and the end of every fenceq Lambda invocation do.
+   */
+  flushCounts(): Promise<void> {
+    return this.core.flushCounts();
   }
 
   /** Recurring schedules in this table: put, get, list, pause, resume, remove, fire. */

@@ -47,6 +47,11 @@ export interface JobStore {
    * the readers that split a queue (JobQueue has it; without it, the entry lapses in 5 s).
    */
   leaveReaders?(): Promise<void>;
+  /**
+   * Optional: writes the settle counts this store holds (the exact done, failed, dead... counts);
+   * the worker calls it when it stops (JobQueue has it; over the Lambda API each invocation writes its own).
+   */
+  flushCounts?(): Promise<void>;
 }
 
 export type { AckDoneOutcome, AckFailedOutcome, LimitWait };

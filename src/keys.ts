@@ -79,6 +79,9 @@ export const QUEUE_REGISTRY_ID_PREFIX = '~queue|';
 /** Ids of ordered-group items (`~group|<queue>|<group>`): the one other item a producer writes, enqueueing into a group. */
 export const GROUP_ID_PREFIX = '~group|';
 
+/** The id prefix of the settle count items (one per queue and hour: src/store/maintenance/count-items.ts). */
+export const COUNT_ID_PREFIX = '~count|';
+
 /** The item that registers one queue name: id `~queue|<name>`, in the registry partition sorted by name. */
 export function queueRegistryKeys(queue: string): { id: string } & IndexKeys {
   return { id: `${QUEUE_REGISTRY_ID_PREFIX}${queue}`, gpk: QUEUE_REGISTRY_PARTITION, gsk: queue };

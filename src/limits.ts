@@ -17,3 +17,4 @@ export { DEFAULT_MAX_ATTEMPTS } from './store/jobs/enqueue.js';
 export { WORKER_DEFAULTS } from './worker/options.js';
 export { DEFAULT_FIRE_HORIZON_MS, DEFAULT_LATE_GRACE_MS } from './schedules.js';
 export { WAIT_MAX_INTERVAL_MS } from './wait-for.js';
+export { DEFAULT_COUNT_FLUSH_MS } from './views/queue-core.js';

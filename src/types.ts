@@ -40,3 +40,5 @@ export type { Handler, HandlerContext, HandlerDefinition, JobContextJob, Fencing
 export type { FencedWriteInput, FencedWriteOutcome, FenceAttributes, ExtraCondition } from './fencing/fenced-write.js';
 export type { Schedule, ScheduleInput, CatchUp, SchedulePutOutcome, ScheduleChangeOutcome, ScheduleFacts, Schedules, FireCounts } from './schedules.js';
 export type { WaitOptions, WaitOutcome } from './wait-for.js';
+export type { QueueCounts, MinuteTotals } from './store/maintenance/count-items.js';
+export type { CountKind } from './store/memory/settle-counts.js';

@@ -85,6 +85,8 @@ export function awsQueue(config: FunctionConfig, opts: AwsQueueOptions = {}): Aw
       // Notifications first: a job made dead may also have made others due.
       await notifier?.flush();
       await wake?.flush();
+      // The invocation's settle counts: a frozen sandbox would hold them until its next invocation.
+      await queue.flushCounts().catch((error: unknown) => opts.logger?.warn('counts.flush_failed', { error }));
     },
   };
 }

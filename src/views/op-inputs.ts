@@ -115,6 +115,7 @@ const OP_ARGS = {
   limitsGet: [['queue'], []],
   limitsSet: [['queue', 'limits'], []],
   flowStatus: [['queues'], []],
+  counts: [['queues'], ['options']],
   groupPosition: [['queue', 'group', 'id'], []],
   configureShards: [['shards'], []],
   ensureTable: [[], ['options']],
@@ -239,6 +240,12 @@ export const limitsSet = (a: OpArgs): { queue: string; limits: QueueLimits } => 
 
 /** Checks flowStatus's arguments. */
 export const flowStatus = (a: OpArgs) => ({ queues: queueList('queues', a.queues, MAX_STATS_QUEUES, false) });
+
+/** Checks counts' arguments: 1-100 queues, and the window in whole minutes (1-1440, default 60). */
+export const counts = (a: OpArgs): { queues: string[]; minutes: number } => {
+  const o = options('options', a.options, ['minutes']);
+  return { queues: queueList('queues', a.queues, MAX_STATS_QUEUES, true), minutes: intOr('options.minutes', o.minutes, 1, 1440, 60) };
+};
 
 /** Checks groupPosition's arguments. */
 export const groupPosition = (a: OpArgs) => ({

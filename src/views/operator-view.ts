@@ -20,6 +20,7 @@ import { requeueIfDead, type RequeueOutcome } from '../store/jobs/requeue-dead.j
 import { runNowIfScheduled, type RunNowOutcome } from '../store/jobs/run-now.js';
 import { configureShards, readShardLayout, type ConfigureShardsOutcome, type ShardCounts, type ShardLayout } from '../store/layout/shard-layout.js';
 import { listJobs, type IndexTotals, type JobPage, type QueueStats } from '../store/maintenance/browse.js';
+import { readSettleCounts, type QueueCounts } from '../store/maintenance/count-items.js';
 import { purgeDeadBefore, type PurgeCounts } from '../store/maintenance/purge-dead.js';
 import { cancelWithGroup } from '../store/plans/settle.js';
 import { measureStats, measureTotals, readJob } from './reads.js';
@@ -67,6 +68,17 @@ export class OperatorView {
   /** Figures per queue (see {@link measureStats}). */
   async stats(queues?: readonly string[]): Promise<QueueStats[]> {
     return measureStats(this.core, queues);
+  }
+
+  /**
+   * The exact settle counts of `queues` over the last `minutes` (default 60): done, failed,
+   * retried, dead, cancelled and reclaimed, per minute and summed, as every process flushed them
+   * (at most one flush interval behind; docs/observability.md). One GetItem per queue and hour.
+   */
+  async counts(queues: readonly string[], opts: { minutes?: number } = {}): Promise<QueueCounts[]> {
+    const a = check.counts({ queues, options: opts });
+    const since = this.core.ctx.clock() - (a.minutes - 1) * 60_000;
+    return Promise.all(a.queues.map((q) => readSettleCounts(this.core.ctx, q, since)));
   }
 
   /** Running (and of those, expired) and dead jobs across every queue. */

@@ -17,6 +17,8 @@ import { DEFAULT_RETENTION_MS } from '../store/core/retention.js';
 import { FlowConfigCache } from '../store/flow/flow-config.js';
 import { ShardLayoutCache } from '../store/layout/shard-layout.js';
 import { LeaseHints } from '../store/memory/lease-hints.js';
+import { SettleCounts } from '../store/memory/settle-counts.js';
+import { flushSettleCounts } from '../store/maintenance/count-items.js';
 import { checkInt, checkKnownKeys, checkObject } from '../validate.js';
 
 /** Options of a queue (`new JobQueue(options)`). */
@@ -39,11 +41,21 @@ export interface JobQueueOptions {
   readonly retentionMs?: number;
   /** Wake-up and dead-job hooks (the SQS integration plugs in here). */
   readonly hooks?: QueueHooks;
+  /**
+   * How long settle counts (done, failed, retried, dead, cancelled, reclaimed: the exact counts
+   * `fenceq stats` and the dashboard show) wait in memory before one write per queue adds them to
+   * the table; `flushCounts()` (a worker's stop, the end of a Lambda invocation) writes them at
+   * once. A process that dies loses at most this much of them. @default 10000
+   */
+  readonly countFlushMs?: number;
   /** Source in [0, 1) of the spreading choices (backoff jitter, which shard or slot to try first); ids and lease secrets come from node:crypto. @default Math.random */
   readonly random?: () => number;
 }
 
-const OPTION_KEYS = ['tableName', 'client', 'endpoint', 'region', 'clock', 'logger', 'retry', 'retentionMs', 'hooks', 'random'];
+const OPTION_KEYS = ['tableName', 'client', 'endpoint', 'region', 'clock', 'logger', 'retry', 'retentionMs', 'hooks', 'countFlushMs', 'random'];
+
+/** How long settle counts wait in memory before a write, when not told. */
+export const DEFAULT_COUNT_FLUSH_MS = 10_000;
 
 /** Builds a DynamoDB client for an endpoint; a loopback endpoint gets placeholder credentials when none are set (see {@link clientConfig}). */
 export function dynamoClient(opts: { endpoint?: string; region?: string } = {}): DynamoDBClient {
@@ -60,6 +72,9 @@ export class QueueCore {
   readonly ctx: StoreContext;
   private readonly registered = new Set<string>();
   private upgraded: Promise<void> | undefined;
+  private readonly countFlushMs: number;
+  private countTimer: ReturnType<typeof setTimeout> | undefined;
+  private flushing: Promise<void> = Promise.resolve();
 
   /** Checks `options` (a ValidationError names the option) and builds the context. */
   constructor(options: JobQueueOptions) {
@@ -76,6 +91,7 @@ export class QueueCore {
     const retry = options.retry ?? DEFAULT_RETRY_POLICY;
     checkInt('options.retry.baseMs', retry.baseMs, 1, 86_400_000);
     checkInt('options.retry.maxMs', retry.maxMs, retry.baseMs, 7 * 86_400_000);
+    this.countFlushMs = options.countFlushMs === undefined ? DEFAULT_COUNT_FLUSH_MS : checkInt('options.countFlushMs', options.countFlushMs, 100, 3_600_000);
     this.tableName = options.tableName;
     const random = options.random ?? Math.random;
     this.client = options.client ?? dynamoClient(options);
@@ -91,7 +107,32 @@ export class QueueCore {
       hints: new LeaseHints(QUEUE_SHARDS, random),
       layout: new ShardLayoutCache(),
       limits: new FlowConfigCache(),
+      counts: new SettleCounts(() => this.scheduleCountFlush()),
     };
+  }
+
+  /**
+   * Writes the settle counts this process holds now (one UpdateItem per queue), after any flush
+   * in progress. A failed write keeps its counts for the next flush and is thrown.
+   */
+  async flushCounts(): Promise<void> {
+    clearTimeout(this.countTimer);
+    this.countTimer = undefined;
+    const run = this.flushing.then(async () => {
+      await flushSettleCounts(this.ctx);
+    });
+    this.flushing = run.catch(() => {});
+    await run;
+  }
+
+  /** Flushes `countFlushMs` after the first count since the last flush; the timer never keeps a process alive. */
+  private scheduleCountFlush(): void {
+    if (this.countTimer !== undefined) return;
+    this.countTimer = setTimeout(() => {
+      this.countTimer = undefined;
+      this.flushCounts().catch((error: unknown) => this.ctx.logger.warn('counts.flush_failed', { error, pending: this.ctx.counts.size }));
+    }, this.countFlushMs);
+    this.countTimer.unref?.();
   }
 
   /** Records queues in the registry the first time this process enqueues to them. */

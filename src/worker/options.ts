@@ -75,7 +75,7 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
     }
   }
   // The optional ones: absent, or functions (a value of another kind would fail only when called).
-  for (const m of ['leaveReaders'] as const) {
+  for (const m of ['leaveReaders', 'flushCounts'] as const) {
     // Reflect.get: a JS caller may have put a non-function there, and this reads it as a value, not a method.
     const v: unknown = Reflect.get(store, m);
     if (v !== undefined && typeof v !== 'function') throw new ValidationError(`options.store.${m}`, v, 'must be a function when present');

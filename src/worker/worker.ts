@@ -552,6 +552,15 @@ export class Worker {
     }
   }
 
+  /** Has the store write the settle counts it holds (`store.flushCounts()`); a failure is logged (they are written at its next flush). */
+  private async flushCounts(): Promise<void> {
+    try {
+      await this.options.store.flushCounts?.();
+    } catch (err) {
+      this.options.logger.warn('worker.flush_counts_failed', { owner: this.owner, error: err });
+    }
+  }
+
   private async shutdown(graceMs: number): Promise<StopReport> {
     const o = this.options;
     const t0 = o.clock();
@@ -596,6 +605,8 @@ export class Worker {
     // Acks already in flight finish (they are short); then nothing is held.
     await Promise.all(remaining.map((h) => h.ended));
     await left;
+    // Nothing more is settled here: the store writes what it counted now, not a flush interval later.
+    await this.flushCounts();
     const releasedIds = toRelease.filter((_, i) => results[i]).map((h) => h.lease.id);
     const report: StopReport = {
       drained: draining.length - toRelease.length,

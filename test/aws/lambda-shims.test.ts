@@ -112,4 +112,28 @@ describe("the Lambda bundles' endpoint-discovery stand-in", () => {
     expect(files.length).toBeGreaterThan(50);
     expect(files.filter((f) => readFileSync(join(commands, f), 'utf8').includes('endpoint-discovery'))).toEqual([]);
   });
+
+  it("the date parsers read what @smithy/core's read, for the formats AWS sends, and refuse what is no date", async () => {
+    type Parse = (v: unknown) => Date | undefined;
+    const stand = await shim<
+      Record<'parseRfc3339DateTime' | 'parseRfc3339DateTimeWithOffset' | 'parseRfc7231DateTime' | 'parseEpochTimestamp', Parse> & {
+        dateToUtcString(d: Date): string;
+      }
+    >('date-utils.mjs');
+    // Expected: what @smithy/core/serde's own parsers returned for each (2026-12-04, SDK 3.1169).
+    const cases: [keyof typeof stand, unknown, number][] = [
+      ['parseRfc3339DateTime', '2026-12-04T21:30:05Z', 1_796_419_805_000],
+      ['parseRfc3339DateTime', '2026-12-04T21:30:05.123Z', 1_796_419_805_123],
+      ['parseRfc3339DateTimeWithOffset', '2026-12-04T21:30:05+02:00', 1_796_412_605_000],
+      ['parseRfc7231DateTime', 'Fri, 04 Dec 2026 21:30:05 GMT', 1_796_419_805_000],
+      ['parseEpochTimestamp', 1_796_419_805, 1_796_419_805_000],
+      ['parseEpochTimestamp', 1_796_419_805.25, 1_796_419_805_250],
+      ['parseEpochTimestamp', '1796419805', 1_796_419_805_000],
+    ];
+    for (const [fn, value, ms] of cases) if (fn !== 'dateToUtcString') expect(stand[fn](value)?.getTime(), `${fn}(${String(value)})`).toBe(ms);
+    expect(stand.parseRfc7231DateTime(undefined)).toBeUndefined();
+    expect(() => stand.parseRfc7231DateTime('soon')).toThrow(TypeError);
+    expect(() => stand.parseEpochTimestamp('soon')).toThrow(TypeError);
+    expect(stand.dateToUtcString(new Date(Date.UTC(2026, 11, 4, 21, 30, 5)))).toBe('Fri, 04 Dec 2026 21:30:05 GMT');
+  });
 });

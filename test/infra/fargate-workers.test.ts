@@ -277,8 +277,8 @@ describe('task role: exactly the worker grant', () => {
       [
         `Allow dynamodb:GetItem -> ${tableArn()}`,
         `Allow dynamodb:Query -> ${tableArn()}/index/work`,
-        // One statement per kind of item a worker updates (infra/access.ts): jobs, readers, slots, rate buckets, groups.
-        ...Array.from({ length: 5 }, () => `Allow dynamodb:UpdateItem -> ${tableArn()}`),
+        // One statement per kind of item a worker updates (infra/access.ts): jobs, readers, slots, rate buckets, groups, settle counts.
+        ...Array.from({ length: 6 }, () => `Allow dynamodb:UpdateItem -> ${tableArn()}`),
         `Allow sqs:SendMessage -> ${logicalId(jobs.queues.dead)}.Arn`,
         `Allow sqs:SendMessage -> ${logicalId(jobs.queues.wake)}.Arn`,
       ].sort(),

@@ -179,7 +179,8 @@ describe('least privilege', () => {
   const dynamo = (...actions: string[]) => actions.map((a) => `Allow dynamodb:${a} -> ${table()}`);
   // One UpdateItem statement per kind of item, each with its key and attribute conditions (infra/access.ts; test/iam/grants.test.ts tries each).
   const PRODUCER_UPDATES = ['UpdateItem', 'UpdateItem'];
-  const WORKER_UPDATES = ['UpdateItem', 'UpdateItem', 'UpdateItem', 'UpdateItem', 'UpdateItem'];
+  // One statement per kind of item a worker updates: jobs, readers, slots, rate buckets, groups, settle counts.
+  const WORKER_UPDATES = ['UpdateItem', 'UpdateItem', 'UpdateItem', 'UpdateItem', 'UpdateItem', 'UpdateItem'];
 
   it('the enqueue function (producers) may Get/Put/BatchWrite/UpdateItem the table and wake: no Query, no DeleteItem, no dead-job queue', () => {
     const got = grantsOfRole(template, roleOf('Enqueue'));

@@ -1,6 +1,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Logger } from '../../log.js';
 import type { LeaseHints } from '../memory/lease-hints.js';
+import type { SettleCounts } from '../memory/settle-counts.js';
 import type { RetryPolicy } from '../../retry-policy.js';
 import type { QueueLimits } from '../../flow-limits.js';
 import type { ShardLayout } from './shard-counts.js';
@@ -50,6 +51,8 @@ export interface StoreContext {
   readonly layout: ShardLayoutSource;
   /** This JobQueue's copy of each queue's flow limits (read at first use, refreshed every 2 s). */
   readonly limits: LimitsSource;
+  /** What this process settled and has not yet written to the count items (maintenance/count-items.ts). */
+  readonly counts: SettleCounts;
 }
 
 /** Where a transition gets a queue's flow limits: `FlowConfigCache` (flow-config.ts) in every process. */

@@ -114,7 +114,9 @@ async function reclaimOne(ctx: StoreContext, item: LapsedLease, now: number, lay
     ctx.logger.info('reclaim.lost_race', { id, generation: seen });
     return 'lost';
   }
+  ctx.counts.add(queue, 'reclaimed', now);
   if (dead) {
+    ctx.counts.add(queue, 'dead', now);
     ctx.logger.error('job.dead', { id, queue, generation: seen + 1, attempts, error: lastError, by: 'reclaim' });
     fireHook(ctx, 'onJobDead', () => ctx.hooks.onJobDead?.({ id, queue, attempts, lastError, generation: seen + 1 }));
     return 'dead';

@@ -11,6 +11,8 @@
  *          advance on the group item's version (group-order.ts).
  * Lost race: a stale lease's transition is a no-op answered `stale`; its slot is freed only if
  *          this lease still holds it, and its group is left to the run that settles the job.
+ * Counts: each settle that lands (not a repeat) is counted in ctx.counts (done; failed and retried
+ * or dead; cancelled), written by the next count flush (maintenance/count-items.ts).
  * A crash between the steps: the slot lapses with the lease (at most its lifetime), and the
  * reclaim run advances every group left waiting (advanceAllGroups).
  */
@@ -28,6 +30,8 @@ import { renewIfLeaseHeld, type RenewOutcome } from '../jobs/renew.js';
 /** Marks the leased job done with `resultText` (its JSON), frees its slot and lets its group go on. */
 export async function settleDone(ctx: StoreContext, lease: Lease, resultText: string): Promise<AckDoneOutcome> {
   const out = await ackDoneIfLeaseHeld(ctx, lease, resultText);
+  // Counted once: a repeated ack (its first reply lost) found the job already done by this lease.
+  if (out.outcome === 'done' && !out.repeated) ctx.counts.add(lease.queue, 'done', ctx.clock());
   await freeSlot(ctx, lease);
   if (out.outcome === 'done') await advanceGroupOf(ctx, lease);
   return out;
@@ -36,6 +40,11 @@ export async function settleDone(ctx: StoreContext, lease: Lease, resultText: st
 /** Records a failed attempt (retry or dead), frees the slot, and lets the group go on when the job died. */
 export async function settleFailed(ctx: StoreContext, lease: Lease, error: string, retryable: boolean): Promise<AckFailedOutcome> {
   const out = await ackFailedIfLeaseHeld(ctx, lease, error, retryable);
+  if (out.outcome !== 'stale' && !out.repeated) {
+    const at = ctx.clock();
+    ctx.counts.add(lease.queue, 'failed', at);
+    ctx.counts.add(lease.queue, out.outcome === 'dead' ? 'dead' : 'retried', at);
+  }
   await freeSlot(ctx, lease);
   if (out.outcome === 'dead') await advanceGroupOf(ctx, lease);
   return out;
@@ -73,6 +82,7 @@ export async function cancelWithGroup(ctx: StoreContext, id: string): Promise<Ca
   const out = await cancelIfLive(ctx, id);
   if (out.outcome === 'cancelled') {
     const job = await readItem(ctx, id);
+    if (typeof job?.queue === 'string') ctx.counts.add(job.queue, 'cancelled', ctx.clock());
     if (typeof job?.group === 'string' && typeof job.queue === 'string') await advanceGroupOf(ctx, { queue: job.queue, group: job.group });
   }
   return out;
