@@ -27,7 +27,7 @@ const LAYERS = [
   ['infra', ['^infra/']],
   ['local stack, dashboard', ['^src/local/', '^src/ui/']],
   ['testing', ['^src/testing/']],
-  ['cli, entry point', ['^src/cli/', '^src/index\\.ts$']],
+  ['cli, entry point', ['^src/cli/', '^src/(index|public-types|limits)\\.ts$']],
   ['bench and chaos harness', ['^tools/']],
   ['bench, chaos', ['^bench/', '^chaos/']],
 ];

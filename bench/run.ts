@@ -271,6 +271,8 @@ try {
         clientCpuMsPerUpdate: round(mean(before.clientCpuMsPerUpdate, after.clientCpuMsPerUpdate)!, 3),
         requestsPerJob: perJob.requests,
         writesPerJob: perJob.writes,
+        // Of those, the exact settle counts' UpdateItems (issue 33's target: at most 0.05 at 16 workers).
+        countWritesPerJob: round(t.counts.countWrites / t.jobs, 4),
         failedConditionalPerJob: round(perJob.conditionalFailures, 2),
         leaseCallsPerJob: round(t.leaseCalls / t.jobs, 2),
         modelledWcuPerJob: round(wcu, 2),
@@ -292,6 +294,7 @@ try {
         'cores bench+emu (ceiling)',
         'req/job',
         'writes/job',
+        'count writes/job',
         'failed cond/job',
         'WCU/job*',
         'RCU/job*',
@@ -309,6 +312,7 @@ try {
         `${r.cores.throughput.client}+${r.cores.throughput.emulator ?? '?'} (${r.cores.ceiling.client}+${r.cores.ceiling.emulator ?? '?'})`,
         r.requestsPerJob.total,
         r.writesPerJob,
+        r.countWritesPerJob,
         r.failedConditionalPerJob,
         r.modelledWcuPerJob,
         r.modelledRcuPerJob,
@@ -324,6 +328,9 @@ try {
     log(`   ${plan.producers} producer(s) enqueuing 100 jobs per enqueueMany while the workers drain.`);
     log(
       `   * modelled (the emulator does not count index writes); SQS standard: $${sqsDollarsPerMillionJobs().toFixed(2)} per million jobs (3 requests). Prices: ${PRICES.region}, $${PRICES.writeRequestUnitPerMillion}/M WRU, $${PRICES.readRequestUnitPerMillion}/M RRU.`,
+    );
+    log(
+      `   count writes/job: UpdateItems of the exact settle counts (~count| items; in writes/job too), each worker flushing every 10 s and at its stop; target at most 0.05 at 16 workers.`,
     );
     log(`   memory: the bench process hosting the workers and the producer, at the end of each run.`);
     log(

@@ -2,7 +2,8 @@
  * Throughput: jobs per second through enqueue, lease and ack with W workers of S slots each, the
  * producer enqueuing while the workers drain, compared with ceiling / 3 measured at the same
  * concurrency in the same run. Every DynamoDB call is metered, so the run also yields requests,
- * failed conditional writes and modelled read units per job.
+ * failed conditional writes and modelled read units per job, and the writes of the exact settle
+ * counts (each worker's flushes every `countFlushMs` and at its stop, which the run includes).
  */
 import type { ShardCounts } from '../src/store/layout/shard-layout.js';
 import { benchClient, benchQueue, freshBenchTable } from '../tools/env.js';
@@ -100,6 +101,8 @@ export async function measureThroughput(
     const enqueueSeconds = (performance.now() - t0) / 1000;
     await finished;
     const seconds = (performance.now() - t0) / 1000;
+    // Stopped before the counts are read: a worker's stop flushes its settle counts, a cost of the run.
+    await Promise.all(workers.map((w) => w.stop({ graceMs: 0 })));
     const cpu = process.cpuUsage(cpu0);
     const emu1 = processCpuMs(args.emulatorPid ?? null);
     const mem = process.memoryUsage();

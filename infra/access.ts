@@ -138,6 +138,7 @@ export const ACCESS = {
     items: [
       { actions: ['dynamodb:UpdateItem'], items: 'jobs', attributes: JOB_WORK },
       { actions: ['dynamodb:UpdateItem'], items: ['~readers|*'], attributes: READERS_ENTRY },
+      { actions: ['dynamodb:UpdateItem'], items: ['~slot|*'], attributes: SLOT_HOLD },
       { actions: ['dynamodb:UpdateItem'], items: ['~rate|*'], attributes: RATE_BUCKET },
       { actions: ['dynamodb:UpdateItem'], items: [`${GROUP_ID_PREFIX}*`], attributes: GROUP_ENTRY },
       { actions: ['dynamodb:UpdateItem'], items: [`${COUNT_ID_PREFIX}*`], attributes: COUNT_ENTRY },

@@ -1,6 +1,6 @@
 import { Duration } from 'aws-cdk-lib';
-import { Metric } from 'aws-cdk-lib/aws-cloudwatch';
-import { METRIC } from '../src/aws/metric-names.js';
+import { MathExpression, Metric } from 'aws-cdk-lib/aws-cloudwatch';
+import { COUNT_METRIC, METRIC, QUEUE_DIMENSION } from '../src/aws/metric-names.js';
 
 /**
  * The health figures the reclaim function emits each run (Powertools EMF). Names come from the
@@ -24,6 +24,32 @@ export function healthMetric(source: HealthMetricSource, figure: keyof typeof ME
     dimensionsMap: { service: source.serviceName },
     period: source.period,
     statistic,
+  });
+}
+
+/**
+ * One exact settle count summed over every queue (the totals record, dimension `service` only), as
+ * a Sum over the period: records of one minute from several runs add up (docs/observability.md).
+ */
+export function countMetric(source: HealthMetricSource, kind: keyof typeof COUNT_METRIC): Metric {
+  return new Metric({
+    namespace: source.namespace,
+    metricName: COUNT_METRIC[kind],
+    dimensionsMap: { service: source.serviceName },
+    period: source.period,
+    statistic: 'Sum',
+    label: kind,
+  });
+}
+
+/** One exact settle count per queue: a CloudWatch search over the `queue` dimension, a line per queue whatever their names. */
+export function countByQueue(source: HealthMetricSource, kind: keyof typeof COUNT_METRIC): MathExpression {
+  const seconds = source.period.toSeconds();
+  return new MathExpression({
+    expression: `SEARCH('{${source.namespace},${QUEUE_DIMENSION},service} service="${source.serviceName}" MetricName="${COUNT_METRIC[kind]}"', 'Sum', ${seconds})`,
+    usingMetrics: {},
+    label: '',
+    period: source.period,
   });
 }
 

@@ -2,7 +2,8 @@ import { Dashboard, GraphWidget, type IMetric } from 'aws-cdk-lib/aws-cloudwatch
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { healthMetric, type HealthMetricSource } from './health-metrics.js';
+import { COUNT_KINDS } from '../src/store/memory/settle-counts.js';
+import { countByQueue, countMetric, healthMetric, type HealthMetricSource } from './health-metrics.js';
 
 /** Props of {@link QueueDashboard}. */
 export interface QueueDashboardProps {
@@ -12,7 +13,10 @@ export interface QueueDashboardProps {
   readonly queues: Readonly<Record<string, IQueue>>;
 }
 
-/** One CloudWatch dashboard: the queue's health figures, every function's traffic, and the SQS queues' depth. */
+/**
+ * One CloudWatch dashboard: the exact settle counts (every queue, and done and dead per queue), the
+ * queue's health figures, every function's traffic, and the SQS queues' depth.
+ */
 export class QueueDashboard extends Construct {
   /** The dashboard. */
   readonly dashboard: Dashboard;
@@ -23,6 +27,14 @@ export class QueueDashboard extends Construct {
     const fns = Object.entries(props.functions);
     const per = (f: (fn: IFunction, label: string) => IMetric) => fns.map(([label, fn]) => f(fn, label));
     this.dashboard = new Dashboard(this, 'Dashboard', { dashboardName: props.dashboardName });
+    this.dashboard.addWidgets(
+      graph(
+        'Jobs settled (exact)',
+        COUNT_KINDS.map((k) => countMetric(health, k)),
+      ),
+      graph('Jobs done by queue (exact)', [countByQueue(health, 'done')]),
+      graph('Jobs dead by queue (exact)', [countByQueue(health, 'dead')]),
+    );
     this.dashboard.addWidgets(
       graph('Jobs', [healthMetric(health, 'pending'), healthMetric(health, 'due'), healthMetric(health, 'running'), healthMetric(health, 'dead')]),
       graph('Oldest due job (s)', [healthMetric(health, 'oldestDueAge')]),

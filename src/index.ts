@@ -48,4 +48,4 @@ export type {
   FencedWriteInput,
   FencedWriteOutcome,
   WaitOutcome,
-} from './types.js';
+} from './public-types.js';

@@ -69,7 +69,7 @@ export class Schedules {
       ExpressionAttributeValues: { ':pk': SCHEDULE_PARTITION },
       ProjectionExpression: '#sk',
     });
-    const out = await Promise.all(names.map((i) => readItem(this.ctx, scheduleKeys(i[sortKey] as string).id)));
+    const out = await Promise.all(names.map((i) => readItem(this.ctx, scheduleKeys(String(i[sortKey])).id)));
     return out.filter((i) => i !== undefined).map(itemToSchedule);
   }
 

@@ -1,9 +1,8 @@
 /**
- * The public types of fenceq, in one module (`fenceq/types`): what each call takes and answers.
- * The main entry re-exports the ones most code names; fenceq's own outer layers (the dashboard,
- * the CLI, the Lambda transport, the local stack) import their types from here, never from a
- * store file.
- * @packageDocumentation
+ * The public types of the queue's lower floors (the store, the job model, schedules, waits), in
+ * one module: fenceq's own outer layers (the dashboard, the CLI, the Lambda transport, the local
+ * stack) import their types from here, never from a store file. `fenceq/types` (public-types.ts)
+ * adds the views', the worker's and the fenced write's.
  */
 export type { JobStore, LeaseRequest, LeaseResult, LimitWait } from './job-store.js';
 export type { EnqueueInput, EnqueueOutcome, JobRunFields } from './store/jobs/enqueue.js';
@@ -26,18 +25,8 @@ export type { ShardLayoutCheck } from './store/layout/shard-layout-drain.js';
 export type { FlowStatus } from './store/flow/flow-status.js';
 export type { QueueLimits, GroupOnDead } from './flow-limits.js';
 export type { Job, Lease, Json, JobState, SettledBy, StaleOutcome } from './job.js';
-export type { JobQueueOptions } from './views/queue-core.js';
-export type { ProducerView } from './views/producer-view.js';
-export type { WorkerView } from './views/worker-view.js';
-export type { OperatorView } from './views/operator-view.js';
-export type { MaintenanceView } from './views/maintenance-view.js';
 export type { Logger, LogRecord, LogLevel } from './log.js';
 export type { RetryPolicy } from './retry-policy.js';
-export type { WorkerProcessOptions } from './worker/process.js';
-export type { WorkerEventMap, WorkerEventName, WorkerEventListener, WorkerEventBase, JobEventBase, OnceOptions } from './worker/events.js';
-export type { WorkerTimers, TimerHandle } from './worker/timers.js';
-export type { Handler, HandlerContext, HandlerDefinition, JobContextJob, FencingToken, WorkerOptions, WorkerCounters, StopReport } from './worker/types.js';
-export type { FencedWriteInput, FencedWriteOutcome, FenceAttributes, ExtraCondition } from './fencing/fenced-write.js';
 export type { Schedule, ScheduleInput, CatchUp, SchedulePutOutcome, ScheduleChangeOutcome, ScheduleFacts, Schedules, FireCounts } from './schedules.js';
 export type { WaitOptions, WaitOutcome } from './wait-for.js';
 export type { QueueCounts, MinuteTotals } from './store/maintenance/count-items.js';

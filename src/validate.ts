@@ -1,3 +1,4 @@
+import { isRecord } from './type-guards.js';
 import { ValidationError } from './errors.js';
 import type { Json, Lease } from './job.js';
 import { PRIORITY_LIMIT, reservedJobIdPrefix } from './keys.js';
@@ -173,6 +174,7 @@ function assertPlainJson(field: string, root: unknown, v: unknown, depth: number
   if (Array.isArray(v)) {
     for (const item of v) assertPlainJson(field, root, item, depth + 1, seen);
   } else {
+    // getPrototypeOf returns any: named here as what is read from it (a constructor's name, maybe).
     const proto = Object.getPrototypeOf(v) as { constructor?: { name?: string } } | null;
     if (proto !== Object.prototype && proto !== null) {
       throw new ValidationError(field, root, `contains a ${proto?.constructor?.name ?? 'non-plain object'}, which is not plain JSON`);
@@ -184,10 +186,14 @@ function assertPlainJson(field: string, root: unknown, v: unknown, depth: number
 
 /** A lease as returned by `lease()`: refuses anything else, so a forged or mangled token writes nothing. */
 export function checkLease(field: string, value: unknown): Lease {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new ValidationError(field, value, 'must be a lease object returned by lease()');
-  }
-  const l = value as Record<string, unknown>;
+  assertLease(field, value);
+  return value;
+}
+
+/** Checks every field a Lease has, so the compiler may treat `value` as one. */
+function assertLease(field: string, value: unknown): asserts value is Lease {
+  if (!isRecord(value)) throw new ValidationError(field, value, 'must be a lease object returned by lease()');
+  const l = value;
   checkId(`${field}.id`, l.id);
   checkInt(`${field}.generation`, l.generation, 1, Number.MAX_SAFE_INTEGER);
   if (typeof l.secret !== 'string' || !SECRET_RE.test(l.secret)) {
@@ -211,7 +217,6 @@ export function checkLease(field: string, value: unknown): Lease {
   checkInt(`${field}.maxAttempts`, l.maxAttempts, 1, 1_000_000);
   if (l.slot !== undefined) checkInt(`${field}.slot`, l.slot, 0, 999);
   if (l.group !== undefined) checkGroup(`${field}.group`, l.group);
-  return value as Lease;
 }
 
 /** Error text for storage: a string, cut to {@link ERROR_TEXT_LIMIT}. */
@@ -235,10 +240,8 @@ export function errorText(error: unknown): string {
 
 /** Checks that an options argument is an object, so `lease(undefined)` fails clearly. */
 export function checkObject(field: string, value: unknown): Record<string, unknown> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new ValidationError(field, value, 'must be an object');
-  }
-  return value as Record<string, unknown>;
+  if (!isRecord(value)) throw new ValidationError(field, value, 'must be an object');
+  return value;
 }
 
 /** Rejects keys the caller did not mean (a typo such as `ttl` for `ttlMs` would otherwise be ignored). */
@@ -252,6 +255,7 @@ export function checkKnownKeys(field: string, value: Record<string, unknown>, kn
 
 /** Parses a stored JSON text back to a value. */
 export function parseJson(text: string | undefined): Json | undefined {
+  // The text was written from a value checkJson accepted (plain JSON), so it parses back to Json.
   return text === undefined ? undefined : (JSON.parse(text) as Json);
 }
 

@@ -4,6 +4,7 @@
  * middleware stack: it sees every logical call, not its HTTP retries.
  */
 import type { AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { COUNT_ID_PREFIX } from '../src/keys.js';
 import { consistentGetUnits, queryReadUnits } from './cost-model.js';
 import { itemSize } from './item-size.js';
 
@@ -19,11 +20,13 @@ export interface MeterCounts {
   readUnits: number;
   /** Items the Queries returned. */
   queryItems: number;
+  /** UpdateItems of the settle count items (`~count|...`): the exact counts' flushes, also in `requests.UpdateItem`. */
+  countWrites: number;
 }
 
 /** A fresh set of counts. */
 function emptyCounts(): MeterCounts {
-  return { requests: {}, conditionalFailures: 0, errors: 0, readUnits: 0, queryItems: 0 };
+  return { requests: {}, conditionalFailures: 0, errors: 0, readUnits: 0, queryItems: 0, countWrites: 0 };
 }
 
 /** A meter: attach it to any number of clients; their calls add up in `counts`. */
@@ -42,6 +45,7 @@ export function createMeter(): Meter {
         const name = String((context as { commandName?: string }).commandName ?? 'unknown').replace(/Command$/, '');
         const c = state.counts;
         c.requests[name] = (c.requests[name] ?? 0) + 1;
+        if (name === 'UpdateItem' && keyId(args.input).startsWith(COUNT_ID_PREFIX)) c.countWrites++;
         try {
           const out = await next(args);
           const o = out.output as { Items?: Record<string, AttributeValue>[]; Item?: Record<string, AttributeValue>; ScannedCount?: number };
@@ -75,4 +79,12 @@ export function createMeter(): Meter {
       state.counts = emptyCounts();
     },
   };
+}
+
+/** The `id` of a request's Key, whether the document client has marshalled it yet or not ('' when none). */
+function keyId(input: unknown): string {
+  const id = (input as { Key?: { id?: unknown } }).Key?.id;
+  if (typeof id === 'string') return id;
+  const s = (id as { S?: unknown } | undefined)?.S;
+  return typeof s === 'string' ? s : '';
 }

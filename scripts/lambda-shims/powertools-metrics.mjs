@@ -1,6 +1,6 @@
 // Stands in for @aws-lambda-powertools/metrics inside fenceq's reclaim bundle (about 15 KB with
 // its share of Powertools commons). fenceq calls only `new Metrics({ namespace, serviceName })`,
-// `addDimension`, `addMetric` and `publishStoredMetrics`; this writes the same CloudWatch EMF
+// `addDimension`, `addMetric`, `setTimestamp` and `publishStoredMetrics`; this writes the same CloudWatch EMF
 // record Powertools writes for those calls. Compared with the real Metrics in
 // test/aws/lambda-shims.test.ts.
 import { Console } from 'node:console';
@@ -14,6 +14,7 @@ export class Metrics {
   #service;
   #dimensions = {};
   #metrics = new Map();
+  #timestamp;
   #console = new Console({ stdout: process.stdout, stderr: process.stderr });
 
   constructor(options = {}) {
@@ -31,6 +32,10 @@ export class Metrics {
     else this.#metrics.set(name, { unit, value });
   }
 
+  setTimestamp(timestamp) {
+    this.#timestamp = timestamp instanceof Date ? timestamp.getTime() : timestamp;
+  }
+
   publishStoredMetrics() {
     if (this.#metrics.size === 0) {
       this.#console.warn(
@@ -41,7 +46,7 @@ export class Metrics {
       const values = Object.fromEntries([...this.#metrics].map(([name, m]) => [name, m.value]));
       const record = {
         _aws: {
-          Timestamp: Date.now(),
+          Timestamp: this.#timestamp ?? Date.now(),
           CloudWatchMetrics: [
             { Namespace: this.#namespace, Dimensions: [Object.keys(dims)], Metrics: [...this.#metrics].map(([Name, m]) => ({ Name, Unit: m.unit })) },
           ],
@@ -53,5 +58,6 @@ export class Metrics {
     }
     this.#metrics.clear();
     this.#dimensions = {};
+    this.#timestamp = undefined;
   }
 }

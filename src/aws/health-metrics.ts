@@ -1,6 +1,8 @@
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
+import type { MinuteTotals } from '../store/maintenance/count-items.js';
+import { COUNT_KINDS } from '../store/memory/settle-counts.js';
 import type { QueueStats } from '../types.js';
-import { METRIC, QUEUE_DIMENSION } from './metric-names.js';
+import { COUNT_METRIC, METRIC, QUEUE_DIMENSION } from './metric-names.js';
 
 /** One queue's health figures, as the reclaim run measured them. */
 export interface QueueHealth extends QueueStats {
@@ -66,4 +68,35 @@ export function emitHealthMetrics(metrics: Metrics, queues: readonly QueueHealth
   }
   for (const [name, unit, read] of TOTALS) metrics.addMetric(name, unit, read(totals));
   metrics.publishStoredMetrics();
+}
+
+/** One queue's exact settle counts in the minutes a reclaim run emits (only minutes with counts). */
+export interface QueueMinuteCounts {
+  readonly queue: string;
+  readonly minutes: readonly MinuteTotals[];
+}
+
+/**
+ * Emits the exact settle counts: one EMF record per queue and minute with counts (dimensions
+ * `service`, `queue`) and one per minute of `minutes` summed over `queues` (dimension `service`
+ * only, zeros included so an alarm sees data), each timestamped with the minute it counts. Read
+ * them with the Sum statistic: runs that emit other queues' counts for the same minute add up.
+ */
+export function emitCountMetrics(metrics: Metrics, minutes: readonly number[], queues: readonly QueueMinuteCounts[]): void {
+  for (const q of queues) {
+    for (const row of q.minutes) {
+      metrics.addDimension(QUEUE_DIMENSION, q.queue);
+      metrics.setTimestamp(row.minute);
+      for (const kind of COUNT_KINDS) metrics.addMetric(COUNT_METRIC[kind], MetricUnit.Count, row[kind]);
+      metrics.publishStoredMetrics();
+    }
+  }
+  for (const minute of minutes) {
+    metrics.setTimestamp(minute);
+    for (const kind of COUNT_KINDS) {
+      const sum = queues.reduce((n, q) => n + (q.minutes.find((r) => r.minute === minute)?.[kind] ?? 0), 0);
+      metrics.addMetric(COUNT_METRIC[kind], MetricUnit.Count, sum);
+    }
+    metrics.publishStoredMetrics();
+  }
 }

@@ -168,6 +168,7 @@ export async function invokeFenceq<T>(client: LambdaClient, functionName: string
     throw new RemoteInvocationError(functionName, undefined, `${event.op}: the function replied with text that is not JSON`, { cause: err });
   }
   if (out.FunctionError) {
+    // Lambda's own error reply ({ errorType, errorMessage }); fields read optionally, as text.
     const e = (body ?? {}) as { errorType?: string; errorMessage?: string };
     throw new RemoteInvocationError(
       functionName,
@@ -175,6 +176,7 @@ export async function invokeFenceq<T>(client: LambdaClient, functionName: string
       `${event.op} failed in ${functionName}: ${e.errorType ?? out.FunctionError}: ${e.errorMessage ?? text}`,
     );
   }
+  // fenceq's function replied: its envelope is checked just below; the value's type is the op's.
   const reply = body as InvokeReply<T> | undefined;
   if (typeof reply !== 'object' || reply === null || typeof reply.ok !== 'boolean') {
     throw new RemoteInvocationError(

@@ -3,7 +3,7 @@ import { readConfig } from './config.js';
 import type { LambdaContext } from './lambda-types.js';
 import { powertoolsLogging } from './powertools.js';
 import { SERVICE_NAME } from './powertools-logger.js';
-import { reclaimRun } from './reclaim-run.js';
+import { EmittedMinutes, reclaimRun } from './reclaim-run.js';
 import { awsQueue } from './runtime.js';
 import { parseScheduledEvent } from './scheduled-event.js';
 
@@ -24,11 +24,14 @@ export function reclaimHandler(): (event: unknown, context?: LambdaContext) => P
     namespace: process.env.POWERTOOLS_METRICS_NAMESPACE ?? SERVICE_NAME,
     serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? SERVICE_NAME,
   });
+  // Minutes whose counts this sandbox emitted: a warm run emits each minute once.
+  const emitted = new EmittedMinutes();
   return async (event, context) => {
     if (context) logging.addContext(context);
     parseScheduledEvent(event);
     return reclaimRun(aws, {
       metrics,
+      emitted,
       logger: logging.logger,
       remainingMs: context ? () => context.getRemainingTimeInMillis() : undefined,
       ...(config.shards ? { shards: config.shards } : {}),

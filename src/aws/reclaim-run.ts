@@ -3,7 +3,8 @@ import type { Logger } from '../log.js';
 import type { ReclaimCounts } from '../types.js';
 import type { ShardCounts } from '../types.js';
 import type { FireCounts } from '../types.js';
-import { emitHealthMetrics, type HealthTotals, type QueueHealth } from './health-metrics.js';
+import type { MaintenanceView } from '../views/maintenance-view.js';
+import { emitCountMetrics, emitHealthMetrics, type HealthTotals, type QueueHealth, type QueueMinuteCounts } from './health-metrics.js';
 import type { ResendCounts } from './dead-job-notifier.js';
 import type { AwsQueue } from './runtime.js';
 
@@ -24,6 +25,15 @@ export interface ReclaimRunOptions {
   readonly scheduleHorizonMs?: number;
   /** Shard counts to record as the table's layout (the stack's `shards`); the recorded layout is kept when absent. */
   readonly shards?: ShardCounts;
+  /**
+   * The last minute whose exact counts were emitted, per queue, kept between runs (the handler
+   * holds one per sandbox). Without one, each run emits only the newest complete minute.
+   */
+  readonly emitted?: EmittedMinutes;
+  /** A minute's counts are emitted once it ended this long ago: more than the processes' flush interval. @default COUNT_LAG_MS */
+  readonly countLagMs?: number;
+  /** The clock that picks the minutes to emit. @default Date.now */
+  readonly clock?: () => number;
 }
 
 /** What one reclaim run did and saw. */
@@ -34,9 +44,42 @@ export interface ReclaimRunResult {
   readonly totals: HealthTotals;
   /** What firing the recurring schedules did (null when it failed: logged, and the rest still ran). */
   readonly schedules: FireCounts | null;
+  /** The exact counts emitted: the minutes of the totals record and each measured queue's minutes with counts (null when the read failed: logged). */
+  readonly counts: { readonly minutes: number[]; readonly queues: QueueMinuteCounts[] } | null;
 }
 
 const NO_NOTICES: ResendCounts = { found: 0, sent: 0, deferred: 0, failed: 0 };
+const MINUTE_MS = 60_000;
+
+/**
+ * How long after a minute ends the reclaim run emits its exact counts: twice the default flush
+ * interval (`countFlushMs`, 10 s), so a count flushed up to a flush interval late is still in it.
+ */
+export const COUNT_LAG_MS = 20_000;
+
+/** Minutes a run emits at most per queue when catching up (a queue the rotation measured long ago): one or two GetItems. */
+const MAX_CATCH_UP_MINUTES = 60;
+
+/**
+ * Per queue, the last minute (its start, epoch ms) whose exact counts were emitted. Each run emits
+ * the minutes after it up to the newest complete one, so a late run or a queue the rotation
+ * reaches every few runs misses no minute, and a doubled run emits nothing twice. It lives in the
+ * sandbox's memory: a cold start emits only the newest complete minute (docs/observability.md).
+ */
+export class EmittedMinutes {
+  private readonly last = new Map<string, number>();
+
+  /** The first minute to emit for `queue` when `newest` is the newest complete minute (after `newest` when none is due). */
+  from(queue: string, newest: number): number {
+    const last = this.last.get(queue);
+    return last === undefined ? newest : Math.max(last + MINUTE_MS, newest - (MAX_CATCH_UP_MINUTES - 1) * MINUTE_MS);
+  }
+
+  /** Records that `queue`'s counts up to `minute` were emitted. */
+  mark(queue: string, minute: number): void {
+    this.last.set(queue, Math.max(minute, this.last.get(queue) ?? minute));
+  }
+}
 
 /**
  * Queues whose per-queue health figures one run measures (about 17 index reads each). With more
@@ -94,8 +137,16 @@ export async function reclaimRun(aws: AwsQueue, opts: ReclaimRunOptions): Promis
       opts.logger.error('reclaim_run.groups_failed', { error });
     }
     const notices = aws.notifier ? await aws.notifier.resendUndelivered({ minAgeMs: opts.noticeMinAgeMs }) : NO_NOTICES;
-    const measure = async () => queue.stats(await queue.nextQueues('health', opts.healthQueues ?? HEALTH_QUEUES_PER_RUN));
-    const [stats, global, reclaimedByQueue] = await Promise.all([measure(), queue.totals(), countByQueue(aws, reclaimedIds)]);
+    const names = await queue.nextQueues('health', opts.healthQueues ?? HEALTH_QUEUES_PER_RUN);
+    const [stats, global, reclaimedByQueue, counts] = await Promise.all([
+      queue.stats(names),
+      queue.totals(),
+      countByQueue(aws, reclaimedIds),
+      readCounts(queue, names, opts).catch((error: unknown) => {
+        opts.logger.error('reclaim_run.counts_failed', { error });
+        return null;
+      }),
+    ]);
     const queues: QueueHealth[] = stats.map((s) => ({ ...s, reclaimed: reclaimedByQueue.get(s.queue) ?? 0 }));
     const sum = (f: (q: QueueHealth) => number) => queues.reduce((n, q) => n + f(q), 0);
     const healthTotals: HealthTotals = {
@@ -110,8 +161,11 @@ export async function reclaimRun(aws: AwsQueue, opts: ReclaimRunOptions): Promis
       noticesFailed: notices.failed,
     };
     if (opts.metrics) emitHealthMetrics(opts.metrics, queues, healthTotals);
-    opts.logger.info('reclaim_run.finished', { ...totals, notices, queues: queues.length, schedules });
-    return { reclaim: totals, notices, queues, totals: healthTotals, schedules };
+    if (opts.metrics && counts) emitCountMetrics(opts.metrics, counts.minutes, counts.queues);
+    const newest = counts?.minutes.at(-1);
+    if (newest !== undefined) for (const name of names) opts.emitted?.mark(name, newest);
+    opts.logger.info('reclaim_run.finished', { ...totals, notices, queues: queues.length, schedules, countMinutes: counts?.minutes.length ?? 0 });
+    return { reclaim: totals, notices, queues, totals: healthTotals, schedules, counts };
   } finally {
     await aws.flush();
   }
@@ -129,4 +183,27 @@ async function countByQueue(aws: AwsQueue, ids: readonly string[]): Promise<Map<
   };
   await Promise.all(Array.from({ length: Math.min(8, ids.length) }, read));
   return counts;
+}
+
+/**
+ * The exact counts of `names` in the minutes not yet emitted up to the newest complete one (ended
+ * `countLagMs` ago): one read from the earliest minute any queue needs, each queue's rows cut to
+ * its own window. `minutes` lists every minute some queue's window covers (the totals' minutes).
+ */
+async function readCounts(
+  queue: MaintenanceView,
+  names: readonly string[],
+  opts: ReclaimRunOptions,
+): Promise<{ minutes: number[]; queues: QueueMinuteCounts[] }> {
+  const emitted = opts.emitted ?? new EmittedMinutes();
+  const now = (opts.clock ?? Date.now)();
+  const newest = Math.floor((now - (opts.countLagMs ?? COUNT_LAG_MS)) / MINUTE_MS) * MINUTE_MS - MINUTE_MS;
+  const from = new Map(names.map((q) => [q, emitted.from(q, newest)]));
+  const earliest = Math.min(...from.values());
+  if (names.length === 0 || earliest > newest) return { minutes: [], queues: [] };
+  const read = await queue.counts(names, earliest);
+  const minutes: number[] = [];
+  for (let m = earliest; m <= newest; m += MINUTE_MS) minutes.push(m);
+  const queues = read.map((c) => ({ queue: c.queue, minutes: c.minutes.filter((r) => r.minute >= from.get(c.queue)! && r.minute <= newest) }));
+  return { minutes, queues };
 }

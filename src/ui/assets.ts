@@ -35,13 +35,11 @@ export const DASHBOARD_JS = String.raw`'use strict';
       var xs = [];
       for (var t = start; t <= end; t += 60000) xs.push(t / 1000);
       names.forEach(function (q) {
-        var rows = data.history[q] || [];
+        var counts = data.counts[q] || { minutes: [], total: { done: 0, failed: 0 } };
         var byMinute = {};
-        rows.forEach(function (r) { byMinute[r.minute] = r; });
-        var first = Math.floor(data.since / 60000) * 60000;
-        var done = xs.map(function (x) { var m = x * 1000; return m < first ? null : (byMinute[m] ? byMinute[m].done : 0); });
-        var failed = xs.map(function (x) { var m = x * 1000; return m < first ? null : (byMinute[m] ? byMinute[m].failed : 0); });
-        var total = function (a) { return a.reduce(function (n, v) { return n + (v || 0); }, 0); };
+        counts.minutes.forEach(function (r) { byMinute[r.minute] = r; });
+        var done = xs.map(function (x) { var r = byMinute[x * 1000]; return r ? r.done : 0; });
+        var failed = xs.map(function (x) { var r = byMinute[x * 1000]; return r ? r.failed : 0; });
         var c = charts[q];
         if (!c) {
           var el = document.createElement('figure');
@@ -61,7 +59,7 @@ export const DASHBOARD_JS = String.raw`'use strict';
         } else {
           c.plot.setData([xs, done, failed]);
         }
-        c.el.querySelector('figcaption').textContent = q + ': ' + total(done) + ' done, ' + total(failed) + ' failed in the last hour (per minute)';
+        c.el.querySelector('figcaption').textContent = q + ': ' + counts.total.done + ' done, ' + counts.total.failed + ' failed in the last hour (per minute)';
       });
     };
     var refresh = function () {

@@ -8,6 +8,7 @@ import type { JobSummary } from '../types.js';
 import { explainJob } from '../text/explain.js';
 import { formatDuration, formatInstant } from '../text/format.js';
 import { html, type SafeHtml } from './html.js';
+import type { QueueCounts } from '../store/maintenance/count-items.js';
 import type { QueueFigures, Reading } from './sampler.js';
 
 /** What every page's frame shows. */
@@ -58,29 +59,27 @@ ${body}
 /** The queues overview: a live table of counts per queue, and each queue's throughput chart. */
 export function queuesPage(reading: Reading): SafeHtml {
   return html`<h1>Queues</h1>
-<p class="meta">Updated <span id="updated">${formatInstant(reading.at)}</span>. Counts come from the work index (pending, running and dead jobs); throughput is what the dashboard has seen since ${formatInstant(reading.since)}.</p>
+<p class="meta">Updated <span id="updated">${formatInstant(reading.at)}</span>. Due to dead and oldest due come from the work index at each refresh; done, failed, cancelled and reclaimed are the exact counts of the last hour.</p>
 <table id="queues">
-<thead><tr><th>Queue</th><th>Due</th><th>Scheduled</th><th>Running</th><th>Expired leases</th><th>Dead</th><th>Oldest due</th><th>Done, last hour</th><th>Failed, last hour</th></tr></thead>
+<thead><tr><th>Queue</th><th>Due</th><th>Scheduled</th><th>Running</th><th>Expired leases</th><th>Dead</th><th>Oldest due</th><th>Done, last hour</th><th>Failed, last hour</th><th>Cancelled, last hour</th><th>Reclaimed, last hour</th></tr></thead>
 <tbody id="queue-rows">${queueRows(reading)}</tbody>
 </table>
 ${reading.moreQueues ? html`<p class="meta" id="more-queues">Showing the first ${reading.queues.length} queues in name order (one refresh reads at most that many); list the others on the Jobs page.</p>` : ''}
+<p class="meta" id="counts-lag">Each worker, Lambda invocation and reclaim run adds what it settled to these counts at least every flush interval (10 s by default), and when it stops: they are at most one flush interval behind. Failed counts attempts a handler reported failed (retried or dead); reclaimed, lapsed leases the reclaim run took back.</p>
 <h2>Throughput, last hour</h2>
-<p class="meta">Per minute: jobs seen leaving the index finished (done or cancelled) and failed attempts (retried, reclaimed or dead). Jobs that start and finish between two refreshes are not seen: see docs/ui.md.</p>
+<p class="meta">Per minute: jobs done and failed attempts, exact counts (see docs/ui.md).</p>
 <div id="charts"></div>`;
 }
 
 /** The rows of the queues table (also sent by each live refresh). */
 export function queueRows(reading: Reading): SafeHtml {
-  if (reading.queues.length === 0) return html`<tr><td colspan="9" class="empty">No queue has had a job enqueued yet.</td></tr>`;
-  return html`${reading.queues.map((q) => queueRow(q, lastHour(reading, q.queue)))}`;
+  if (reading.queues.length === 0) return html`<tr><td colspan="11" class="empty">No queue has had a job enqueued yet.</td></tr>`;
+  return html`${reading.queues.map((q) => queueRow(q, reading.counts[q.queue]?.total ?? NO_COUNTS))}`;
 }
 
-function lastHour(reading: Reading, queue: string): { done: number; failed: number } {
-  const rows = reading.history[queue] ?? [];
-  return { done: rows.reduce((n, r) => n + r.done, 0), failed: rows.reduce((n, r) => n + r.failed, 0) };
-}
+const NO_COUNTS: QueueCounts['total'] = { done: 0, failed: 0, retried: 0, dead: 0, cancelled: 0, reclaimed: 0 };
 
-function queueRow(q: QueueFigures, rate: { done: number; failed: number }): SafeHtml {
+function queueRow(q: QueueFigures, hour: QueueCounts['total']): SafeHtml {
   const link = (state: string, n: number, field: string) =>
     html`<td data-field="${field}" class="num"><a href="/jobs?queue=${encodeURIComponent(q.queue)}&amp;state=${state}">${n}${q.capped ? '+' : ''}</a></td>`;
   return html`<tr data-queue="${q.queue}">
@@ -89,8 +88,10 @@ ${link('pending', q.due, 'due')}${link('pending', q.scheduled, 'scheduled')}${li
 <td data-field="expired" class="num${q.expired > 0 ? ' warn' : ''}">${q.expired}</td>
 ${link('dead', q.dead, 'dead')}
 <td data-field="oldest" class="num">${q.due > 0 ? formatDuration(q.oldestDueAgeMs) : '–'}</td>
-<td data-field="done" class="num">${rate.done}</td>
-<td data-field="failed" class="num">${rate.failed}</td>
+<td data-field="done" class="num">${hour.done}</td>
+<td data-field="failed" class="num" title="${hour.retried} retried, ${hour.dead} made dead">${hour.failed}</td>
+<td data-field="cancelled" class="num">${hour.cancelled}</td>
+<td data-field="reclaimed" class="num">${hour.reclaimed}</td>
 </tr>`;
 }
 

@@ -5,8 +5,9 @@
  * writes only through the queue's guarded operator transitions, and only with `allowActions`.
  *
  * Cost: a background {@link QueueSampler} reads the index once per refresh period (1 Query for
- * the queue registry, then per queue one Query per index partition: 17 with the default shards);
- * page views and live refreshes of the queues page are served from the latest reading. A job's
+ * the queue registry, then per queue one Query per index partition: 17 with the default shards)
+ * and the last hour's settle counts (per queue one GetItem per hour the window touches: 2, or 1
+ * in an hour's last minute); page views and live refreshes of the queues page are served from the latest reading. A job's
  * page and its refresh are 1 GetItem each; a jobs listing is 1 registry Query plus at most one Query per
  * partition of the state (9 pending, 4 running, 4 dead), up to 10 listing calls with an id prefix.
  */

@@ -10,6 +10,7 @@ import { nextQueueRotation } from '../store/core/queue-registry.js';
 import { checkShardLayout, type ShardLayoutCheck } from '../store/layout/shard-layout-drain.js';
 import { configureShards, type ConfigureShardsOutcome, type ShardCounts } from '../store/layout/shard-layout.js';
 import type { IndexTotals, QueueStats } from '../store/maintenance/browse.js';
+import { readSettleCounts, type QueueCounts } from '../store/maintenance/count-items.js';
 import { findUndeliveredDeadNotices, markDeadNotifiedIfUndelivered } from '../store/maintenance/dead-notices.js';
 import { reclaimOrphaned, type ReclaimCounts } from '../store/maintenance/reclaim-orphaned.js';
 import { advanceAllGroups } from '../store/plans/settle.js';
@@ -55,6 +56,11 @@ export class MaintenanceView {
   /** Running, expired and dead jobs across every queue. */
   async totals(): Promise<IndexTotals> {
     return measureTotals(this.core);
+  }
+
+  /** The exact settle counts of each of `queues` from `since` (epoch ms) to now: one GetItem per queue and hour. */
+  async counts(queues: readonly string[], since: number): Promise<QueueCounts[]> {
+    return Promise.all(queues.map((q) => readSettleCounts(this.core.ctx, q, since)));
   }
 
   /** The next `limit` queue names of a named rotation, wrapping around: a bounded number of queues measured per run. */

@@ -84,6 +84,28 @@ describe("the Lambda bundles' Powertools Metrics stand-in", () => {
     expect(ours).toEqual(theirs);
     expect(ours.filter((l) => l.includes('"_aws"'))).toHaveLength(2);
   });
+
+  it('stamps the next record with setTimestamp, and the one after it with the time of its publish, as Powertools does', async () => {
+    type Stamped = MetricsLike & { setTimestamp(t: number): void };
+    const { Metrics } = await shim<{ Metrics: new (o: object) => Stamped }>('powertools-metrics.mjs');
+    const minute = Math.floor(Date.now() / 60_000) * 60_000 - 120_000;
+    const stamps = (m: Stamped) => {
+      const lines: string[] = [];
+      const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => (lines.push(String(chunk)), true));
+      m.setTimestamp(minute);
+      m.addMetric('JobsDone', MetricUnit.Count, 2);
+      m.publishStoredMetrics();
+      m.addMetric('JobsDone', MetricUnit.Count, 1);
+      m.publishStoredMetrics();
+      spy.mockRestore();
+      return lines.map((l) => (JSON.parse(l) as { _aws: { Timestamp: number } })._aws.Timestamp);
+    };
+    for (const m of [new Metrics({ namespace: 'fenceq' }), new PowertoolsMetrics({ namespace: 'fenceq' }) as unknown as Stamped]) {
+      const [first, second] = stamps(m);
+      expect(first).toBe(minute);
+      expect(second).toBeGreaterThan(minute + 60_000);
+    }
+  });
 });
 
 describe("the Lambda bundles' endpoint-discovery stand-in", () => {

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { Validations } from 'aws-cdk-lib';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { METRIC } from '../../src/aws/metric-names.js';
+import { COUNT_METRIC, METRIC } from '../../src/aws/metric-names.js';
 import { ENV } from '../../src/aws/config.js';
 import { TABLE_SCHEMA } from '../../src/schema.js';
 import { runToEnd } from '../../src/local/supervisor.js';
@@ -409,6 +409,25 @@ describe('alarms and dashboard', () => {
     const body = JSON.stringify(dash.Properties.DashboardBody);
     for (const m of [METRIC.pending, METRIC.due, METRIC.running, METRIC.dead, METRIC.oldestDueAge, METRIC.reclaimed]) expect(body).toContain(m);
     for (const name of ALL) expect(body).toContain(fn(name)[0]);
+  });
+
+  it('shows the exact settle counts: every kind summed over queues (Sum), and done and dead per queue by a search', () => {
+    const [, dash] = only(template, 'AWS::CloudWatch::Dashboard', 'QueueDashboard');
+    // The body is a Fn::Join of JSON text and the region's Ref: join it with the Ref left out.
+    const parts = (dash.Properties.DashboardBody as { 'Fn::Join': [string, unknown[]] })['Fn::Join'][1];
+    type Widget = { properties: { title: string; metrics: unknown[][] } };
+    const widgets = (JSON.parse(parts.map((p) => (typeof p === 'string' ? p : '')).join('')) as { widgets: Widget[] }).widgets;
+    const widget = (title: string) => widgets.find((w) => w.properties.title === title)!.properties.metrics;
+    const settled = widget('Jobs settled (exact)');
+    expect(settled.map((m) => m[1])).toEqual(Object.values(COUNT_METRIC));
+    for (const m of settled) expect(m.at(-1)).toMatchObject({ stat: 'Sum' });
+    for (const [title, name] of [
+      ['Jobs done by queue (exact)', COUNT_METRIC.done],
+      ['Jobs dead by queue (exact)', COUNT_METRIC.dead],
+    ] as const) {
+      const [[search]] = widget(title) as [[{ expression: string }]];
+      expect(search.expression).toMatch(new RegExp(`^SEARCH\\('\\{${DEFAULTS.metricsNamespace},queue,service\\} .*MetricName="${name}"', 'Sum', 60\\)$`));
+    }
   });
 });
 

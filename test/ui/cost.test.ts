@@ -1,29 +1,31 @@
 /**
  * What the dashboard reads: a refresh is one index reading (1 registry Query + one Query per index
- * partition per queue, never a Scan), page views of the queues page cost nothing more, and the
- * sampler's figures are the ones `stats` computes. The throughput it derives is tested on a
- * manual clock.
+ * partition per queue, never a Scan) and the last hour's settle counts (one GetItem per queue and
+ * hour), page views of the queues page cost nothing more, the sampler's figures are the ones
+ * `stats` computes and its last-hour counts the ones `counts` reads.
  */
 import { describe, expect, test } from 'vitest';
 import { GLOBAL_SHARDS, QUEUE_SHARDS } from '../../src/schema.js';
-import { JobQueue } from '../../src/job-queue.js';
-import { QueueSampler, type Reading } from '../../src/ui/sampler.js';
-import { deferred } from '../support/gate.js';
+import { QueueSampler } from '../../src/ui/sampler.js';
 import { freshQueue } from '../support/harness.js';
 import { dashboardOnFreshTable } from './support.js';
 
 const PARTITIONS_PER_QUEUE = 1 + 2 * QUEUE_SHARDS + 2 * GLOBAL_SHARDS; // prio + ready/sched shards + lease + dead shards
+const HOUR = 3_600_000;
+/** Half past the current hour: the last hour's counts then span two hourly count items. */
+const halfPast = Math.floor(Date.now() / HOUR) * HOUR + HOUR / 2;
 
 describe('read cost', () => {
-  test('a refresh reads each queue once per index partition; page views and live refreshes add nothing; a job page is one GetItem', async () => {
-    const { dashboard, producer, requests, url } = await dashboardOnFreshTable({ refreshMs: 600_000 });
+  test('a refresh reads each queue once per index partition and its counts once per hour; page views and live refreshes add nothing; a job page is one GetItem', async () => {
+    const { dashboard, producer, requests, url } = await dashboardOnFreshTable({ refreshMs: 600_000, clock: () => halfPast });
     for (const q of ['a', 'b', 'c']) await producer.enqueueMany(Array.from({ length: 30 }, (_, i) => ({ queue: q, id: `${q}-${i}`, payload: i })));
     await producer.lease({ owner: 'w', queues: ['a'], ttlMs: 60_000, max: 5 });
     await dashboard.sampler.sample(); // after the start-up reading: readings never overlap
 
     requests.reset();
     await dashboard.sampler.sample();
-    expect(requests.counts).toEqual({ Query: 1 + 3 * PARTITIONS_PER_QUEUE }); // the registry page, then each queue's partitions
+    // The registry, then each queue's partitions; each queue's count items of this hour and the one before.
+    expect(requests.counts).toEqual({ Query: 1 + 3 * PARTITIONS_PER_QUEUE, GetItem: 3 * 2 });
     expect(PARTITIONS_PER_QUEUE).toBe(17);
 
     requests.reset();
@@ -60,14 +62,14 @@ describe('read cost', () => {
   });
 
   test('a reading covers at most maxQueues queues, and the page says there are more', async () => {
-    const { dashboard, producer, requests } = await dashboardOnFreshTable({ refreshMs: 600_000, maxQueues: 2 });
+    const { dashboard, producer, requests } = await dashboardOnFreshTable({ refreshMs: 600_000, maxQueues: 2, clock: () => halfPast });
     for (const q of ['q1', 'q2', 'q3']) await producer.enqueue({ queue: q, payload: null });
     await dashboard.sampler.sample(); // after the start-up reading: readings never overlap
     requests.reset();
     const reading = await dashboard.sampler.sample();
     expect(reading.queues.map((q) => q.queue)).toEqual(['q1', 'q2']);
     expect(reading.moreQueues).toBe(true);
-    expect(requests.counts).toEqual({ Query: 1 + 2 * PARTITIONS_PER_QUEUE });
+    expect(requests.counts).toEqual({ Query: 1 + 2 * PARTITIONS_PER_QUEUE, GetItem: 2 * 2 });
     expect(await (await fetch(dashboard.url)).text()).toContain('Showing the first 2 queues in name order');
   });
 
@@ -81,94 +83,39 @@ describe('read cost', () => {
   });
 });
 
-describe('throughput', () => {
-  test('each way a job can end is counted by what the next readings show; a job that lives between two readings is not seen', async () => {
-    const { queue, peer, clock } = await freshQueue({ retry: { baseMs: 60_000, maxMs: 60_000 } });
+describe('last hour', () => {
+  test("a reading's done, failed, cancelled and reclaimed are the exact settle counts, a job enqueued and finished between two readings included", async () => {
+    const { queue, clock } = await freshQueue({ retry: { baseMs: 1, maxMs: 1 } });
     const sampler = new QueueSampler({ queue, clock });
-    const kinds = ['done', 'fails', 'released', 'orphan', 'dies', 'quick'] as const;
-    for (const k of kinds) await queue.enqueue({ queue: k, id: k, payload: null, maxAttempts: k === 'dies' ? 1 : 5 });
-    clock.advance(1);
-    const lease = async (k: string, owner = 'w1', ttlMs = 5_000) => (await queue.lease({ owner, queues: [k], ttlMs })).leases[0]!;
-    const held = {
-      done: await lease('done'),
-      fails: await lease('fails'),
-      released: await lease('released'),
-      orphan: await lease('orphan'),
-      dies: await lease('dies'),
-    };
+    const lease = async (q: string, ttlMs = 60_000) => (await queue.lease({ owner: 'w', queues: [q], ttlMs })).leases[0]!;
+    await queue.enqueueMany([
+      { queue: 'q', id: 'seen', payload: null },
+      { queue: 'f', id: 'fails', payload: null, maxAttempts: 2 },
+      { queue: 'c', id: 'cancelled', payload: null },
+      { queue: 'r', id: 'orphan', payload: null },
+    ]);
     await sampler.sample();
 
-    await queue.ackDone(held.done, null);
-    await queue.ackFailed(held.fails, new Error('x'));
-    await queue.release(held.released);
-    await queue.ackFailed(held.dies, new Error('fatal'));
-    await queue.ackDone(await lease('quick'), null); // seen pending, never running: still counted done
-    await queue.enqueue({ queue: 'unseen', payload: null });
-    await queue.ackDone(await lease('unseen'), null); // enqueued and finished between readings: not seen
-    clock.advance(6_000); // the orphan's lease lapses and another worker takes it over
-    expect((await peer().lease({ owner: 'w2', queues: ['orphan'], ttlMs: 60_000 })).leases[0]?.takenOverFrom).toBe('w1');
-    const first = totals(await sampler.sample());
-    expect(first.done).toEqual({ done: 0, failed: 0 }); // a job one reading missed may be between two states: not counted yet
-    expect(first.fails).toEqual({ done: 0, failed: 1 });
-    expect(first.unseen).toBeUndefined();
+    await queue.ackDone(await lease('q'), null);
+    await queue.enqueue({ queue: 'q', id: 'quick', payload: null });
+    await queue.ackDone(await lease('q'), null); // enqueued and finished between two readings
+    expect((await queue.ackFailed(await lease('f'), new Error('x'))).outcome).toBe('retrying');
+    clock.advance(10);
+    expect((await queue.ackFailed(await lease('f'), new Error('x'))).outcome).toBe('dead');
+    expect((await queue.cancel('cancelled')).outcome).toBe('cancelled');
+    await lease('r', 1_000);
+    clock.advance(2_000);
+    expect((await queue.reclaimOrphaned()).reclaimed).toBe(1);
+    await queue.flushCounts();
+
     const reading = await sampler.sample();
-    expect(totals(reading)).toEqual({
-      done: { done: 1, failed: 0 },
-      fails: { done: 0, failed: 1 },
-      released: { done: 0, failed: 0 },
-      orphan: { done: 0, failed: 1 },
-      dies: { done: 0, failed: 1 },
-      quick: { done: 1, failed: 0 },
-      unseen: { done: 0, failed: 0 }, // enqueued and finished before any reading saw it
+    const none = { done: 0, failed: 0, retried: 0, dead: 0, cancelled: 0, reclaimed: 0 };
+    expect(Object.fromEntries(Object.entries(reading.counts).map(([q, c]) => [q, c.total]))).toEqual({
+      q: { ...none, done: 2 },
+      f: { ...none, failed: 2, retried: 1, dead: 1 },
+      c: { ...none, cancelled: 1 },
+      r: { ...none, reclaimed: 1 },
     });
-  });
-
-  test('a job that moves between states while a reading runs is compared with how it was last seen, not counted done', async () => {
-    const { tableName, client, clock, logger } = await freshQueue({ retry: { baseMs: 60_000, maxMs: 60_000 } });
-    // While `between` is set, a reading's pending Query waits until its running Query has answered, and `between` runs in that gap.
-    let between: (() => Promise<unknown>) | undefined;
-    let runningRead = deferred();
-    const queue = new JobQueue({ tableName, client, clock, logger });
-    const list = queue.list.bind(queue);
-    queue.list = async (args) => {
-      if (args.state === 'pending' && between) await runningRead.promise.then(between);
-      const page = await list(args);
-      if (args.state === 'running') runningRead.resolve();
-      return page;
-    };
-    const sampler = new QueueSampler({ queue, clock });
-    await queue.enqueueMany([
-      { queue: 'q', id: 'a', payload: null },
-      { queue: 'q', id: 'b', payload: null },
-    ]);
-    clock.advance(1);
-    const [first] = (await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 60_000 })).leases; // one of the two; the other stays pending
-    const other = first!.id === 'a' ? 'b' : 'a';
-    await sampler.sample(); // first running, other pending
-
-    runningRead = deferred(); // armed for this reading only
-    between = async () => {
-      const [second] = (await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 60_000 })).leases; // other: pending -> running after the running read
-      expect(second?.id).toBe(other);
-      await queue.ackFailed(first!, new Error('x')); // first: running -> pending, so this reading sees it twice
-    };
-    const missed = await sampler.sample();
-    expect(missed.queues[0]).toMatchObject({ pending: 1, running: 1 }); // first, twice; other nowhere
-    expect(totals(missed).q?.done).toBe(0);
-
-    between = undefined;
-    const next = await sampler.sample();
-    expect(next.queues[0]).toMatchObject({ pending: 1, running: 1 }); // first pending, other running
-    expect(totals(next).q).toEqual({ done: 0, failed: 1 }); // first failed once; other was pending and is running: nothing ended
+    expect(reading.counts).toEqual(Object.fromEntries((await queue.counts(['c', 'f', 'q', 'r'])).map((c) => [c.queue, c])));
   });
 });
-
-/** Each queue's done and failed over a reading's history. */
-function totals(reading: Reading): Record<string, { done: number; failed: number }> {
-  return Object.fromEntries(
-    Object.entries(reading.history).map(([q, rows]) => [
-      q,
-      rows.reduce((n, r) => ({ done: n.done + r.done, failed: n.failed + r.failed }), { done: 0, failed: 0 }),
-    ]),
-  );
-}

@@ -1,6 +1,7 @@
 /**
  * The queues page in a real browser (headless system Chromium): the counts and the throughput a
- * person sees follow what producers and workers do, refreshed live without reloading the page.
+ * person sees follow what producers and workers do (done and failed: the exact settle counts),
+ * refreshed live without reloading the page.
  */
 import { describe, expect, test } from 'vitest';
 import { dashboardOnFreshTable, openPage, seeText, textOf } from './support.js';
@@ -24,6 +25,7 @@ describe('queues page', () => {
 
     await producer.ackDone(a!, { sent: true });
     await producer.ackFailed(b!, new Error('smtp 451'));
+    await producer.flushCounts(); // what a worker's stop or its next flush (at most 10 s) does
     await seeText(page, 'tr[data-queue="email"] td[data-field="done"]', '1');
     await seeText(page, 'tr[data-queue="email"] td[data-field="failed"]', '1');
     expect(await textOf(page, 'tr[data-queue="email"] td[data-field="running"]')).toBe('0');

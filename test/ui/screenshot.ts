@@ -34,6 +34,7 @@ try {
         else await queue.ackDone(l, { ok: true });
       }
     }
+    await queue.flushCounts(); // counted in this simulated minute
     now += 60_000;
     await dashboard.sampler.sample();
   }
@@ -46,6 +47,7 @@ try {
   await queue.enqueue({ queue: 'reports', payload: { month: '2026-11' }, maxAttempts: 1 });
   const [doomed] = (await queue.lease({ owner: 'worker-0', ttlMs: 30_000, queues: ['reports'] })).leases;
   if (doomed) await queue.ackFailed(doomed, new Error('template not found'), { retryable: false });
+  await queue.flushCounts();
   now += 45_000;
   await dashboard.sampler.sample();
   const browser = await chromium.launch({ executablePath: chromiumPath(), args: ['--no-sandbox'] });

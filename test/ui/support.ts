@@ -39,11 +39,13 @@ afterAll(async () => {
   await Promise.all(dashboards.splice(0).map((d) => d.close()));
 });
 
-/** A dashboard on a fresh table, with its own client (so a test can count its requests) and real time. */
-export async function dashboardOnFreshTable(opts: { allowActions?: boolean; refreshMs?: number; maxJobsPerState?: number; maxQueues?: number } = {}) {
+/** A dashboard on a fresh table, with its own client (so a test can count its requests) and real time unless `clock` is given. */
+export async function dashboardOnFreshTable(
+  opts: { allowActions?: boolean; refreshMs?: number; maxJobsPerState?: number; maxQueues?: number; clock?: () => number } = {},
+) {
   const table = await freshTable('fenceq-ui');
   const client = dynamoClient({ endpoint: endpoint() });
-  const queue = new JobQueue({ tableName: table.tableName, client, logger: silentLogger });
+  const queue = new JobQueue({ tableName: table.tableName, client, logger: silentLogger, ...(opts.clock ? { clock: opts.clock } : {}) });
   const requests = countRequests(client);
   const dashboard = await startDashboard({
     queue,
@@ -53,6 +55,7 @@ export async function dashboardOnFreshTable(opts: { allowActions?: boolean; refr
     refreshMs: opts.refreshMs ?? 250,
     maxJobsPerState: opts.maxJobsPerState,
     maxQueues: opts.maxQueues,
+    clock: opts.clock,
   });
   dashboards.push(dashboard);
   /** Another process on the table (a producer or a worker). */

@@ -2,6 +2,7 @@
 import type { Job } from '../../job.js';
 import type { EnqueueInput } from '../../types.js';
 import { LISTABLE_STATES } from '../../store/maintenance/browse.js';
+import { COUNT_KINDS, type CountKind } from '../../store/memory/settle-counts.js';
 import type { JobSummary } from '../../types.js';
 import { reclaimPeriodMs } from '../config.js';
 import type { CommandContext } from '../context.js';
@@ -146,26 +147,45 @@ export async function listCommand(ctx: CommandContext, o: ListOptions): Promise<
   );
 }
 
-/** `fenceq stats [QUEUE...]`: per queue, pending, due, running, expired leases, dead, oldest due age. */
+/**
+ * `fenceq stats [QUEUE...]`: per queue, pending, due, running, expired leases, dead, oldest due
+ * age, and the exact settle counts of the last hour (`lastHour` in --json).
+ */
 export async function statsCommand(ctx: CommandContext, queues: string[]): Promise<void> {
   const stats = await ctx.queue().stats(queues.length ? queues : undefined);
-  // Running against the limit, for queues that have one (one GetItem per queue, a Query where limited).
-  const flow = stats.length ? await ctx.queue().flowStatus(stats.map((s) => s.queue)) : [];
+  const names = stats.map((s) => s.queue);
+  // Running against the limit, for queues that have one (one GetItem per queue, a Query where limited);
+  // the last hour's counts (one or two GetItems per queue).
+  const [flow, counts] = names.length ? await Promise.all([ctx.queue().flowStatus(names), ctx.queue().counts(names, { minutes: 60 })]) : [[], []];
   const limited = new Map(flow.filter((f) => limitCell(f) !== '-').map((f) => [f.queue, f]));
-  ctx.print(
-    () => {
-      if (stats.length === 0) return 'no queues yet (nothing has been enqueued)';
-      const head = ['queue', 'pending', 'due', 'running', 'expired', 'dead', 'oldest due'];
-      const rows = stats.map((s) => [s.queue, s.pending, s.due, s.running, s.expired, s.dead, s.due ? formatDuration(s.oldestDueAgeMs) : '-']);
-      if (limited.size === 0) return renderTable(head, rows);
-      return renderTable(
-        [...head, 'limits'],
-        rows.map((r, i) => [...r, limitCell(limited.get(stats[i]!.queue))]),
-      );
-    },
-    limited.size === 0 ? stats : stats.map((s) => (limited.has(s.queue) ? { ...s, flow: limited.get(s.queue) } : s)),
-  );
+  const lastHour = new Map(counts.map((c) => [c.queue, c.total]));
+  const rows = stats.map((s) => ({ ...s, lastHour: lastHour.get(s.queue) ?? NO_COUNTS, ...(limited.has(s.queue) ? { flow: limited.get(s.queue) } : {}) }));
+  ctx.print(() => {
+    if (rows.length === 0) return 'no queues yet (nothing has been enqueued)';
+    const head = ['queue', 'pending', 'due', 'running', 'expired', 'dead', 'oldest due', ...COUNT_KINDS.map((k) => `${k} 1h`)];
+    const cells = rows.map((s) => [
+      s.queue,
+      s.pending,
+      s.due,
+      s.running,
+      s.expired,
+      s.dead,
+      s.due ? formatDuration(s.oldestDueAgeMs) : '-',
+      ...COUNT_KINDS.map((k) => s.lastHour[k]),
+    ]);
+    const table =
+      limited.size === 0
+        ? renderTable(head, cells)
+        : renderTable(
+            [...head, 'limits'],
+            cells.map((r, i) => [...r, limitCell(rows[i]!.flow)]),
+          );
+    return `${table}\n\n1h: exact counts of the last hour, as workers, Lambda invocations and reclaim runs flushed them (at most one flush interval, 10 s by default, behind).`;
+  }, rows);
 }
+
+/** A queue with nothing counted in the window. */
+const NO_COUNTS: Readonly<Record<CountKind, number>> = { done: 0, failed: 0, retried: 0, dead: 0, cancelled: 0, reclaimed: 0 };
 
 /** Reads a job or fails with JobNotFoundError (exit 3). */
 async function mustGet(ctx: CommandContext, id: string): Promise<Job> {
