@@ -52,6 +52,8 @@ const JOB_PUT = [
   'incarnation',
   'group',
   'groupEntry',
+  'traceparent',
+  'tracestate',
   'createdAt',
   'updatedAt',
   'gpk',

@@ -76,6 +76,8 @@ export interface FargateWorkersProps {
   readonly scaleInAfter?: Duration;
   /** Task CPU architecture (the image is built for it). @default CpuArchitecture.X86_64 */
   readonly cpuArchitecture?: CpuArchitecture;
+  /** Serve Prometheus metrics on this container port (FENCEQ_METRICS_PORT, and a port mapping); allow your scraper in with `service.connections`. @default no metrics server */
+  readonly metricsPort?: number;
 }
 
 /**
@@ -129,6 +131,7 @@ export class FargateWorkers extends Construct {
     const transport = props.transport ?? 'direct';
     if (transport !== 'direct' && transport !== 'lambda') throw new ValidationError('props.transport', transport, "must be 'direct' or 'lambda'");
     const arch = props.cpuArchitecture ?? CpuArchitecture.X86_64;
+    const metricsPort = props.metricsPort === undefined ? undefined : checkInt('props.metricsPort', props.metricsPort, 1, 65_535);
 
     const vpc = props.vpc ?? props.cluster?.vpc ?? new WorkerVpc(this, 'Vpc').vpc;
     this.cluster = props.cluster ?? new Cluster(this, 'Cluster', { vpc, enableFargateCapacityProviders: true });
@@ -168,8 +171,10 @@ export class FargateWorkers extends Construct {
         [WORK_ENV.maxPoll]: `${maxPollMs}ms`,
         [WORK_ENV.concurrency]: String(concurrency),
         [WORK_ENV.healthFile]: IMAGE_HEALTH_FILE,
+        ...(metricsPort === undefined ? {} : { [WORK_ENV.metricsPort]: String(metricsPort) }),
         AWS_REGION: Stack.of(this).region,
       },
+      ...(metricsPort === undefined ? {} : { portMappings: [{ containerPort: metricsPort, name: 'metrics' }] }),
       healthCheck: {
         command: ['CMD', 'node', IMAGE_CLI, 'health', '--file', IMAGE_HEALTH_FILE, '--max-age', '60s'],
         interval: Duration.seconds(30),

@@ -15,6 +15,8 @@
 export { JobQueue } from './job-queue.js';
 export { Worker } from './worker/worker.js';
 export { runWorkerProcess } from './worker/process.js';
+export { serveMetrics } from './worker/metrics-server.js';
+export { WorkerMetrics } from './worker/metrics.js';
 export { WorkerEvents, EventTimeoutError } from './worker/events.js';
 export { fencedWrite, fencedWriter } from './fencing/fenced-write.js';
 export { ensureTable, createTableInput } from './store/core/ensure-table.js';

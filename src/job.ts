@@ -58,6 +58,10 @@ export interface Job {
   readonly withdrawn?: boolean;
   /** The ordered group the job was enqueued in, if any. */
   readonly group?: string;
+  /** The W3C `traceparent` active at enqueue, when tracing was on (see docs/observability.md). */
+  readonly traceparent?: string;
+  /** The W3C `tracestate` that came with it, if any. */
+  readonly tracestate?: string;
   /** Epoch ms. */
   readonly createdAt: number;
   /** Epoch ms. */
@@ -107,6 +111,18 @@ export interface Lease {
   readonly slot?: number;
   /** The job's ordered group, if any: when it finishes, the next job of the group is let go. */
   readonly group?: string;
+  /** The job's stored W3C `traceparent`, if any: the worker's spans continue its trace. */
+  readonly traceparent?: string;
+  /** The job's stored W3C `tracestate`, if any. */
+  readonly tracestate?: string;
+}
+
+/** A W3C trace context as a job stores it: the `traceparent` and `tracestate` headers' values. */
+export interface TraceContext {
+  /** `00-<32 hex trace id>-<16 hex parent span id>-<2 hex flags>`. */
+  readonly traceparent: string;
+  /** Vendor entries, as the `tracestate` header carries them. */
+  readonly tracestate?: string;
 }
 
 /** Outcome of a call made with a lease that no longer holds the job: a logged no-op. */

@@ -12,6 +12,8 @@ export type { WorkerView } from './views/worker-view.js';
 export type { OperatorView } from './views/operator-view.js';
 export type { MaintenanceView } from './views/maintenance-view.js';
 export type { WorkerProcessOptions } from './worker/process.js';
+export type { MetricsServer, ServeMetricsOptions } from './worker/metrics-server.js';
+export type { WorkerMetricsOptions } from './worker/metrics.js';
 export type { WorkerEventMap, WorkerEventName, WorkerEventListener, WorkerEventBase, JobEventBase, OnceOptions } from './worker/events.js';
 export type { WorkerTimers, TimerHandle } from './worker/timers.js';
 export type { Handler, HandlerContext, HandlerDefinition, JobContextJob, FencingToken, WorkerOptions, WorkerCounters, StopReport } from './worker/types.js';

@@ -1,6 +1,6 @@
 import { isRecord } from './type-guards.js';
 import { ValidationError } from './errors.js';
-import type { Json, Lease } from './job.js';
+import type { Json, Lease, TraceContext } from './job.js';
 import { PRIORITY_LIMIT, reservedJobIdPrefix } from './keys.js';
 
 /** Largest payload (or result), as UTF-8 JSON text: well under DynamoDB's 400 KB item limit. */
@@ -28,6 +28,10 @@ const ID_RE = /^[A-Za-z0-9_][A-Za-z0-9_.:@=+/-]{0,199}$/;
 const OWNER_RE = /^[\x21-\x7e]{1,128}$/;
 const INCARNATION_RE = /^[0-9a-f]{16}$/;
 const SECRET_RE = /^[0-9a-f]{32}$/;
+/** W3C Trace Context version 00: a trace id and a parent span id, neither all zeros, and the flags. */
+const TRACEPARENT_RE = /^00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$/;
+/** A tracestate header's value: printable ASCII, at most 512 characters (W3C's limit to propagate). */
+const TRACESTATE_RE = /^[\x20-\x7e]{0,512}$/;
 
 /** A queue name: 1-64 of letters, digits, `_`, `.`, `-`, starting with a letter or digit. */
 export function checkQueue(field: string, value: unknown): string {
@@ -80,6 +84,31 @@ export function checkOwner(field: string, value: unknown): string {
     throw new ValidationError(field, value, 'an owner is 1-128 printable ASCII characters, no spaces or |');
   }
   return value;
+}
+
+/** A W3C `traceparent`: `00-<32 hex trace id>-<16 hex span id>-<2 hex flags>`, lower case, ids not all zeros. */
+function checkTraceparent(field: string, value: unknown): string {
+  if (typeof value !== 'string' || !TRACEPARENT_RE.test(value)) {
+    throw new ValidationError(field, value, 'must be a W3C traceparent: 00-<32 hex trace id>-<16 hex span id>-<2 hex flags>, lower case, ids not all zeros');
+  }
+  return value;
+}
+
+/** A W3C `tracestate`: at most 512 printable ASCII characters. */
+function checkTracestate(field: string, value: unknown): string {
+  if (typeof value !== 'string' || !TRACESTATE_RE.test(value)) {
+    throw new ValidationError(field, value, 'must be a W3C tracestate: at most 512 printable ASCII characters');
+  }
+  return value;
+}
+
+/** A {@link TraceContext}: a traceparent and, optionally, a tracestate (an empty one is dropped). */
+export function checkTraceContext(field: string, value: unknown): TraceContext {
+  const o = checkObject(field, value);
+  checkKnownKeys(field, o, ['traceparent', 'tracestate']);
+  const traceparent = checkTraceparent(`${field}.traceparent`, o.traceparent);
+  const tracestate = o.tracestate === undefined ? '' : checkTracestate(`${field}.tracestate`, o.tracestate);
+  return tracestate === '' ? { traceparent } : { traceparent, tracestate };
 }
 
 /** An integer in [min, max]. */
@@ -217,6 +246,8 @@ function assertLease(field: string, value: unknown): asserts value is Lease {
   checkInt(`${field}.maxAttempts`, l.maxAttempts, 1, 1_000_000);
   if (l.slot !== undefined) checkInt(`${field}.slot`, l.slot, 0, 999);
   if (l.group !== undefined) checkGroup(`${field}.group`, l.group);
+  if (l.traceparent !== undefined) checkTraceparent(`${field}.traceparent`, l.traceparent);
+  if (l.tracestate !== undefined) checkTracestate(`${field}.tracestate`, l.tracestate);
 }
 
 /** Error text for storage: a string, cut to {@link ERROR_TEXT_LIMIT}. */

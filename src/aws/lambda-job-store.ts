@@ -8,6 +8,7 @@ import type { EnqueueInput, EnqueueOutcome } from '../types.js';
 import type { ReleaseOutcome } from '../types.js';
 import type { RenewOutcome } from '../types.js';
 import { LAMBDA_INVOKE_ATTEMPTS } from '../retry-policy.js';
+import { activeTraceContext } from '../tracing.js';
 import { checkId, checkNesting, errorText } from '../validate.js';
 import { waitForJob, type WaitOptions, type WaitOutcome } from '../wait-for.js';
 import { lambdaClient } from './lambda-client.js';
@@ -189,8 +190,15 @@ export async function invokeFenceq<T>(client: LambdaClient, functionName: string
   return reply.value;
 }
 
-/** Dates do not survive JSON as instants: send runAt as epoch ms. */
+/**
+ * An input as the enqueue function takes it. Dates do not survive JSON as instants: runAt goes as
+ * epoch ms. The caller's active trace goes as `traceContext` unless one is given, so the function
+ * stores the producer's trace, not its own.
+ */
 function wireInput(input: EnqueueInput): EnqueueInput {
-  if (typeof input !== 'object' || input === null || !(input.runAt instanceof Date)) return input;
-  return { ...input, runAt: input.runAt.getTime() };
+  if (typeof input !== 'object' || input === null) return input;
+  const trace = input.traceContext === undefined ? activeTraceContext() : undefined;
+  const runAt = input.runAt instanceof Date ? input.runAt.getTime() : undefined;
+  if (runAt === undefined && trace === undefined) return input;
+  return { ...input, ...(runAt === undefined ? {} : { runAt }), ...(trace === undefined ? {} : { traceContext: trace }) };
 }

@@ -192,6 +192,7 @@ function buildProgram(io: CliIo, json: boolean, context: ContextFactory, setExit
     .option('--api-function <name>', 'with --transport lambda: the API function (env FENCEQ_API_FUNCTION, or --outputs)')
     .option('--lambda-endpoint <url>', 'with --transport lambda: Lambda endpoint, e.g. the local stack (env FENCEQ_LAMBDA_ENDPOINT)')
     .option('--health-file <file>', 'rewrite this file every 5s while the worker makes progress, for `fenceq health` (env FENCEQ_HEALTH_FILE)')
+    .option('--metrics-port <port>', 'serve Prometheus metrics on GET /metrics at this port, 0 for any free one (env FENCEQ_METRICS_PORT)')
     .action(async (o, cmd: Command) => {
       const { workCommand } = await import('./commands/work.js');
       setExit(await workCommand(ctx(cmd), o));

@@ -30,6 +30,8 @@ export interface WorkerEventMap {
   'poll.finished': WorkerEventBase & {
     /** The worker's clock when the call was made. */
     readonly startedAt: number;
+    /** How long the lease call took (worker clock), ms: `at` minus `startedAt` less the time spent taking the claims on. */
+    readonly leaseMs: number;
     /** How many jobs it asked for. */
     readonly max: number;
     /** The ids it claimed. */
@@ -37,7 +39,7 @@ export interface WorkerEventMap {
     readonly sleepMs: number | null;
   };
   /** A lease call threw; the next one is made after `sleepMs` (the idle backoff). */
-  'poll.failed': WorkerEventBase & { readonly startedAt: number; readonly error: unknown; readonly sleepMs: number };
+  'poll.failed': WorkerEventBase & { readonly startedAt: number; readonly leaseMs: number; readonly error: unknown; readonly sleepMs: number };
   /** A lease was claimed (`takenOverFrom`: the previous owner, when the claim took an expired lease over). */
   'job.claimed': JobEventBase & { readonly takenOverFrom: string | undefined };
   /** The handler was called. */

@@ -4,6 +4,7 @@
  * who may settle it. Exactly one of ack, release or "lost" ever happens to a held lease.
  */
 import type { Json, Lease } from '../job.js';
+import { NO_TRACE, traceLogFields, type JobTrace } from '../tracing.js';
 import { checkProgress } from '../validate.js';
 import type { ResolvedWorkerOptions } from './options.js';
 import { JobCancelledError, LeaseLostError } from './errors.js';
@@ -37,6 +38,8 @@ export class HeldLease {
   /** Aborted when the lease is lost, the job cancelled, the handler timed out or the worker stopped. */
   readonly controller = new AbortController();
   phase: LeasePhase = 'running';
+  /** The spans of its handler attempt (the worker starts them when the handler runs): renewals are traced under them. */
+  trace: JobTrace = NO_TRACE;
   /** Resolves when the lease no longer occupies a slot. */
   readonly ended: Promise<void>;
   /** When the claim landed (worker clock). */
@@ -141,7 +144,13 @@ export class HeldLease {
       if (err instanceof LeaseLostError || !this.held) return;
       this.host.count('renewErrors');
       const now = o.clock();
-      o.logger.warn('worker.renew_failed', { id: this.lease.id, generation: this.lease.generation, expiresAt: this.lease.expiresAt, error: err });
+      o.logger.warn('worker.renew_failed', {
+        id: this.lease.id,
+        generation: this.lease.generation,
+        expiresAt: this.lease.expiresAt,
+        error: err,
+        ...traceLogFields(this.lease),
+      });
       if (now >= this.lease.expiresAt) {
         this.host.lost(this, new LeaseLostError(this.lease.id, this.lease.generation, null, null, 'it expired before a renewal got through'));
         return;
@@ -158,13 +167,14 @@ export class HeldLease {
     const o = this.host.options;
     const progress = this.pendingProgress;
     this.pendingProgress = undefined;
-    const out = await (progress === undefined ? o.store.renew(this.lease, o.leaseTtlMs) : o.store.renew(this.lease, o.leaseTtlMs, progress.value)).catch(
-      (err: unknown) => {
+    const lease = this.lease;
+    const out = await this.trace
+      .call('renew', () => (progress === undefined ? o.store.renew(lease, o.leaseTtlMs) : o.store.renew(lease, o.leaseTtlMs, progress.value)))
+      .catch((err: unknown) => {
         // Not written: the next renewal carries it, unless newer progress came meanwhile.
         this.pendingProgress ??= progress;
         throw err;
-      },
-    );
+      });
     this.lastWriteAt = o.clock();
     if (out.outcome === 'renewed') {
       if (this.held) this.lease = out.lease;

@@ -12,4 +12,5 @@ export const WORK_ENV = {
   stopTimeout: 'FENCEQ_STOP_TIMEOUT',
   transport: 'FENCEQ_TRANSPORT',
   healthFile: 'FENCEQ_HEALTH_FILE',
+  metricsPort: 'FENCEQ_METRICS_PORT',
 } as const;

@@ -8,6 +8,7 @@ import { FenceqError, ValidationError } from '../errors.js';
 import type { Json, Lease } from '../job.js';
 import type { AckDoneOutcome, AckFailedOutcome, LimitWait } from '../job-store.js';
 import { ACK_RETRY, Backoff, backoffDelay } from '../retry-policy.js';
+import { startJobTrace, traceCall, traceLogFields } from '../tracing.js';
 import { checkInt } from '../validate.js';
 import { installCrashGuard, runInScope } from './crash-guard.js';
 import { HandlerCrashError, HandlerTimeoutError, type LeaseLostError, PayloadInvalidError, ResultInvalidError, WorkerStoppedError } from './errors.js';
@@ -204,18 +205,26 @@ export class Worker {
       try {
         this.counts.polls++;
         this.lookAgain = false;
-        ({ leases, wait: held } = await o.store.lease({ owner: this.owner, queues, ttlMs: o.leaseTtlMs, max }));
+        ({ leases, wait: held } = await traceCall(
+          'lease',
+          { 'fenceq.queues': queues },
+          () => o.store.lease({ owner: this.owner, queues, ttlMs: o.leaseTtlMs, max }),
+          (out) => ({ 'messaging.batch.message_count': out.leases.length }),
+        ));
       } catch (err) {
         this.counts.leaseErrors++;
         delay = backoff.next();
         o.logger.error('worker.lease_error', { owner: this.owner, error: err, retryInMs: delay });
-        this.events.emit('poll.failed', { at: o.clock(), startedAt, error: err, sleepMs: delay });
+        const at = o.clock();
+        this.events.emit('poll.failed', { at, startedAt, leaseMs: at - startedAt, error: err, sleepMs: delay });
         continue;
       }
+      // The lease call's own latency, before the claims are taken on (which starts handlers).
+      const leaseMs = o.clock() - startedAt;
       this.lastClaimed = leases.length;
       if (this.state !== 'running') {
         // Stopped while the lease call was in flight: hand these back untouched.
-        this.events.emit('poll.finished', { at: o.clock(), startedAt, max, ids: leases.map((l) => l.id), sleepMs: null });
+        this.events.emit('poll.finished', { at: o.clock(), startedAt, leaseMs, max, ids: leases.map((l) => l.id), sleepMs: null });
         await Promise.all(leases.map((l) => this.releaseHeld(this.track(l), 'worker stopping')));
         break;
       }
@@ -237,7 +246,7 @@ export class Worker {
         // the lease lifetime, never after an idle backoff.
         delay = leases.length < max ? o.raceRetryMs : 0;
       }
-      this.events.emit('poll.finished', { at: o.clock(), startedAt, max, ids: leases.map((l) => l.id), sleepMs: delay });
+      this.events.emit('poll.finished', { at: o.clock(), startedAt, leaseMs, max, ids: leases.map((l) => l.id), sleepMs: delay });
     }
   }
 
@@ -259,16 +268,29 @@ export class Worker {
     const o = this.options;
     const h = this.track(lease);
     this.counts.claimed++;
-    o.logger.info('worker.job_claimed', { id: lease.id, queue: lease.queue, generation: lease.generation, attempt: lease.attempt, owner: this.owner });
+    o.logger.info('worker.job_claimed', {
+      id: lease.id,
+      queue: lease.queue,
+      generation: lease.generation,
+      attempt: lease.attempt,
+      owner: this.owner,
+      ...traceLogFields(lease),
+    });
     const from = lease.takenOverFrom;
     if (typeof from === 'string') {
       this.counts.takenOver++;
-      o.logger.warn('worker.orphan_taken_over', { id: lease.id, queue: lease.queue, generation: lease.generation, previousOwner: from });
+      o.logger.warn('worker.orphan_taken_over', {
+        id: lease.id,
+        queue: lease.queue,
+        generation: lease.generation,
+        previousOwner: from,
+        ...traceLogFields(lease),
+      });
     }
     this.events.emit('job.claimed', { at: h.claimedAt, lease, takenOverFrom: typeof from === 'string' ? from : undefined });
     const def = o.handlers.get(lease.queue);
     if (!def) {
-      o.logger.error('worker.no_handler', { id: lease.id, queue: lease.queue, generation: lease.generation });
+      o.logger.error('worker.no_handler', { id: lease.id, queue: lease.queue, generation: lease.generation, ...traceLogFields(lease) });
       void this.releaseHeld(h, `worker ${this.owner} has no handler for queue ${lease.queue}`);
       return;
     }
@@ -278,7 +300,7 @@ export class Worker {
       } catch (err) {
         const error = new PayloadInvalidError(lease.id, lease.queue, err);
         this.counts.invalidPayloads++;
-        o.logger.error('worker.payload_invalid', { id: lease.id, queue: lease.queue, generation: lease.generation, error });
+        o.logger.error('worker.payload_invalid', { id: lease.id, queue: lease.queue, generation: lease.generation, error, ...traceLogFields(lease) });
         void this.settle(h, { ok: false, error, retryable: false, reason: 'invalid_payload' });
         return;
       }
@@ -307,7 +329,7 @@ export class Worker {
       logger: o.logger,
       renew: () => h.renewNow(),
       progress: async (value) => {
-        o.logger.info('worker.job_progress', { id: lease.id, generation: lease.generation, progress: value });
+        o.logger.info('worker.job_progress', { id: lease.id, generation: lease.generation, progress: value, ...traceLogFields(lease) });
         return h.reportProgress(value === undefined ? null : value);
       },
     };
@@ -335,14 +357,16 @@ export class Worker {
           this.counts.crashes++;
           fail(new HandlerCrashError(lease.id, error), 'crash');
         } else {
-          o.logger.error('worker.late_crash', { id: lease.id, generation: lease.generation, phase: h.phase, error });
+          o.logger.error('worker.late_crash', { id: lease.id, generation: lease.generation, phase: h.phase, error, ...traceLogFields(lease) });
         }
       },
     };
     let outcome: Outcome;
     const call = async (): Promise<Json | void> => def.handle(job, ctx);
     this.events.emit('job.started', { at: o.clock(), lease });
-    const handling = o.isolateCrashes ? runInScope(scope, call) : call();
+    // The attempt's process span continues the job's trace; the handler runs inside it.
+    h.trace = startJobTrace(lease);
+    const handling = h.trace.run(() => (o.isolateCrashes ? runInScope(scope, call) : call()));
     this.liveHandlers++;
     const settled = (): void => {
       if (--this.liveHandlers === 0 && this.state === 'stopped') this.releaseGuard();
@@ -368,6 +392,7 @@ export class Worker {
       if (timer) o.timers.clearTimeout(timer);
     }
     await this.settle(h, outcome);
+    h.trace.end(outcome);
   }
 
   /** Records the handler's outcome against this lease's (id, generation), unless the lease is gone. */
@@ -386,18 +411,26 @@ export class Worker {
       if (outcome.ok) {
         let out: AckDoneOutcome | undefined;
         try {
-          out = await this.withRetries(h, () => o.store.ackDone(h.lease, resultJson(outcome.result)));
+          out = await this.withRetries(h, () => h.trace.call('ack', () => o.store.ackDone(h.lease, resultJson(outcome.result)), { 'fenceq.ack': 'done' }));
         } catch (err) {
           if (!(err instanceof ValidationError)) throw err;
           const error = new ResultInvalidError(id, err);
-          o.logger.error('worker.result_invalid', { id, queue, generation, error });
+          o.logger.error('worker.result_invalid', { id, queue, generation, error, ...traceLogFields(h.lease) });
           await this.recordFailure(h, error, false, 'invalid_result', durationMs);
           return;
         }
         if (out.outcome === 'stale') this.staleAck('ackDone', h, out);
         else {
           this.counts.completed++;
-          o.logger.info('worker.job_completed', { id, queue, generation, attempt: h.lease.attempt, durationMs, repeated: out.repeated });
+          o.logger.info('worker.job_completed', {
+            id,
+            queue,
+            generation,
+            attempt: h.lease.attempt,
+            durationMs,
+            repeated: out.repeated,
+            ...traceLogFields(h.lease),
+          });
           const result = resultJson(outcome.result);
           this.events.emit('job.completed', { at: o.clock(), lease: h.lease, result, repeated: out.repeated, durationMs });
         }
@@ -406,7 +439,14 @@ export class Worker {
       }
     } catch (err) {
       this.counts.ackErrors++;
-      o.logger.error('worker.ack_error', { id, queue, generation, error: err, note: 'lease left to expire; another worker will take the job over' });
+      o.logger.error('worker.ack_error', {
+        id,
+        queue,
+        generation,
+        error: err,
+        note: 'lease left to expire; another worker will take the job over',
+        ...traceLogFields(h.lease),
+      });
       this.events.emit('job.ack_error', { at: o.clock(), lease: h.lease, error: err });
     } finally {
       this.end(h);
@@ -415,20 +455,41 @@ export class Worker {
 
   private discard(h: HeldLease, ok: boolean): void {
     this.counts.discardedResults++;
-    this.options.logger.warn('worker.result_discarded', { id: h.lease.id, queue: h.lease.queue, generation: h.lease.generation, phase: h.phase, ok });
+    this.options.logger.warn('worker.result_discarded', {
+      id: h.lease.id,
+      queue: h.lease.queue,
+      generation: h.lease.generation,
+      phase: h.phase,
+      ok,
+      ...traceLogFields(h.lease),
+    });
     this.events.emit('job.discarded', { at: this.options.clock(), lease: h.lease, ok, phase: h.phase });
   }
 
   private async recordFailure(h: HeldLease, error: unknown, retryable: boolean, reason: string, durationMs: number): Promise<void> {
     const o = this.options;
     const { id, queue, generation, attempt, maxAttempts } = h.lease;
-    const out: AckFailedOutcome = await this.withRetries(h, () => o.store.ackFailed(h.lease, error, { retryable }));
+    const out: AckFailedOutcome = await this.withRetries(h, () =>
+      h.trace.call('ack', () => o.store.ackFailed(h.lease, error, { retryable }), { 'fenceq.ack': 'failed' }),
+    );
     if (out.outcome === 'stale') {
       this.staleAck('ackFailed', h, out);
       return;
     }
     this.counts.failed++;
-    o.logger.warn('worker.handler_failed', { id, queue, generation, attempt, maxAttempts, reason, retryable, outcome: out.outcome, durationMs, error });
+    o.logger.warn('worker.handler_failed', {
+      id,
+      queue,
+      generation,
+      attempt,
+      maxAttempts,
+      reason,
+      retryable,
+      outcome: out.outcome,
+      durationMs,
+      error,
+      ...traceLogFields(h.lease),
+    });
     this.events.emit('job.failed', { at: o.clock(), lease: h.lease, error, reason, retryable, outcome: out.outcome, durationMs });
   }
 
@@ -441,6 +502,7 @@ export class Worker {
       generation: h.lease.generation,
       currentGeneration: out.currentGeneration,
       currentState: out.currentState,
+      ...traceLogFields(h.lease),
     });
     this.events.emit('job.stale_ack', {
       at: this.options.clock(),
@@ -458,7 +520,7 @@ export class Worker {
         return await call();
       } catch (err) {
         if (err instanceof ValidationError || attempt >= ACK_RETRY.attempts) throw err;
-        this.options.logger.warn('worker.ack_retry', { id: h.lease.id, generation: h.lease.generation, attempt, error: err });
+        this.options.logger.warn('worker.ack_retry', { id: h.lease.id, generation: h.lease.generation, attempt, error: err, ...traceLogFields(h.lease) });
         await wait(this.options.timers, backoffDelay(ACK_RETRY.policy, attempt, this.options.random));
       }
     }
@@ -475,6 +537,7 @@ export class Worker {
       currentGeneration: error.currentGeneration,
       currentState: error.currentState,
       error,
+      ...traceLogFields(h.lease),
     });
     this.events.emit('job.lease_lost', { at: this.options.clock(), lease: h.lease, error });
     h.controller.abort(error);
@@ -497,7 +560,7 @@ export class Worker {
       released = true;
       return true;
     } catch (err) {
-      this.options.logger.error('worker.release_error', { id: h.lease.id, generation: h.lease.generation, error: err });
+      this.options.logger.error('worker.release_error', { id: h.lease.id, generation: h.lease.generation, error: err, ...traceLogFields(h.lease) });
       return false;
     } finally {
       this.events.emit('job.released', { at: this.options.clock(), lease: h.lease, reason, released });

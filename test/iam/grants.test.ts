@@ -64,18 +64,20 @@ describe('producers', () => {
     const direct = p === 'producerLambda' ? undefined : s.direct(p);
     const producer = direct ? direct.queue : s.producer(p);
     const q = `g-${p}`;
-    expect(await producer.enqueue({ queue: q, payload: 1, id: `${q}-1` })).toMatchObject({ outcome: 'created' });
+    // With a trace context, so JOB_PUT's traceparent and tracestate are exercised.
+    const traceContext = { traceparent: `00-${'ab'.repeat(16)}-${'cd'.repeat(8)}-01`, tracestate: 'vendor=1' };
+    expect(await producer.enqueue({ queue: q, payload: 1, id: `${q}-1`, traceContext })).toMatchObject({ outcome: 'created' });
     expect(await producer.enqueue({ queue: q, payload: 1 })).toMatchObject({ outcome: 'created' });
     expect(
       (
         await producer.enqueueMany([
-          { queue: q, payload: 2, id: `${q}-2` },
+          { queue: q, payload: 2, id: `${q}-2`, traceContext },
           { queue: q, payload: 3, id: `${q}-3` },
         ])
       ).size,
     ).toBe(2);
     expect((await producer.enqueueMany(Array.from({ length: 26 }, (_, n) => ({ queue: q, payload: n })))).size).toBe(26);
-    expect(await producer.get(`${q}-1`)).toMatchObject({ state: 'pending' });
+    expect(await producer.get(`${q}-1`)).toMatchObject({ state: 'pending', ...traceContext });
     await expect(producer.waitFor(`${q}-1`, { timeoutMs: 200 })).rejects.toBeInstanceOf(WaitTimeoutError);
     await direct?.flush(); // the wake-ups this principal's enqueues noted, sent as it may
     expect(bodies(await drain(s.wakeUrl, 1))).toContainEqual({ queue: q });

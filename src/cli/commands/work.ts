@@ -9,6 +9,7 @@ import { LambdaJobStore } from '../../aws/lambda-job-store.js';
 import { awsQueue } from '../../aws/runtime.js';
 import type { JobStore } from '../../job-store.js';
 import { defaultLogger, type Logger } from '../../log.js';
+import { serveMetrics, type MetricsServer } from '../../worker/metrics-server.js';
 import { runWorkerProcess } from '../../worker/process.js';
 import { Worker } from '../../worker/worker.js';
 import type { CommandContext } from '../context.js';
@@ -33,6 +34,7 @@ export interface WorkOptions {
   readonly apiFunction?: string;
   readonly lambdaEndpoint?: string;
   readonly healthFile?: string;
+  readonly metricsPort?: string;
 }
 
 export { WORK_ENV };
@@ -74,6 +76,8 @@ export async function workCommand(ctx: CommandContext, flags: WorkOptions): Prom
     }
     handlers = Object.fromEntries(wanted.map((q) => [q, all[q]!]));
   }
+  // Checked before anything starts: a bad port is refused with nothing opened.
+  const metricsPort = o.metricsPort === undefined ? undefined : port('--metrics-port', o.metricsPort);
   const logger = defaultLogger();
   const { store, check, where, flush } = openStore(ctx, o, logger);
   const graceMs = o.stopTimeout === undefined ? 10_000 : duration('--stop-timeout', o.stopTimeout);
@@ -96,10 +100,11 @@ export async function workCommand(ctx: CommandContext, flags: WorkOptions): Prom
   });
   // Fail fast on a missing table or an unreachable endpoint instead of logging lease errors for ever.
   await check();
+  const metrics = metricsPort === undefined ? undefined : await startMetrics(worker, metricsPort);
   const opt = worker.options;
   ctx.io.stderr(
     `fenceq worker ${worker.owner}: queues ${[...opt.handlers.keys()].join(', ')} ${where}` +
-      ` (concurrency ${opt.concurrency}, lease ${formatDuration(opt.leaseTtlMs)}, idle poll ${formatDuration(opt.pollIntervalMs)}-${formatDuration(opt.maxPollIntervalMs)}, stop timeout ${formatDuration(graceMs)}); SIGTERM stops it gracefully\n`,
+      ` (concurrency ${opt.concurrency}, lease ${formatDuration(opt.leaseTtlMs)}, idle poll ${formatDuration(opt.pollIntervalMs)}-${formatDuration(opt.maxPollIntervalMs)}, stop timeout ${formatDuration(graceMs)})${metrics ? `, metrics on port ${metrics.port} (GET /metrics)` : ''}; SIGTERM stops it gracefully\n`,
   );
   if (ctx.io.env.FENCEQ_EXIT_WITH_STDIN === '1') {
     // Run by a supervisor (the local stack): stop gracefully when its end of our stdin closes, so
@@ -113,6 +118,27 @@ export async function workCommand(ctx: CommandContext, flags: WorkOptions): Prom
   const report = await runWorkerProcess(worker, { graceMs, exit: (code) => void flush().finally(() => process.exit(code)) });
   stopBeats?.();
   return report.releaseFailures > 0 ? EXIT.failure : EXIT.ok;
+}
+
+/** Parses a TCP port option (0-65535; 0 picks a free one) or fails with a usage error naming it. */
+function port(flag: string, text: string): number {
+  if (!/^\d{1,5}$/.test(text.trim()) || Number(text) > 65_535)
+    throw new CliError(EXIT.usage, `invalid ${flag} ${JSON.stringify(text)}: expected a port number from 0 to 65535`, { field: flag, value: text });
+  return Number(text);
+}
+
+/** Serves the worker's metrics (closed when it stops); a port that cannot be bound is a usage error naming the flag. */
+async function startMetrics(worker: Worker, metricsPort: number): Promise<MetricsServer> {
+  try {
+    return await serveMetrics(worker, { port: metricsPort });
+  } catch (err) {
+    const code = err instanceof Error && 'code' in err ? String(err.code) : 'error';
+    throw new CliError(EXIT.usage, `invalid --metrics-port ${metricsPort}: cannot listen (${code})`, {
+      cause: err,
+      field: '--metrics-port',
+      value: String(metricsPort),
+    });
+  }
 }
 
 /** How long wake-up notes gather before they go out on their own: the leases released at one stop travel in one batch. */

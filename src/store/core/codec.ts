@@ -134,6 +134,8 @@ export interface JobItem {
   readonly settledBy: SettledBy | undefined;
   readonly deadNotified: boolean | undefined;
   readonly withdrawn: boolean | undefined;
+  readonly traceparent: string | undefined;
+  readonly tracestate: string | undefined;
 }
 
 /** Decodes a whole stored job item (kind `job`); a missing or mistyped attribute is a {@link MalformedItemError}. */
@@ -164,6 +166,8 @@ export function decodeJob(item: Item): JobItem {
     settledBy: f.optOneOf('settledBy', SETTLED_BY),
     deadNotified: f.optBool('deadNotified'),
     withdrawn: f.optBool('withdrawn'),
+    traceparent: f.optStr('traceparent'),
+    tracestate: f.optStr('tracestate'),
   };
 }
 
@@ -193,6 +197,8 @@ export function itemToJob(item: Item): Job {
     deadNotified: j.deadNotified,
     withdrawn: j.withdrawn,
     group: j.group,
+    traceparent: j.traceparent,
+    tracestate: j.tracestate,
     progress: parseJson(j.progress),
     progressAt: j.progressAt,
     createdAt: j.createdAt,
@@ -225,6 +231,8 @@ export function itemToLease(item: Item, secret: string): Lease {
   // Only what a lease carries: the claim has written it, so a field it does not need must not fail it.
   const f = fields('job', item);
   const group = f.optStr('group');
+  const traceparent = f.optStr('traceparent');
+  const tracestate = f.optStr('tracestate');
   return {
     id: f.str('id'),
     generation: f.num('leaseGeneration'),
@@ -237,6 +245,8 @@ export function itemToLease(item: Item, secret: string): Lease {
     queue: f.str('queue'),
     payload: parseJson(f.optStr('payload')) ?? null,
     ...(group === undefined ? {} : { group }),
+    ...(traceparent === undefined ? {} : { traceparent }),
+    ...(tracestate === undefined ? {} : { tracestate }),
   };
 }
 

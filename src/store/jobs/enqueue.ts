@@ -12,10 +12,22 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { EnqueueIncompleteError, ThrottledError, ValidationError } from '../../errors.js';
-import { JOB_STATES, type Json, type Job, type JobState } from '../../job.js';
+import { JOB_STATES, type Json, type Job, type JobState, type TraceContext } from '../../job.js';
 import { pendingKeys } from '../../keys.js';
 import { BATCH_WRITE_RETRY, backoffDelay } from '../../retry-policy.js';
-import { checkInstant, checkInt, checkJson, checkKnownKeys, checkObject, checkGroup, checkNewJobId, checkPriority, checkQueue } from '../../validate.js';
+import { activeTraceContext } from '../../tracing.js';
+import {
+  checkInstant,
+  checkInt,
+  checkJson,
+  checkKnownKeys,
+  checkObject,
+  checkGroup,
+  checkNewJobId,
+  checkPriority,
+  checkQueue,
+  checkTraceContext,
+} from '../../validate.js';
 import { fields, itemToJob, type Item } from '../core/codec.js';
 import { fireHook, type StoreContext } from '../core/context.js';
 import { absent, guarded, type Guard } from '../core/guards.js';
@@ -45,6 +57,11 @@ export interface EnqueueInput extends JobRunFields {
    * two when the job finishes; jobs without a group pay nothing for groups.
    */
   readonly group?: string;
+  /**
+   * The W3C trace context the job continues (its worker's spans join this trace). Default: the
+   * span active at the call, when `@opentelemetry/api` is installed; else none is stored.
+   */
+  readonly traceContext?: TraceContext;
 }
 
 /** Validates the {@link JobRunFields} of `o` (named `<field>.queue`, ...) and fills in the defaults. */
@@ -95,7 +112,7 @@ function created(job: Job): EnqueueOutcome {
 /** Attempts allowed when the producer does not say. */
 export const DEFAULT_MAX_ATTEMPTS = 5;
 
-const KNOWN = ['queue', 'payload', 'id', 'runAt', 'priority', 'maxAttempts', 'group'] as const;
+const KNOWN = ['queue', 'payload', 'id', 'runAt', 'priority', 'maxAttempts', 'group', 'traceContext'] as const;
 
 /**
  * Validates one input and builds the item it will write, on one of `queueShards` ready or
@@ -121,8 +138,11 @@ export function checkEnqueue(field: string, input: unknown, now: number): Item {
   const id = o.id === undefined ? randomUUID() : checkNewJobId(`${field}.id`, o.id);
   const runAt = o.runAt === undefined ? now : checkInstant(`${field}.runAt`, o.runAt);
   const group = o.group === undefined ? undefined : checkGroup(`${field}.group`, o.group);
+  // The producer's trace: given (a transport carries its caller's), else the span active now.
+  const trace = o.traceContext === undefined ? activeTraceContext() : checkTraceContext(`${field}.traceContext`, o.traceContext);
   return {
     ...(group === undefined ? {} : { group }),
+    ...trace,
     id,
     queue,
     state: 'pending',
