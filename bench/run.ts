@@ -4,7 +4,8 @@
  * job's life), throughput (ceiling and 1/4/16 workers, requests and cost per job, memory),
  * latency (trickle, with and without wake-up), takeover (SIGKILL, SIGTERM), growth (backlog
  * depth), schedules (start delay after the tick), progress (write requests per job with and
- * without progress reports). Prints tables and writes JSON plus an SVG chart under bench/results/.
+ * without progress reports), tracing (client CPU per job with and without an OpenTelemetry
+ * tracer provider sampling every span). Prints tables and writes JSON plus an SVG chart under bench/results/.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem, loadavg } from 'node:os';
@@ -27,6 +28,7 @@ import { measureScheduleDelay, type ScheduleDelayResult } from './schedules.js';
 import { measureTakeover, type TakeoverResult } from './takeover.js';
 import { measureThrottled, type ThrottleResult } from './throttle.js';
 import { measureThroughput, type ThroughputResult } from './throughput.js';
+import { measureTracingOverhead, roundRatios } from './tracing.js';
 
 /** The throughput section's table layouts (queue x global shards) and producers: see docs/bench.md, "Contention". */
 const TPUT_SHARDS: ShardCounts[] = [
@@ -36,11 +38,13 @@ const TPUT_SHARDS: ShardCounts[] = [
 ];
 const TPUT_PRODUCERS = 1;
 
-const SECTIONS = ['cost', 'throughput', 'throttle', 'latency', 'takeover', 'growth', 'schedules', 'progress'] as const;
+const SECTIONS = ['cost', 'throughput', 'throttle', 'latency', 'takeover', 'growth', 'schedules', 'progress', 'tracing'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const program = new Command('bench')
-  .description('fenceq benchmark: ceiling, throughput, requests and modelled cost per job, latency, takeover, growth, schedule start delay, progress writes')
+  .description(
+    'fenceq benchmark: ceiling, throughput, requests and modelled cost per job, latency, takeover, growth, schedule start delay, progress writes, handler-span overhead',
+  )
   .option('--quick', 'a short run (under a minute on an idle machine)')
   .option('--only <sections>', `comma-separated subset of ${SECTIONS.join(',')}`, (v: string) => {
     const list = v.split(',').map((s) => s.trim());
@@ -123,6 +127,7 @@ const plan = quick
       throttleShards: [1, 4],
       throttleRate: 60,
       throttleJobsPerShard: 150,
+      tracingJobs: 300,
     }
   : {
       ...chosen,
@@ -138,6 +143,7 @@ const plan = quick
       throttleShards: [1, 2, 4],
       throttleRate: 60,
       throttleJobsPerShard: 400,
+      tracingJobs: 2_000,
     };
 
 const machine = {
@@ -502,6 +508,40 @@ try {
     );
     log('   writes after enqueue: the claim, the renewals (every leaseTtlMs / 3), progress still unwritten when the handler returns (at most one), the ack.');
     results.progress = out.map(({ counts, ...r }) => ({ ...r, counts }));
+  });
+
+  // 9. Tracing: the handler-span overhead, untraced and traced runs alternating over two rounds.
+  await section('tracing', async () => {
+    const runs = await measureTracingOverhead(emu.endpoint, { jobs: plan.tracingJobs, slots: plan.slots });
+    const cpu = (traced: boolean) => runs.filter((r) => r.traced === traced).map((r) => r.clientCpuMsPerJob);
+    const avg = (xs: number[]) => xs.reduce((a, x) => a + x, 0) / xs.length;
+    const ratios = roundRatios(runs);
+    table(
+      ['round', 'OpenTelemetry', 'jobs', 'jobs/s', 'client CPU ms/job', 'spans/job'],
+      runs.map((r) => [
+        r.round,
+        r.traced ? 'provider, every span sampled, exporter drops' : 'none registered',
+        r.jobs,
+        round(r.jobs / r.seconds, 1),
+        round(r.clientCpuMsPerJob, 3),
+        round(r.spansPerJob, 2),
+      ]),
+    );
+    const traced = avg(cpu(true));
+    const untraced = avg(cpu(false));
+    const summary = {
+      untracedCpuMsPerJob: round(untraced, 3),
+      tracedCpuMsPerJob: round(traced, 3),
+      // Each round's traced runs against the untraced runs around them, then the mean of the two rounds.
+      ratioByRound: ratios.map((r) => round(r, 2)),
+      ratio: round(avg(ratios), 2),
+      spansPerJob: round(avg(runs.filter((r) => r.traced).map((r) => r.spansPerJob)), 2),
+    };
+    log(
+      `   traced/untraced client CPU per job: ${summary.ratio} (rounds ${summary.ratioByRound.join(', ')}, each traced run against the untraced runs around it); mean ${summary.tracedCpuMsPerJob} / ${summary.untracedCpuMsPerJob} ms per job; ${summary.spansPerJob} spans per job.`,
+    );
+    log(`   one worker of ${plan.slots} slots, no-op handler; rounds run off, on, off and on, off, on, so drift falls on both modes.`);
+    results.tracing = { runs, summary };
   });
 } finally {
   await emu.stop();

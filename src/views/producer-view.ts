@@ -8,6 +8,7 @@ import { enqueueGrouped } from '../store/flow/group-order.js';
 import { shardLayout } from '../store/layout/shard-layout.js';
 import { enqueueBatch } from '../store/plans/enqueue-batch.js';
 import { ValidationError } from '../errors.js';
+import { activeTraceContext } from '../tracing.js';
 import { MAX_ENQUEUE_BATCH } from '../validate.js';
 import { waitForJob, type WaitOptions, type WaitOutcome } from '../wait-for.js';
 import * as check from './op-inputs.js';
@@ -22,7 +23,7 @@ export class ProducerView {
   async enqueue(input: EnqueueInput): Promise<EnqueueOutcome> {
     const { ctx } = this.core;
     const now = ctx.clock();
-    const item = withPendingKeys(checkEnqueue('job', check.enqueue({ job: input }).job, now), now, (await shardLayout(ctx)).queueShards);
+    const item = withPendingKeys(checkEnqueue('job', check.enqueue({ job: input }).job, now, activeTraceContext), now, (await shardLayout(ctx)).queueShards);
     await this.core.register([String(item.queue)]);
     if (item.group !== undefined) return enqueueGrouped(ctx, item);
     return putIfAbsent(ctx, item);
@@ -37,7 +38,7 @@ export class ProducerView {
     if (jobs.length > MAX_ENQUEUE_BATCH) throw new ValidationError('jobs.length', jobs.length, `at most ${MAX_ENQUEUE_BATCH} per call`);
     const { ctx } = this.core;
     const now = ctx.clock();
-    const checked = jobs.map((input, i) => checkEnqueue(`jobs[${i}]`, input, now));
+    const checked = jobs.map((input, i) => checkEnqueue(`jobs[${i}]`, input, now, activeTraceContext));
     const seen = new Set<unknown>();
     checked.forEach((item, i) => {
       if (seen.has(item.id)) throw new ValidationError(`jobs[${i}].id`, item.id, 'appears twice in one batch');

@@ -8,12 +8,12 @@ import { FenceqError, ValidationError } from '../errors.js';
 import type { Json, Lease } from '../job.js';
 import type { AckDoneOutcome, AckFailedOutcome, LimitWait } from '../job-store.js';
 import { ACK_RETRY, Backoff, backoffDelay } from '../retry-policy.js';
-import { startJobTrace, traceCall, traceLogFields } from '../tracing.js';
+import { startJobTrace, traceCall } from '../tracing.js';
 import { checkInt } from '../validate.js';
 import { installCrashGuard, runInScope } from './crash-guard.js';
 import { HandlerCrashError, HandlerTimeoutError, type LeaseLostError, PayloadInvalidError, ResultInvalidError, WorkerStoppedError } from './errors.js';
 import { WorkerEvents } from './events.js';
-import { HeldLease, type LeaseHost } from './held-lease.js';
+import { HeldLease, jobLogFields, type LeaseHost } from './held-lease.js';
 import { resolveWorkerOptions, WORKER_DEFAULTS, type ResolvedWorkerOptions } from './options.js';
 import { delay as wait, type TimerHandle } from './timers.js';
 import type { HandlerContext, HandlerDefinition, JobContextJob, StopReport, WorkerCounters, WorkerOptions } from './types.js';
@@ -268,29 +268,16 @@ export class Worker {
     const o = this.options;
     const h = this.track(lease);
     this.counts.claimed++;
-    o.logger.info('worker.job_claimed', {
-      id: lease.id,
-      queue: lease.queue,
-      generation: lease.generation,
-      attempt: lease.attempt,
-      owner: this.owner,
-      ...traceLogFields(lease),
-    });
+    o.logger.info('worker.job_claimed', { ...jobLogFields(lease), owner: this.owner });
     const from = lease.takenOverFrom;
     if (typeof from === 'string') {
       this.counts.takenOver++;
-      o.logger.warn('worker.orphan_taken_over', {
-        id: lease.id,
-        queue: lease.queue,
-        generation: lease.generation,
-        previousOwner: from,
-        ...traceLogFields(lease),
-      });
+      o.logger.warn('worker.orphan_taken_over', { ...jobLogFields(lease), previousOwner: from });
     }
     this.events.emit('job.claimed', { at: h.claimedAt, lease, takenOverFrom: typeof from === 'string' ? from : undefined });
     const def = o.handlers.get(lease.queue);
     if (!def) {
-      o.logger.error('worker.no_handler', { id: lease.id, queue: lease.queue, generation: lease.generation, ...traceLogFields(lease) });
+      o.logger.error('worker.no_handler', jobLogFields(lease));
       void this.releaseHeld(h, `worker ${this.owner} has no handler for queue ${lease.queue}`);
       return;
     }
@@ -300,7 +287,7 @@ export class Worker {
       } catch (err) {
         const error = new PayloadInvalidError(lease.id, lease.queue, err);
         this.counts.invalidPayloads++;
-        o.logger.error('worker.payload_invalid', { id: lease.id, queue: lease.queue, generation: lease.generation, error, ...traceLogFields(lease) });
+        o.logger.error('worker.payload_invalid', { ...jobLogFields(lease), error });
         void this.settle(h, { ok: false, error, retryable: false, reason: 'invalid_payload' });
         return;
       }
@@ -329,7 +316,7 @@ export class Worker {
       logger: o.logger,
       renew: () => h.renewNow(),
       progress: async (value) => {
-        o.logger.info('worker.job_progress', { id: lease.id, generation: lease.generation, progress: value, ...traceLogFields(lease) });
+        o.logger.info('worker.job_progress', { ...jobLogFields(lease), progress: value });
         return h.reportProgress(value === undefined ? null : value);
       },
     };
@@ -357,7 +344,7 @@ export class Worker {
           this.counts.crashes++;
           fail(new HandlerCrashError(lease.id, error), 'crash');
         } else {
-          o.logger.error('worker.late_crash', { id: lease.id, generation: lease.generation, phase: h.phase, error, ...traceLogFields(lease) });
+          o.logger.error('worker.late_crash', { ...jobLogFields(lease), phase: h.phase, error });
         }
       },
     };
@@ -398,7 +385,7 @@ export class Worker {
   /** Records the handler's outcome against this lease's (id, generation), unless the lease is gone. */
   private async settle(h: HeldLease, outcome: Outcome): Promise<void> {
     const o = this.options;
-    const { id, queue, generation } = h.lease;
+    const { id } = h.lease;
     // Progress reported since the last renewal is written before the job settles (one write, only when there is some).
     await h.flushProgress();
     if (h.phase !== 'running') {
@@ -415,22 +402,14 @@ export class Worker {
         } catch (err) {
           if (!(err instanceof ValidationError)) throw err;
           const error = new ResultInvalidError(id, err);
-          o.logger.error('worker.result_invalid', { id, queue, generation, error, ...traceLogFields(h.lease) });
+          o.logger.error('worker.result_invalid', { ...jobLogFields(h.lease), error });
           await this.recordFailure(h, error, false, 'invalid_result', durationMs);
           return;
         }
         if (out.outcome === 'stale') this.staleAck('ackDone', h, out);
         else {
           this.counts.completed++;
-          o.logger.info('worker.job_completed', {
-            id,
-            queue,
-            generation,
-            attempt: h.lease.attempt,
-            durationMs,
-            repeated: out.repeated,
-            ...traceLogFields(h.lease),
-          });
+          o.logger.info('worker.job_completed', { ...jobLogFields(h.lease), durationMs, repeated: out.repeated });
           const result = resultJson(outcome.result);
           this.events.emit('job.completed', { at: o.clock(), lease: h.lease, result, repeated: out.repeated, durationMs });
         }
@@ -440,12 +419,9 @@ export class Worker {
     } catch (err) {
       this.counts.ackErrors++;
       o.logger.error('worker.ack_error', {
-        id,
-        queue,
-        generation,
+        ...jobLogFields(h.lease),
         error: err,
         note: 'lease left to expire; another worker will take the job over',
-        ...traceLogFields(h.lease),
       });
       this.events.emit('job.ack_error', { at: o.clock(), lease: h.lease, error: err });
     } finally {
@@ -455,20 +431,13 @@ export class Worker {
 
   private discard(h: HeldLease, ok: boolean): void {
     this.counts.discardedResults++;
-    this.options.logger.warn('worker.result_discarded', {
-      id: h.lease.id,
-      queue: h.lease.queue,
-      generation: h.lease.generation,
-      phase: h.phase,
-      ok,
-      ...traceLogFields(h.lease),
-    });
+    this.options.logger.warn('worker.result_discarded', { ...jobLogFields(h.lease), phase: h.phase, ok });
     this.events.emit('job.discarded', { at: this.options.clock(), lease: h.lease, ok, phase: h.phase });
   }
 
   private async recordFailure(h: HeldLease, error: unknown, retryable: boolean, reason: string, durationMs: number): Promise<void> {
     const o = this.options;
-    const { id, queue, generation, attempt, maxAttempts } = h.lease;
+    const { maxAttempts } = h.lease;
     const out: AckFailedOutcome = await this.withRetries(h, () =>
       h.trace.call('ack', () => o.store.ackFailed(h.lease, error, { retryable }), { 'fenceq.ack': 'failed' }),
     );
@@ -478,17 +447,13 @@ export class Worker {
     }
     this.counts.failed++;
     o.logger.warn('worker.handler_failed', {
-      id,
-      queue,
-      generation,
-      attempt,
+      ...jobLogFields(h.lease),
       maxAttempts,
       reason,
       retryable,
       outcome: out.outcome,
       durationMs,
       error,
-      ...traceLogFields(h.lease),
     });
     this.events.emit('job.failed', { at: o.clock(), lease: h.lease, error, reason, retryable, outcome: out.outcome, durationMs });
   }
@@ -497,12 +462,9 @@ export class Worker {
     this.counts.staleAcks++;
     this.options.logger.warn('worker.stale_ack', {
       op,
-      id: h.lease.id,
-      queue: h.lease.queue,
-      generation: h.lease.generation,
+      ...jobLogFields(h.lease),
       currentGeneration: out.currentGeneration,
       currentState: out.currentState,
-      ...traceLogFields(h.lease),
     });
     this.events.emit('job.stale_ack', {
       at: this.options.clock(),
@@ -520,7 +482,8 @@ export class Worker {
         return await call();
       } catch (err) {
         if (err instanceof ValidationError || attempt >= ACK_RETRY.attempts) throw err;
-        this.options.logger.warn('worker.ack_retry', { id: h.lease.id, generation: h.lease.generation, attempt, error: err, ...traceLogFields(h.lease) });
+        // `attempt` is the job's, as on every job line; `ackTry` counts this call's tries.
+        this.options.logger.warn('worker.ack_retry', { ...jobLogFields(h.lease), ackTry: attempt, error: err });
         await wait(this.options.timers, backoffDelay(ACK_RETRY.policy, attempt, this.options.random));
       }
     }
@@ -531,13 +494,10 @@ export class Worker {
     h.phase = 'lost';
     this.counts.leaseLost++;
     this.options.logger.warn('worker.lease_lost', {
-      id: h.lease.id,
-      queue: h.lease.queue,
-      generation: h.lease.generation,
+      ...jobLogFields(h.lease),
       currentGeneration: error.currentGeneration,
       currentState: error.currentState,
       error,
-      ...traceLogFields(h.lease),
     });
     this.events.emit('job.lease_lost', { at: this.options.clock(), lease: h.lease, error });
     h.controller.abort(error);
@@ -560,7 +520,7 @@ export class Worker {
       released = true;
       return true;
     } catch (err) {
-      this.options.logger.error('worker.release_error', { id: h.lease.id, generation: h.lease.generation, error: err, ...traceLogFields(h.lease) });
+      this.options.logger.error('worker.release_error', { ...jobLogFields(h.lease), error: err });
       return false;
     } finally {
       this.events.emit('job.released', { at: this.options.clock(), lease: h.lease, reason, released });

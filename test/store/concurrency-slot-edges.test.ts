@@ -34,12 +34,14 @@ describe('concurrency slots: edges', () => {
     const [theirs] = (await t.peer().lease({ owner: 'b', queues: ['q'], ttlMs: TTL })).leases;
     expect(theirs).toMatchObject({ id: 'a', slot: 0 });
     expect(await t.queue.renew(held, TTL)).toMatchObject({ outcome: 'stale' });
-    expect(t.logger.events('slot.lost').map((r) => r.fields)).toEqual([{ queue: 'q', slot: 0, id: 'a', generation: held.generation }]);
+    expect(t.logger.events('slot.lost').map((r) => r.fields)).toEqual([{ queue: 'q', slot: 0, id: 'a', generation: held.generation, attempt: held.attempt }]);
     // The stalled worker's ack frees nothing: the slot is the other lease's.
     expect(await t.queue.ackDone(held)).toMatchObject({ outcome: 'stale' });
     expect(t.logger.events('slot.released')).toEqual([]);
     expect(await t.queue.ackDone(theirs!)).toMatchObject({ outcome: 'done' });
-    expect(t.logger.events('slot.released').map((r) => r.fields)).toEqual([{ queue: 'q', slot: 0, id: 'a', generation: theirs!.generation }]);
+    expect(t.logger.events('slot.released').map((r) => r.fields)).toEqual([
+      { queue: 'q', slot: 0, id: 'a', generation: theirs!.generation, attempt: theirs!.attempt },
+    ]);
     expect(t.logger.events('slot.claimed')).toHaveLength(2);
   });
 

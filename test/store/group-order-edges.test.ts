@@ -62,7 +62,9 @@ describe('ordered groups: edges', () => {
       { queue: 'q', group: 'g', popped: 'ghost', why: 'its job never appeared' },
       { queue: 'q', group: 'g', popped: 'a', why: 'done' },
     ]);
-    expect(t.logger.events('group.head_unparked').map((r) => r.fields)).toEqual([{ id: 'b', queue: 'q', group: 'g' }]);
+    expect(t.logger.events('group.head_unparked').map((r) => r.fields)).toEqual([
+      { id: 'b', queue: 'q', group: 'g', attempt: 0, generation: (await t.raw.get('b'))!.leaseGeneration },
+    ]);
     expect(t.logger.events('hook.failed')).toEqual([]); // no due hook given: nothing to call
   });
 

@@ -54,7 +54,7 @@ describe('reclaimOrphaned', () => {
     gate.release();
     expect(await reclaim).toMatchObject({ reclaimed: 0, lostRaces: 1 });
     expect(await queue.get(id)).toMatchObject({ state: 'running', leaseOwner: 'alive', leaseGeneration: lease!.generation });
-    expect(log.events('reclaim.lost_race').map((r) => r.fields)).toEqual([{ id, generation: lease!.generation }]);
+    expect(log.events('reclaim.lost_race').map((r) => r.fields)).toEqual([{ id, queue: 'q', attempt: lease!.attempt, generation: lease!.generation }]);
     expect((await queue.ackDone(lease!)).outcome).toBe('done');
     client.destroy();
   });

@@ -101,7 +101,7 @@ describe('a tick whose id a producer took before ids were reserved', () => {
     const planted = await t.raw.get(id);
     expect(await t.queue.schedules.fire({ horizonMs: 120_000 })).toEqual({ schedules: 1, created: 1, existed: 0, squatted: 1, missed: 0, lostRaces: 0 });
     expect(t.logger.events('schedule.tick_squatted').map((r) => [r.level, r.fields])).toEqual([
-      ['warn', { name: 'nightly', id, tick: T1, queue: 'other', state: 'pending' }],
+      ['warn', { name: 'nightly', id, tick: T1, queue: 'other', state: 'pending', attempt: planted!.attempts, generation: planted!.leaseGeneration }],
     ]);
     expect(await t.raw.get(id)).toEqual(planted);
     // The squatted tick is not passed off as the schedule's: no job of the schedule runs it, the next tick does run.

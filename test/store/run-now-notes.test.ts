@@ -13,7 +13,7 @@ describe('run now: what it tells', () => {
     const { id } = await t.queue.enqueue({ queue: 'q', payload: 1, runAt: t.clock.now + 60_000 });
     const gen = (await t.raw.get(id))!.leaseGeneration;
     expect(await t.queue.runNow(id)).toMatchObject({ outcome: 'due-now' });
-    expect(t.logger.events('job.run_now').map((r) => r.fields)).toEqual([{ id, queue: 'q', previousRunAt: t.clock.now + 60_000, generation: gen }]);
+    expect(t.logger.events('job.run_now').map((r) => r.fields)).toEqual([{ id, queue: 'q', previousRunAt: t.clock.now + 60_000, generation: gen, attempt: 0 }]);
     expect(t.logger.events('hook.failed')).toEqual([]);
   });
 

@@ -18,6 +18,7 @@
 import type { Lease } from '../../job.js';
 import { clockToleranceOf, type QueueLimits } from '../../flow-limits.js';
 import { TABLE_SCHEMA } from '../../schema.js';
+import { traceLogFields } from '../../tracing.js';
 import { MalformedItemError } from '../../errors.js';
 import { fields, type Item } from '../core/codec.js';
 import type { StoreContext } from '../core/context.js';
@@ -135,7 +136,15 @@ export async function claimSlotIfFree(
 export async function renewSlotIfHeld(ctx: StoreContext, lease: Lease, expiresAt: number): Promise<boolean> {
   const update = buildUpdate({ set: { leaseExpiresAt: expiresAt, updatedAt: ctx.clock() } });
   const item = await updateElseNull(ctx, { Key: { id: slotKeys(lease.queue, lease.slot!).id }, ...guarded(update, slotHeldBy(lease)) }, false);
-  if (!item) ctx.logger.warn('slot.lost', { queue: lease.queue, slot: lease.slot, id: lease.id, generation: lease.generation });
+  if (!item)
+    ctx.logger.warn('slot.lost', {
+      queue: lease.queue,
+      slot: lease.slot,
+      id: lease.id,
+      generation: lease.generation,
+      attempt: lease.attempt,
+      ...traceLogFields(lease),
+    });
   return item !== null;
 }
 
@@ -143,7 +152,15 @@ export async function renewSlotIfHeld(ctx: StoreContext, lease: Lease, expiresAt
 export async function releaseSlotIfHeld(ctx: StoreContext, lease: Lease): Promise<boolean> {
   const update = buildUpdate({ set: { state: 'free', updatedAt: ctx.clock() }, remove: ['holderId', 'holderSecretHash', 'leaseExpiresAt'] });
   const item = await updateElseNull(ctx, { Key: { id: slotKeys(lease.queue, lease.slot!).id }, ...guarded(update, slotHeldBy(lease)) }, false);
-  if (item) ctx.logger.info('slot.released', { queue: lease.queue, slot: lease.slot, id: lease.id, generation: lease.generation });
+  if (item)
+    ctx.logger.info('slot.released', {
+      queue: lease.queue,
+      slot: lease.slot,
+      id: lease.id,
+      generation: lease.generation,
+      attempt: lease.attempt,
+      ...traceLogFields(lease),
+    });
   return item !== null;
 }
 

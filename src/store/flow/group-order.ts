@@ -26,6 +26,7 @@ import type { GroupOnDead } from '../../flow-limits.js';
 import { GROUP_ID_PREFIX, pendingKeys } from '../../keys.js';
 import { shardLayout } from '../layout/shard-layout.js';
 import { TABLE_SCHEMA } from '../../schema.js';
+import { traceLogFields } from '../../tracing.js';
 import { fields, type Item } from '../core/codec.js';
 import { fireHook, type StoreContext } from '../core/context.js';
 import { putIfAbsent, type EnqueueOutcome } from '../jobs/enqueue.js';
@@ -214,7 +215,14 @@ async function unpark(ctx: StoreContext, job: GroupedJob, item: Item): Promise<v
   );
   if (written) {
     ctx.hints.wrotePending(keys.gpk, keys.gsk, now);
-    ctx.logger.info('group.head_unparked', { id: job.id, queue: job.queue, group: job.group });
+    ctx.logger.info('group.head_unparked', {
+      id: job.id,
+      queue: job.queue,
+      group: job.group,
+      attempt: f.optNum('attempts'),
+      generation: f.optNum('leaseGeneration'),
+      ...traceLogFields({ traceparent: f.optStr('traceparent') }),
+    });
     fireHook(ctx, 'onJobsDue', () => ctx.hooks.onJobsDue?.([job.queue]));
   }
 }

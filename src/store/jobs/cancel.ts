@@ -9,6 +9,7 @@
  */
 import { JobNotFoundError } from '../../errors.js';
 import type { JobState } from '../../job.js';
+import { traceLogFields } from '../../tracing.js';
 import { decodeJob } from '../core/codec.js';
 import type { StoreContext } from '../core/context.js';
 import { buildUpdate } from '../core/expression.js';
@@ -41,7 +42,15 @@ export async function cancelIfLive(ctx: StoreContext, id: string): Promise<Cance
       item = await result.current();
       continue;
     }
-    ctx.logger.warn('job.cancelled', { id, queue: job.queue, previousState: state, previousOwner: job.leaseOwner, generation: seen + 1 });
+    ctx.logger.warn('job.cancelled', {
+      id,
+      queue: job.queue,
+      previousState: state,
+      previousOwner: job.leaseOwner,
+      generation: seen + 1,
+      attempt: job.attempts,
+      ...traceLogFields(job),
+    });
     return { outcome: 'cancelled', id, generation: seen + 1, previousState: state };
   }
 }

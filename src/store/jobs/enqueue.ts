@@ -15,7 +15,7 @@ import { EnqueueIncompleteError, ThrottledError, ValidationError } from '../../e
 import { JOB_STATES, type Json, type Job, type JobState, type TraceContext } from '../../job.js';
 import { pendingKeys } from '../../keys.js';
 import { BATCH_WRITE_RETRY, backoffDelay } from '../../retry-policy.js';
-import { activeTraceContext } from '../../tracing.js';
+import { traceLogFields } from '../../tracing.js';
 import {
   checkInstant,
   checkInt,
@@ -128,8 +128,12 @@ export function withPendingKeys(item: Item, now: number, queueShards: number): I
   return { ...item, ...pendingKeys(f.str('id'), f.str('queue'), f.num('priority'), f.num('runAt'), now, queueShards) };
 }
 
-/** Validates one input and builds its item without index keys; throws a ValidationError. */
-export function checkEnqueue(field: string, input: unknown, now: number): Item {
+/**
+ * Validates one input and builds its item without index keys; throws a ValidationError. An input
+ * without `traceContext` takes `ambientTrace()`'s: a producer passes `activeTraceContext` (the span
+ * active at its call); a schedule's fire passes none, so each fired job starts its own trace.
+ */
+export function checkEnqueue(field: string, input: unknown, now: number, ambientTrace?: () => TraceContext | undefined): Item {
   const o = checkObject(field, input);
   checkKnownKeys(field, o, KNOWN);
   const { queue, priority, maxAttempts } = checkJobRunFields(field, o);
@@ -139,7 +143,7 @@ export function checkEnqueue(field: string, input: unknown, now: number): Item {
   const runAt = o.runAt === undefined ? now : checkInstant(`${field}.runAt`, o.runAt);
   const group = o.group === undefined ? undefined : checkGroup(`${field}.group`, o.group);
   // The producer's trace: given (a transport carries its caller's), else the span active now.
-  const trace = o.traceContext === undefined ? activeTraceContext() : checkTraceContext(`${field}.traceContext`, o.traceContext);
+  const trace = o.traceContext === undefined ? ambientTrace?.() : checkTraceContext(`${field}.traceContext`, o.traceContext);
   return {
     ...(group === undefined ? {} : { group }),
     ...trace,
@@ -186,12 +190,21 @@ export async function putElseCurrent(ctx: StoreContext, item: Item, guard?: Guar
   } catch (err) {
     if (!(err instanceof ConditionalCheckFailedException)) throw translate(ctx, err);
     const existing = await itemAfterLoss(ctx, err, id);
-    const state = existing === undefined ? null : fields('job', existing).oneOf('state', JOB_STATES);
-    ctx.logger.info('job.exists', { id, queue: job.queue, state: state ?? undefined });
+    const held = existing === undefined ? undefined : fields('job', existing);
+    const state = held === undefined ? null : held.oneOf('state', JOB_STATES);
+    ctx.logger.info('job.exists', {
+      id,
+      queue: job.queue,
+      state: state ?? undefined,
+      // The job holding the id: its attempts so far, generation and trace.
+      attempt: held?.optNum('attempts'),
+      generation: held?.optNum('leaseGeneration'),
+      ...traceLogFields({ traceparent: held?.optStr('traceparent') }),
+    });
     return { outcome: { outcome: 'exists', id, state }, current: existing };
   }
   notePending(ctx, item);
-  ctx.logger.info('job.enqueued', { id, queue: job.queue, runAt: job.runAt, priority: job.priority });
+  ctx.logger.info('job.enqueued', enqueuedFields(job));
   if (job.runAt <= job.createdAt) fireHook(ctx, 'onJobsDue', () => ctx.hooks.onJobsDue?.([job.queue]));
   return { outcome: created(job) };
 }
@@ -293,13 +306,26 @@ function idOf(item: Item): string {
   return fields('job', item).str('id');
 }
 
+/** The `job.enqueued` line's fields: the job's id, queue, attempts so far (0), generation, due time, priority and trace id. */
+function enqueuedFields(job: Job): Record<string, unknown> {
+  return {
+    id: job.id,
+    queue: job.queue,
+    runAt: job.runAt,
+    priority: job.priority,
+    attempt: job.attempts,
+    generation: job.leaseGeneration,
+    ...traceLogFields(job),
+  };
+}
+
 /** Logs each written item, notes it in the lease hints, and wakes workers once for those due now. */
 function announce(ctx: StoreContext, items: readonly Item[]): EnqueueOutcome[] {
   const due = new Set<string>();
   const out = items.map((item) => {
     notePending(ctx, item);
     const job = itemToJob(item);
-    ctx.logger.info('job.enqueued', { id: job.id, queue: job.queue, runAt: job.runAt, priority: job.priority });
+    ctx.logger.info('job.enqueued', enqueuedFields(job));
     if (job.runAt <= job.createdAt) due.add(job.queue);
     return created(job);
   });

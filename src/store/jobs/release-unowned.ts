@@ -13,6 +13,7 @@
 import { JobNotFoundError } from '../../errors.js';
 import type { JobState } from '../../job.js';
 import { scheduledKeys } from '../../keys.js';
+import { traceLogFields } from '../../tracing.js';
 import { decodeJob, type JobItem } from '../core/codec.js';
 import { fireHook, type StoreContext } from '../core/context.js';
 import { buildUpdate } from '../core/expression.js';
@@ -41,11 +42,18 @@ export async function releaseUnownedIfLive(ctx: StoreContext, id: string): Promi
       continue;
     }
     if (state === 'running') {
-      ctx.logger.warn('job.force_released', { id, queue: job.queue, generation: seen + 1, previousOwner: job.leaseOwner });
+      ctx.logger.warn('job.force_released', {
+        id,
+        queue: job.queue,
+        generation: seen + 1,
+        previousOwner: job.leaseOwner,
+        attempt: job.attempts,
+        ...traceLogFields(job),
+      });
       fireHook(ctx, 'onJobsDue', () => ctx.hooks.onJobsDue?.([job.queue]));
       return { outcome: 'released', id, generation: seen + 1, previousOwner: job.leaseOwner };
     }
-    ctx.logger.info('job.generation_bumped', { id, queue: job.queue, generation: seen + 1 });
+    ctx.logger.info('job.generation_bumped', { id, queue: job.queue, generation: seen + 1, attempt: job.attempts, ...traceLogFields(job) });
     return { outcome: 'bumped', id, generation: seen + 1 };
   }
 }

@@ -11,6 +11,7 @@ import { InvalidStateError, JobNotFoundError } from '../../errors.js';
 import { JOB_STATES } from '../../job.js';
 import { scheduledKeys } from '../../keys.js';
 import { TABLE_SCHEMA } from '../../schema.js';
+import { traceLogFields } from '../../tracing.js';
 import { decodeJob, fields } from '../core/codec.js';
 import { fireHook, type StoreContext } from '../core/context.js';
 import { buildUpdate } from '../core/expression.js';
@@ -45,7 +46,7 @@ export async function requeueIfDead(ctx: StoreContext, id: string): Promise<Requ
     const current = await result.current();
     throw new InvalidStateError(id, current ? fields('job', current).oneOf('state', JOB_STATES) : 'gone', 'it changed while being requeued; look again');
   }
-  ctx.logger.warn('job.requeued', { id, queue: job.queue, generation: seen + 1 });
+  ctx.logger.warn('job.requeued', { id, queue: job.queue, generation: seen + 1, attempt: 0, ...traceLogFields(job) });
   fireHook(ctx, 'onJobsDue', () => ctx.hooks.onJobsDue?.([job.queue]));
   return { outcome: 'requeued', id, generation: seen + 1 };
 }

@@ -19,6 +19,7 @@
 import { JobNotFoundError } from '../../errors.js';
 import type { JobState } from '../../job.js';
 import { readyKeys } from '../../keys.js';
+import { traceLogFields } from '../../tracing.js';
 import { decodeJob } from '../core/codec.js';
 import { fireHook, type StoreContext } from '../core/context.js';
 import { buildUpdate } from '../core/expression.js';
@@ -52,7 +53,7 @@ export async function runNowIfScheduled(ctx: StoreContext, id: string): Promise<
       item = await result.current(); // leased, cancelled or changed meanwhile: decide again
       continue;
     }
-    ctx.logger.warn('job.run_now', { id, queue: job.queue, previousRunAt, generation: seen });
+    ctx.logger.warn('job.run_now', { id, queue: job.queue, previousRunAt, generation: seen, attempt: job.attempts, ...traceLogFields(job) });
     fireHook(ctx, 'onJobsDue', () => ctx.hooks.onJobsDue?.([job.queue]));
     return { outcome: 'due-now', id, runAt: now, previousRunAt, generation: seen };
   }

@@ -37,6 +37,7 @@
 import type { Lease } from '../../job.js';
 import { leaseKeys, leasePartition, prioritizedPartition, readyPartition, scheduledPartition, shardOf } from '../../keys.js';
 import { TABLE_SCHEMA } from '../../schema.js';
+import { traceLogFields } from '../../tracing.js';
 import { fields, itemToLease, type Item } from '../core/codec.js';
 import { leaseSecretHash, newLeaseSecret } from '../core/lease-secret.js';
 import type { StoreContext } from '../core/context.js';
@@ -281,6 +282,7 @@ export async function claimIfDue(ctx: StoreContext, c: Candidate, owner: string,
       owner,
       generation: lease.generation,
       attempt: lease.attempt,
+      ...traceLogFields(lease),
     });
   }
   ctx.logger.info('job.leased', {
@@ -290,6 +292,7 @@ export async function claimIfDue(ctx: StoreContext, c: Candidate, owner: string,
     generation: lease.generation,
     attempt: lease.attempt,
     expiresAt,
+    ...traceLogFields(lease),
   });
   return lease;
 }

@@ -6,7 +6,8 @@
  * findUndeliveredDeadNotices: dead jobs whose notice is undelivered, from the dead partitions.
  */
 import { deadPartition } from '../../keys.js';
-import { itemToDeadEntry, itemToDeadNotice } from '../core/codec.js';
+import { traceLogFields } from '../../tracing.js';
+import { fields, itemToDeadEntry, itemToDeadNotice } from '../core/codec.js';
 import type { StoreContext, DeadJobNotice } from '../core/context.js';
 import { deadNoticeUndelivered, guarded } from '../core/guards.js';
 import { readItem, updateElseNull } from '../core/io.js';
@@ -21,7 +22,16 @@ export async function markDeadNotifiedIfUndelivered(ctx: StoreContext, id: strin
     ExpressionAttributeValues: { ':true': true },
   };
   const written = await updateElseNull(ctx, { Key: { id }, ...guarded(update, deadNoticeUndelivered(generation)) });
-  if (written) ctx.logger.info('dead_notice.delivered', { id, generation });
+  if (written) {
+    const f = fields('job', written);
+    ctx.logger.info('dead_notice.delivered', {
+      id,
+      generation,
+      queue: f.optStr('queue'),
+      attempt: f.optNum('attempts'),
+      ...traceLogFields({ traceparent: f.optStr('traceparent') }),
+    });
+  }
   return written !== null;
 }
 

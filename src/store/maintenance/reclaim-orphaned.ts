@@ -15,6 +15,7 @@
  * Lost race: counted in `lostRaces` and left alone; the winner's write stands.
  */
 import { deadKeys, leasePartition, scheduledKeys } from '../../keys.js';
+import { traceLogFields } from '../../tracing.js';
 import { fields, type Item } from '../core/codec.js';
 import { fireHook, type StoreContext } from '../core/context.js';
 import { buildUpdate } from '../core/expression.js';
@@ -111,16 +112,18 @@ async function reclaimOne(ctx: StoreContext, item: LapsedLease, now: number, lay
   });
   const written = await updateElseNull(ctx, { Key: { id }, ...guarded(update, lapsedAsRead(item, now)) });
   if (!written) {
-    ctx.logger.info('reclaim.lost_race', { id, generation: seen });
+    ctx.logger.info('reclaim.lost_race', { id, queue, attempt: attempts, generation: seen });
     return 'lost';
   }
   ctx.counts.add(queue, 'reclaimed', now);
+  // The attempt the lapsed lease was running; the trace id from the item as written.
+  const job = { attempt: attempts, ...traceLogFields({ traceparent: fields('job', written).optStr('traceparent') }) };
   if (dead) {
     ctx.counts.add(queue, 'dead', now);
-    ctx.logger.error('job.dead', { id, queue, generation: seen + 1, attempts, error: lastError, by: 'reclaim' });
+    ctx.logger.error('job.dead', { id, queue, generation: seen + 1, attempts, error: lastError, by: 'reclaim', ...job });
     fireHook(ctx, 'onJobDead', () => ctx.hooks.onJobDead?.({ id, queue, attempts, lastError, generation: seen + 1 }));
     return 'dead';
   }
-  ctx.logger.warn('job.reclaimed', { id, queue, generation: seen + 1, previousOwner: owner, attempts });
+  ctx.logger.warn('job.reclaimed', { id, queue, generation: seen + 1, previousOwner: owner, attempts, ...job });
   return 'reclaimed';
 }

@@ -28,6 +28,7 @@
  *          enqueue the same ids.
  */
 import { TABLE_SCHEMA } from '../../schema.js';
+import { traceLogFields } from '../../tracing.js';
 import { SCHEDULE_PARTITION } from '../../keys.js';
 import { fields, type Item } from '../core/codec.js';
 import type { StoreContext } from '../core/context.js';
@@ -145,7 +146,18 @@ export async function fireSchedule(ctx: StoreContext, s: Schedule, opts: FireOpt
     else if (isOwnTick(out.current, s.name, item)) existed++;
     else {
       squatted++;
-      ctx.logger.warn('schedule.tick_squatted', { name: s.name, id: item.id, tick, queue: out.current!.queue, state: out.current!.state });
+      // The job holding the tick's id: its attempts, generation and trace.
+      const held = fields('job', out.current!);
+      ctx.logger.warn('schedule.tick_squatted', {
+        name: s.name,
+        id: item.id,
+        tick,
+        queue: out.current!.queue,
+        state: out.current!.state,
+        attempt: held.optNum('attempts'),
+        generation: held.optNum('leaseGeneration'),
+        ...traceLogFields({ traceparent: held.optStr('traceparent') }),
+      });
     }
   }
   const created = createdTicks.length;
