@@ -54,6 +54,17 @@ export function traceLogFields(job: { readonly traceparent?: string }): { traceI
   return job.traceparent === undefined ? {} : { traceId: job.traceparent.slice(3, 35) };
 }
 
+/** The fields every log line about one leased job carries: its id, queue, generation, attempt and trace id. */
+export function leaseLogFields(lease: {
+  readonly id: string;
+  readonly queue: string;
+  readonly generation: number;
+  readonly attempt: number;
+  readonly traceparent?: string;
+}): { id: string; queue: string; generation: number; attempt: number; traceId?: string } {
+  return { id: lease.id, queue: lease.queue, generation: lease.generation, attempt: lease.attempt, ...traceLogFields(lease) };
+}
+
 /** The spans of one handler attempt: its process span, and the store calls made for the job meanwhile. */
 export interface JobTrace {
   /** Runs `fn` with the process span active, so the handler's own spans nest under it. */

@@ -4,17 +4,12 @@
  * who may settle it. Exactly one of ack, release or "lost" ever happens to a held lease.
  */
 import type { Json, Lease } from '../job.js';
-import { NO_TRACE, traceLogFields, type JobTrace } from '../tracing.js';
+import { leaseLogFields, NO_TRACE, type JobTrace } from '../tracing.js';
 import { checkProgress } from '../validate.js';
 import type { ResolvedWorkerOptions } from './options.js';
 import { JobCancelledError, LeaseLostError } from './errors.js';
 import type { WorkerEvents } from './events.js';
 import type { TimerHandle } from './timers.js';
-
-/** What every log line about one job carries: its id, queue, attempt, generation and (when it has a traceparent) trace id. */
-export function jobLogFields(lease: Lease): { id: string; queue: string; attempt: number; generation: number; traceId?: string } {
-  return { id: lease.id, queue: lease.queue, attempt: lease.attempt, generation: lease.generation, ...traceLogFields(lease) };
-}
 
 /**
  * running: the handler runs and the worker may ack. settling: an ack or release is in flight.
@@ -149,7 +144,7 @@ export class HeldLease {
       if (err instanceof LeaseLostError || !this.held) return;
       this.host.count('renewErrors');
       const now = o.clock();
-      o.logger.warn('worker.renew_failed', { ...jobLogFields(this.lease), expiresAt: this.lease.expiresAt, error: err });
+      o.logger.warn('worker.renew_failed', { ...leaseLogFields(this.lease), expiresAt: this.lease.expiresAt, error: err });
       if (now >= this.lease.expiresAt) {
         this.host.lost(this, new LeaseLostError(this.lease.id, this.lease.generation, null, null, 'it expired before a renewal got through'));
         return;

@@ -8,12 +8,12 @@ import { FenceqError, ValidationError } from '../errors.js';
 import type { Json, Lease } from '../job.js';
 import type { AckDoneOutcome, AckFailedOutcome, LimitWait } from '../job-store.js';
 import { ACK_RETRY, Backoff, backoffDelay } from '../retry-policy.js';
-import { startJobTrace, traceCall } from '../tracing.js';
+import { leaseLogFields, startJobTrace, traceCall } from '../tracing.js';
 import { checkInt } from '../validate.js';
 import { installCrashGuard, runInScope } from './crash-guard.js';
 import { HandlerCrashError, HandlerTimeoutError, type LeaseLostError, PayloadInvalidError, ResultInvalidError, WorkerStoppedError } from './errors.js';
 import { WorkerEvents } from './events.js';
-import { HeldLease, jobLogFields, type LeaseHost } from './held-lease.js';
+import { HeldLease, type LeaseHost } from './held-lease.js';
 import { resolveWorkerOptions, WORKER_DEFAULTS, type ResolvedWorkerOptions } from './options.js';
 import { delay as wait, type TimerHandle } from './timers.js';
 import type { HandlerContext, HandlerDefinition, JobContextJob, StopReport, WorkerCounters, WorkerOptions } from './types.js';
@@ -268,16 +268,16 @@ export class Worker {
     const o = this.options;
     const h = this.track(lease);
     this.counts.claimed++;
-    o.logger.info('worker.job_claimed', { ...jobLogFields(lease), owner: this.owner });
+    o.logger.info('worker.job_claimed', { ...leaseLogFields(lease), owner: this.owner });
     const from = lease.takenOverFrom;
     if (typeof from === 'string') {
       this.counts.takenOver++;
-      o.logger.warn('worker.orphan_taken_over', { ...jobLogFields(lease), previousOwner: from });
+      o.logger.warn('worker.orphan_taken_over', { ...leaseLogFields(lease), previousOwner: from });
     }
     this.events.emit('job.claimed', { at: h.claimedAt, lease, takenOverFrom: typeof from === 'string' ? from : undefined });
     const def = o.handlers.get(lease.queue);
     if (!def) {
-      o.logger.error('worker.no_handler', jobLogFields(lease));
+      o.logger.error('worker.no_handler', leaseLogFields(lease));
       void this.releaseHeld(h, `worker ${this.owner} has no handler for queue ${lease.queue}`);
       return;
     }
@@ -287,7 +287,7 @@ export class Worker {
       } catch (err) {
         const error = new PayloadInvalidError(lease.id, lease.queue, err);
         this.counts.invalidPayloads++;
-        o.logger.error('worker.payload_invalid', { ...jobLogFields(lease), error });
+        o.logger.error('worker.payload_invalid', { ...leaseLogFields(lease), error });
         void this.settle(h, { ok: false, error, retryable: false, reason: 'invalid_payload' });
         return;
       }
@@ -316,7 +316,7 @@ export class Worker {
       logger: o.logger,
       renew: () => h.renewNow(),
       progress: async (value) => {
-        o.logger.info('worker.job_progress', { ...jobLogFields(lease), progress: value });
+        o.logger.info('worker.job_progress', { ...leaseLogFields(lease), progress: value });
         return h.reportProgress(value === undefined ? null : value);
       },
     };
@@ -344,7 +344,7 @@ export class Worker {
           this.counts.crashes++;
           fail(new HandlerCrashError(lease.id, error), 'crash');
         } else {
-          o.logger.error('worker.late_crash', { ...jobLogFields(lease), phase: h.phase, error });
+          o.logger.error('worker.late_crash', { ...leaseLogFields(lease), phase: h.phase, error });
         }
       },
     };
@@ -402,14 +402,14 @@ export class Worker {
         } catch (err) {
           if (!(err instanceof ValidationError)) throw err;
           const error = new ResultInvalidError(id, err);
-          o.logger.error('worker.result_invalid', { ...jobLogFields(h.lease), error });
+          o.logger.error('worker.result_invalid', { ...leaseLogFields(h.lease), error });
           await this.recordFailure(h, error, false, 'invalid_result', durationMs);
           return;
         }
         if (out.outcome === 'stale') this.staleAck('ackDone', h, out);
         else {
           this.counts.completed++;
-          o.logger.info('worker.job_completed', { ...jobLogFields(h.lease), durationMs, repeated: out.repeated });
+          o.logger.info('worker.job_completed', { ...leaseLogFields(h.lease), durationMs, repeated: out.repeated });
           const result = resultJson(outcome.result);
           this.events.emit('job.completed', { at: o.clock(), lease: h.lease, result, repeated: out.repeated, durationMs });
         }
@@ -419,7 +419,7 @@ export class Worker {
     } catch (err) {
       this.counts.ackErrors++;
       o.logger.error('worker.ack_error', {
-        ...jobLogFields(h.lease),
+        ...leaseLogFields(h.lease),
         error: err,
         note: 'lease left to expire; another worker will take the job over',
       });
@@ -431,7 +431,7 @@ export class Worker {
 
   private discard(h: HeldLease, ok: boolean): void {
     this.counts.discardedResults++;
-    this.options.logger.warn('worker.result_discarded', { ...jobLogFields(h.lease), phase: h.phase, ok });
+    this.options.logger.warn('worker.result_discarded', { ...leaseLogFields(h.lease), phase: h.phase, ok });
     this.events.emit('job.discarded', { at: this.options.clock(), lease: h.lease, ok, phase: h.phase });
   }
 
@@ -447,7 +447,7 @@ export class Worker {
     }
     this.counts.failed++;
     o.logger.warn('worker.handler_failed', {
-      ...jobLogFields(h.lease),
+      ...leaseLogFields(h.lease),
       maxAttempts,
       reason,
       retryable,
@@ -462,7 +462,7 @@ export class Worker {
     this.counts.staleAcks++;
     this.options.logger.warn('worker.stale_ack', {
       op,
-      ...jobLogFields(h.lease),
+      ...leaseLogFields(h.lease),
       currentGeneration: out.currentGeneration,
       currentState: out.currentState,
     });
@@ -483,7 +483,7 @@ export class Worker {
       } catch (err) {
         if (err instanceof ValidationError || attempt >= ACK_RETRY.attempts) throw err;
         // `attempt` is the job's, as on every job line; `ackTry` counts this call's tries.
-        this.options.logger.warn('worker.ack_retry', { ...jobLogFields(h.lease), ackTry: attempt, error: err });
+        this.options.logger.warn('worker.ack_retry', { ...leaseLogFields(h.lease), ackTry: attempt, error: err });
         await wait(this.options.timers, backoffDelay(ACK_RETRY.policy, attempt, this.options.random));
       }
     }
@@ -494,7 +494,7 @@ export class Worker {
     h.phase = 'lost';
     this.counts.leaseLost++;
     this.options.logger.warn('worker.lease_lost', {
-      ...jobLogFields(h.lease),
+      ...leaseLogFields(h.lease),
       currentGeneration: error.currentGeneration,
       currentState: error.currentState,
       error,
@@ -520,7 +520,7 @@ export class Worker {
       released = true;
       return true;
     } catch (err) {
-      this.options.logger.error('worker.release_error', { ...jobLogFields(h.lease), error: err });
+      this.options.logger.error('worker.release_error', { ...leaseLogFields(h.lease), error: err });
       return false;
     } finally {
       this.events.emit('job.released', { at: this.options.clock(), lease: h.lease, reason, released });

@@ -1,5 +1,5 @@
 import { JOB_STATES, type Lease, type SettledBy, type StaleOutcome } from '../../job.js';
-import { traceLogFields } from '../../tracing.js';
+import { leaseLogFields } from '../../tracing.js';
 import { fields, type Item } from './codec.js';
 import type { StoreContext } from './context.js';
 import { leaseSecretHash } from './lease-secret.js';
@@ -49,15 +49,11 @@ export function staleOutcome(ctx: StoreContext, op: LeaseOp, lease: Lease, item:
   };
   ctx.logger.warn('lease.stale', {
     op,
-    id: lease.id,
-    queue: lease.queue,
-    attempt: lease.attempt,
-    generation: lease.generation,
     owner: lease.owner,
     currentGeneration: outcome.currentGeneration,
     currentState: outcome.currentState,
     currentOwner: now?.optStr('leaseOwner'),
-    ...traceLogFields(lease),
+    ...leaseLogFields(lease),
   });
   return outcome;
 }

@@ -18,7 +18,7 @@
 import type { Lease } from '../../job.js';
 import { clockToleranceOf, type QueueLimits } from '../../flow-limits.js';
 import { TABLE_SCHEMA } from '../../schema.js';
-import { traceLogFields } from '../../tracing.js';
+import { leaseLogFields } from '../../tracing.js';
 import { MalformedItemError } from '../../errors.js';
 import { fields, type Item } from '../core/codec.js';
 import type { StoreContext } from '../core/context.js';
@@ -138,12 +138,8 @@ export async function renewSlotIfHeld(ctx: StoreContext, lease: Lease, expiresAt
   const item = await updateElseNull(ctx, { Key: { id: slotKeys(lease.queue, lease.slot!).id }, ...guarded(update, slotHeldBy(lease)) }, false);
   if (!item)
     ctx.logger.warn('slot.lost', {
-      queue: lease.queue,
       slot: lease.slot,
-      id: lease.id,
-      generation: lease.generation,
-      attempt: lease.attempt,
-      ...traceLogFields(lease),
+      ...leaseLogFields(lease),
     });
   return item !== null;
 }
@@ -154,12 +150,8 @@ export async function releaseSlotIfHeld(ctx: StoreContext, lease: Lease): Promis
   const item = await updateElseNull(ctx, { Key: { id: slotKeys(lease.queue, lease.slot!).id }, ...guarded(update, slotHeldBy(lease)) }, false);
   if (item)
     ctx.logger.info('slot.released', {
-      queue: lease.queue,
       slot: lease.slot,
-      id: lease.id,
-      generation: lease.generation,
-      attempt: lease.attempt,
-      ...traceLogFields(lease),
+      ...leaseLogFields(lease),
     });
   return item !== null;
 }

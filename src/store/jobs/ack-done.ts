@@ -11,7 +11,7 @@
  *   generation and state.
  */
 import type { Lease, StaleOutcome } from '../../job.js';
-import { traceLogFields } from '../../tracing.js';
+import { leaseLogFields } from '../../tracing.js';
 import { classifyLostRace } from '../core/classify.js';
 import type { StoreContext } from '../core/context.js';
 import { buildUpdate } from '../core/expression.js';
@@ -40,7 +40,7 @@ export async function ackDoneIfLeaseHeld(ctx: StoreContext, lease: Lease, result
   });
   const result = await updateElseLoss(ctx, { Key: { id: lease.id }, ...guarded(update, leaseHeld(lease)) }, false);
   if (result.written) {
-    ctx.logger.info('job.done', { id: lease.id, queue: lease.queue, generation: lease.generation, attempt: lease.attempt, ...traceLogFields(lease) });
+    ctx.logger.info('job.done', leaseLogFields(lease));
     return { outcome: 'done', id: lease.id, generation: lease.generation, repeated: false };
   }
   const lost = classifyLostRace(ctx, 'ackDone', lease, await result.current(), 'done');

@@ -13,7 +13,7 @@
 import type { Lease, StaleOutcome } from '../../job.js';
 import { deadKeys, scheduledKeys } from '../../keys.js';
 import { backoffDelay } from '../../retry-policy.js';
-import { traceLogFields } from '../../tracing.js';
+import { leaseLogFields } from '../../tracing.js';
 import { classifyLostRace } from '../core/classify.js';
 import { fields } from '../core/codec.js';
 import { fireHook, type StoreContext } from '../core/context.js';
@@ -60,26 +60,18 @@ export async function ackFailedIfLeaseHeld(ctx: StoreContext, lease: Lease, erro
   if (result.written) {
     if (retry) {
       ctx.logger.warn('job.failed', {
-        id: lease.id,
-        queue: lease.queue,
-        generation: lease.generation,
-        attempt: lease.attempt,
         maxAttempts: lease.maxAttempts,
         retryAt: runAt,
         error,
-        ...traceLogFields(lease),
+        ...leaseLogFields(lease),
       });
       return { outcome: 'retrying', id: lease.id, generation: lease.generation, runAt: runAt!, repeated: false };
     }
     ctx.logger.error('job.dead', {
-      id: lease.id,
-      queue: lease.queue,
-      generation: lease.generation,
-      attempt: lease.attempt,
       attempts: lease.attempt,
       retryable,
       error,
-      ...traceLogFields(lease),
+      ...leaseLogFields(lease),
     });
     fireHook(ctx, 'onJobDead', () =>
       ctx.hooks.onJobDead?.({ id: lease.id, queue: lease.queue, attempts: lease.attempt, lastError: error, generation: lease.generation }),

@@ -9,7 +9,7 @@
  */
 import type { Lease, StaleOutcome } from '../../job.js';
 import { scheduledKeys } from '../../keys.js';
-import { traceLogFields } from '../../tracing.js';
+import { leaseLogFields } from '../../tracing.js';
 import { classifyLostRace } from '../core/classify.js';
 import { fireHook, type StoreContext } from '../core/context.js';
 import { buildUpdate } from '../core/expression.js';
@@ -43,13 +43,9 @@ export async function releaseIfLeaseHeld(ctx: StoreContext, lease: Lease, reason
   const result = await updateElseLoss(ctx, { Key: { id: lease.id }, ...guarded(update, leaseHeld(lease)) });
   if (result.written) {
     ctx.logger.info('lease.released', {
-      id: lease.id,
-      queue: lease.queue,
-      attempt: lease.attempt,
-      generation: lease.generation,
       owner: lease.owner,
       reason,
-      ...traceLogFields(lease),
+      ...leaseLogFields(lease),
     });
     fireHook(ctx, 'onJobsDue', () => ctx.hooks.onJobsDue?.([lease.queue]));
     return { outcome: 'released', id: lease.id, generation: lease.generation + 1, repeated: false };

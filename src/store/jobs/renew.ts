@@ -13,7 +13,7 @@
  * Lost race: stale (logged no-op); the worker aborts the handler and never acks that job.
  */
 import type { Lease, StaleOutcome } from '../../job.js';
-import { traceLogFields } from '../../tracing.js';
+import { leaseLogFields } from '../../tracing.js';
 import { staleOutcome } from '../core/classify.js';
 import type { StoreContext } from '../core/context.js';
 import { buildUpdate } from '../core/expression.js';
@@ -62,13 +62,9 @@ export async function renewIfLeaseHeld(ctx: StoreContext, lease: Lease, ttlMs: n
   const result = await updateElseLoss(ctx, { Key: { id: lease.id }, ...guarded(update, leaseHeld(lease)) });
   if (result.written) {
     ctx.logger.info('lease.renewed', {
-      id: lease.id,
-      queue: lease.queue,
-      attempt: lease.attempt,
-      generation: lease.generation,
       expiresAt,
       indexed: index,
-      ...traceLogFields(lease),
+      ...leaseLogFields(lease),
     });
     return { outcome: 'renewed', lease: { ...lease, expiresAt, indexedExpiresAt: index ? expiresAt : (lease.indexedExpiresAt ?? lease.expiresAt) } };
   }
