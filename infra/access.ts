@@ -95,8 +95,8 @@ const GROUP_ENTRY = ['id', 'gpk', 'gsk', 'queue', 'group', 'members'];
 const SLOT_HOLD = ['id', 'state', 'holderId', 'leaseGeneration', 'holderSecretHash', 'leaseExpiresAt', 'updatedAt'];
 /** A rate limit's token bucket (src/store/flow/rate-tokens.ts). */
 const RATE_BUCKET = ['id', 'tokens', 'at', 'queue', 'version'];
-/** A queue's settle counts of one hour: ADD of one number per kind and minute (src/store/maintenance/count-items.ts). */
-const COUNT_ENTRY = ['id', 'queue', 'hour', 'expireAt', 'done_*', 'failed_*', 'retried_*', 'dead_*', 'cancelled_*', 'reclaimed_*'];
+/** A queue's settle counts of ten minutes: ADD of one number per kind and minute (src/store/maintenance/count-items.ts). */
+const COUNT_ENTRY = ['id', 'queue', 'block', 'expireAt', 'done_*', 'failed_*', 'retried_*', 'dead_*', 'cancelled_*', 'reclaimed_*'];
 /** A queue's readers item: one `rd_<token>` entry per reader (src/store/lease/readers.ts). */
 const READERS_ENTRY = ['id', 'rd_*', 'expireAt'];
 

@@ -4,6 +4,7 @@
  * whole store can be measured in chunks on a shared machine and merged by mutation-summary.mjs:
  *   node scripts/mutation-chunk.mjs <name> src/store/a.ts src/store/b.ts ...
  * writes reports/mutation/chunks/<name>.json (and the config it ran, beside it).
+ * MUTATION_CONCURRENCY=N runs N test runners at once (default: stryker.config.json's).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -23,6 +24,7 @@ const config = {
   reporters: ['clear-text', 'progress', 'json'],
   jsonReporter: { fileName: `${dir}/${name}.json` },
   tempDirName: `.stryker-tmp/${name}`,
+  ...(process.env.MUTATION_CONCURRENCY ? { concurrency: Number(process.env.MUTATION_CONCURRENCY) } : {}),
 };
 const configFile = `${dir}/${name}.config.json`;
 writeFileSync(configFile, JSON.stringify(config, null, 2));

@@ -10,7 +10,7 @@ import { awsQueue } from './runtime.js';
 export type InvokeHandler = (event: unknown, context?: LambdaContext) => Promise<InvokeReply>;
 
 /**
- * Builds the worker-facing API handler (lease, renew, ack, release; docs/functions.md),
+ * Builds the worker-facing API handler (lease, renew, ack, release, addCounts; docs/functions.md),
  * reading its settings from the environment once (FENCEQ_TABLE_NAME, queue URLs). Call it at
  * module scope, as fenceq's own `functions/api.ts` does.
  * @example
@@ -18,7 +18,9 @@ export type InvokeHandler = (event: unknown, context?: LambdaContext) => Promise
  */
 export function apiHandler(): InvokeHandler {
   const logging = powertoolsLogging();
-  const aws = awsQueue(readConfig(process.env), { logger: logging.logger });
+  // Its callers (LambdaJobStore) count their own settles and send them with addCounts: a settle
+  // here costs no count write of its own.
+  const aws = awsQueue(readConfig(process.env), { logger: logging.logger, countSettles: false });
   return async (event, context) => {
     if (context) logging.addContext(context);
     return directInvoke(async () => runApiOp(aws.queue, parseApiEvent(event)), aws.flush, logging.logger);

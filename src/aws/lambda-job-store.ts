@@ -15,6 +15,9 @@ import { lambdaClient } from './lambda-client.js';
 import { SYNC_INVOKE_REQUEST_BYTES } from './lambda-types.js';
 import { errorFromPayload, RemoteInvocationError, type InvokeReply } from './errors.js';
 import { checkEventNesting, type AdminEvent, type ApiEvent, type EnqueueEvent } from './operations.js';
+import { SettleCounts, type MinuteCounts, type SettleReply } from '../store/memory/settle-counts.js';
+import { MAX_COUNT_MINUTES } from '../views/op-inputs.js';
+import { checkCountFlushMs } from '../views/queue-core.js';
 
 /** Options of {@link LambdaJobStore} and {@link LambdaProducer}. */
 export interface LambdaJobStoreOptions {
@@ -28,6 +31,13 @@ export interface LambdaJobStoreOptions {
   readonly endpoint?: string;
   /** AWS region; default from the environment. */
   readonly region?: string;
+  /**
+   * LambdaJobStore only: how long the settle counts it takes from its acks' replies wait before one
+   * `addCounts` call sends them (the API function counts none of its own); 0: each ack asks the
+   * function to write its counts before it replies (one more write per job, none lost to a kill). The worker's stop sends the rest. A process that dies loses at most
+   * this much of them. @default 10000
+   */
+  readonly countFlushMs?: number;
 }
 
 /**
@@ -62,9 +72,15 @@ abstract class FunctionTransport<E extends EnqueueEvent | ApiEvent> {
  * and the first claim's jobs then wait out their lease.
  */
 export class LambdaJobStore extends FunctionTransport<ApiEvent> implements JobStore {
+  private readonly countFlushMs: number;
+  private readonly counts = new SettleCounts(() => this.scheduleCountFlush());
+  private countTimer: ReturnType<typeof setTimeout> | undefined;
+  private flushing: Promise<void> = Promise.resolve();
+
   constructor(options: LambdaJobStoreOptions) {
     // Its Invoke retries bounded with the worker's ack retries and the function's own (see LAMBDA_INVOKE_ATTEMPTS).
     super(options, LAMBDA_INVOKE_ATTEMPTS);
+    this.countFlushMs = checkCountFlushMs('options.countFlushMs', options.countFlushMs);
   }
 
   /** Claims up to `max` due jobs; says why a limited queue held jobs back, and until when. */
@@ -72,15 +88,72 @@ export class LambdaJobStore extends FunctionTransport<ApiEvent> implements JobSt
     return this.call({ op: 'lease', lease: req });
   }
 
-  /** Marks the leased job done. */
-  ackDone(lease: Lease, result?: Json): Promise<AckDoneOutcome> {
-    return this.call({ op: 'ackDone', lease, ...(result === undefined ? {} : { result }) });
+  /** Marks the leased job done, and counts it (see `countFlushMs`). */
+  async ackDone(lease: Lease, result?: Json): Promise<AckDoneOutcome> {
+    const out = await this.call<AckDoneOutcome>({ op: 'ackDone', lease, ...(result === undefined ? {} : { result }), ...this.countNow });
+    this.settled(lease, out);
+    return out;
   }
 
-  /** Records a failed attempt; the error travels as text, as the table stores it. */
+  /** Records a failed attempt, and counts it; the error travels as text, as the table stores it. */
   async ackFailed(lease: Lease, error: unknown, opts?: { retryable?: boolean }): Promise<AckFailedOutcome> {
     if (!(error instanceof Error)) checkNesting('error', error);
-    return this.call({ op: 'ackFailed', lease, error: errorText(error), ...(opts === undefined ? {} : { options: opts }) });
+    const out = await this.call<AckFailedOutcome>({
+      op: 'ackFailed',
+      lease,
+      error: errorText(error),
+      ...(opts === undefined ? {} : { options: opts }),
+      ...this.countNow,
+    });
+    this.settled(lease, out);
+    return out;
+  }
+
+  /**
+   * Sends the settle counts this store holds now, in `addCounts` calls of at most 100
+   * queue-minutes, after any send in progress. What the function could not write, or a call that
+   * failed, is kept for the next flush (a failed call is thrown after every call was tried).
+   */
+  async flushCounts(): Promise<void> {
+    clearTimeout(this.countTimer);
+    this.countTimer = undefined;
+    const run = this.flushing.then(async () => {
+      const taken = this.counts.take();
+      let failure: Error | undefined;
+      for (let i = 0; i < taken.length; i += MAX_COUNT_MINUTES) {
+        const chunk = taken.slice(i, i + MAX_COUNT_MINUTES);
+        try {
+          const { unwritten } = await this.call<{ unwritten: MinuteCounts[] }>({ op: 'addCounts', counts: chunk });
+          this.counts.restore(unwritten);
+        } catch (err) {
+          this.counts.restore(chunk);
+          failure ??= err instanceof Error ? err : new RemoteInvocationError(this.functionName, undefined, `addCounts failed: ${String(err)}`);
+        }
+      }
+      if (failure !== undefined) throw failure;
+    });
+    this.flushing = run.catch(() => {});
+    await run;
+  }
+
+  /** With `countFlushMs: 0`, the ack asks the function to write its counts before it replies. */
+  private get countNow(): { countNow?: true } {
+    return this.countFlushMs === 0 ? { countNow: true } : {};
+  }
+
+  /** Counts a settle by its reply, unless the function counted it (`countNow`). */
+  private settled(lease: Lease, reply: SettleReply): void {
+    if (this.countFlushMs !== 0) this.counts.settled(lease.queue, reply, Date.now());
+  }
+
+  /** Sends the counts `countFlushMs` after the first one since the last send; the timer never keeps a process alive. */
+  private scheduleCountFlush(): void {
+    if (this.countTimer !== undefined || this.countFlushMs === 0) return;
+    this.countTimer = setTimeout(() => {
+      this.countTimer = undefined;
+      this.flushCounts().catch(() => {});
+    }, this.countFlushMs);
+    this.countTimer.unref?.();
   }
 
   /** Extends the lease; the function checks the lease, `ttlMs` and `progress` (a ValidationError comes back as one). */

@@ -12,9 +12,10 @@ import type { QueueLimits } from '../flow-limits.js';
 import type { Job, Json, Lease } from '../job.js';
 import type { JobQueue } from '../job-queue.js';
 import type { LeaseRequest } from '../job-store.js';
+import type { MinuteCounts } from '../store/memory/settle-counts.js';
 import type { EnqueueInput, EnqueueOutcome } from '../types.js';
 import { checkNesting, checkObject, MAX_JSON_DEPTH } from '../validate.js';
-import { checkOpEnvelope, OPERATOR_OPS, PRODUCER_OPS, WORKER_OPS, type OpName } from '../views/op-inputs.js';
+import { checkOpEnvelope, countNow as checkCountNow, OPERATOR_OPS, PRODUCER_OPS, WORKER_OPS, type OpName } from '../views/op-inputs.js';
 
 /**
  * Deepest nesting an event may have: a payload's limit ({@link MAX_JSON_DEPTH}) plus the levels
@@ -37,10 +38,11 @@ export type EnqueueEvent =
 /** Events of the worker-facing API function: the lease-held operations, nothing else. */
 export type ApiEvent =
   | { readonly op: 'lease'; readonly lease: LeaseRequest }
-  | { readonly op: 'ackDone'; readonly lease: Lease; readonly result?: Json }
-  | { readonly op: 'ackFailed'; readonly lease: Lease; readonly error: Json; readonly options?: { readonly retryable?: boolean } }
+  | { readonly op: 'ackDone'; readonly lease: Lease; readonly result?: Json; readonly countNow?: boolean }
+  | { readonly op: 'ackFailed'; readonly lease: Lease; readonly error: Json; readonly options?: { readonly retryable?: boolean }; readonly countNow?: boolean }
   | { readonly op: 'renew'; readonly lease: Lease; readonly ttlMs: number; readonly progress?: Json }
-  | { readonly op: 'release'; readonly lease: Lease; readonly options?: { readonly reason?: string } };
+  | { readonly op: 'release'; readonly lease: Lease; readonly options?: { readonly reason?: string } }
+  | { readonly op: 'addCounts'; readonly counts: readonly MinuteCounts[] };
 
 /** Events of the admin function. */
 export type AdminEvent =
@@ -115,14 +117,25 @@ export async function runApiOp(queue: JobQueue, e: ApiEvent): Promise<unknown> {
   switch (e.op) {
     case 'lease':
       return worker.lease(e.lease);
-    case 'ackDone':
-      return worker.ackDone(e.lease, e.result);
-    case 'ackFailed':
-      return worker.ackFailed(e.lease, e.error, e.options);
+    case 'ackDone': {
+      // Checked before the ack writes anything; with it, this settle's counts are written before the reply.
+      const countNow = checkCountNow(e);
+      const out = await worker.ackDone(e.lease, e.result);
+      if (countNow) await worker.countSettle(e.lease, out);
+      return out;
+    }
+    case 'ackFailed': {
+      const countNow = checkCountNow(e);
+      const out = await worker.ackFailed(e.lease, e.error, e.options);
+      if (countNow) await worker.countSettle(e.lease, out);
+      return out;
+    }
     case 'renew':
       return worker.renew(e.lease, e.ttlMs, e.progress);
     case 'release':
       return worker.release(e.lease, e.options);
+    case 'addCounts':
+      return worker.addCounts(e.counts);
   }
 }
 

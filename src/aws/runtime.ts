@@ -32,6 +32,10 @@ export interface AwsQueueOptions {
    * only `flush()` sends (Lambda: every handler flushes before it returns)
    */
   readonly wakeCoalesceMs?: number | false;
+  /** false: the queue keeps no settle counts of its own (the API function: LambdaJobStore counts its settles and sends them). @default true */
+  readonly countSettles?: boolean;
+  /** How long settle counts wait before a write (JobQueueOptions.countFlushMs). @default 10000 */
+  readonly countFlushMs?: number;
 }
 
 /**
@@ -74,6 +78,8 @@ export function awsQueue(config: FunctionConfig, opts: AwsQueueOptions = {}): Aw
     client: dynamoClient({ endpoint: config.dynamodbEndpoint, region: opts.region }),
     hooks,
     ...(config.retentionMs !== undefined ? { retentionMs: config.retentionMs } : {}),
+    ...(opts.countSettles === false ? { countSettles: false } : {}),
+    ...(opts.countFlushMs !== undefined ? { countFlushMs: opts.countFlushMs } : {}),
     ...(opts.logger ? { logger: opts.logger } : {}),
     ...(opts.clock ? { clock: opts.clock } : {}),
   });

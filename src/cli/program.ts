@@ -193,6 +193,7 @@ function buildProgram(io: CliIo, json: boolean, context: ContextFactory, setExit
     .option('--lambda-endpoint <url>', 'with --transport lambda: Lambda endpoint, e.g. the local stack (env FENCEQ_LAMBDA_ENDPOINT)')
     .option('--health-file <file>', 'rewrite this file every 5s while the worker makes progress, for `fenceq health` (env FENCEQ_HEALTH_FILE)')
     .option('--metrics-port <port>', 'serve Prometheus metrics on GET /metrics at this port, 0 for any free one (env FENCEQ_METRICS_PORT)')
+    .option('--count-flush <duration>', 'write the settle counts this often (default 10s; 0: with each settle, one more write per job; env FENCEQ_COUNT_FLUSH)')
     .action(async (o, cmd: Command) => {
       const { workCommand } = await import('./commands/work.js');
       setExit(await workCommand(ctx(cmd), o));

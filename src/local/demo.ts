@@ -56,6 +56,8 @@ export interface DemoSummary {
   readonly workerPids: readonly number[];
   /** The figures of the four stop kinds, and the kinds not shown. */
   readonly stops: StopFigures;
+  /** The exact settle counts in the table over the demo (what `fenceq stats` and the dashboard show), summed over its queues; absent if unread. */
+  readonly counted?: { readonly done: number; readonly failed: number; readonly dead: number };
 }
 
 /** The demo workers' idle poll ceiling: how long a released job waits, at most, for an idle worker's next poll. */
@@ -189,6 +191,10 @@ export async function runDemo(stack: LocalStack, opts: DemoOptions, stackLog: { 
       '3',
       '--stop-timeout',
       `${DEMO_GRACE_MS}ms`,
+      // Each ack writes its counts before it returns: a worker the demo kills loses none, so the
+      // table's counts (the dashboard's) match what the demo saw.
+      '--count-flush',
+      '0',
     ],
     onLog: (w, line) => onEvent(w.name, line),
     onCrash: (w, how) => {
@@ -282,6 +288,17 @@ export async function runDemo(stack: LocalStack, opts: DemoOptions, stackLog: { 
   const states: Record<string, string> = {};
   const expected = [...plan.map((p) => ({ id: p.input.id, expect: p.expect })), ...stepJobs.map((j) => ({ id: j.id, expect: 'done' }))];
   for (const p of expected) states[p.id] = (await stack.queue.get(p.id).catch(() => null))?.state ?? 'missing';
+  const minutes = Math.min(1440, Math.ceil((Date.now() - start) / 60_000) + 1);
+  const counted = await stack.queue
+    .counts([...new Set([...DEMO_QUEUES, ...stepJobs.map((j) => j.queue)])], { minutes })
+    .then((rows) =>
+      rows.reduce((sum, r) => ({ done: sum.done + r.total.done, failed: sum.failed + r.total.failed, dead: sum.dead + r.total.dead }), {
+        done: 0,
+        failed: 0,
+        dead: 0,
+      }),
+    )
+    .catch(() => undefined);
   return {
     elapsedMs: Date.now() - start,
     totals: { ...counts },
@@ -290,6 +307,7 @@ export async function runDemo(stack: LocalStack, opts: DemoOptions, stackLog: { 
     interrupted,
     workerPids: pool.workers.map((w) => w.pid),
     stops: stopFigures,
+    ...(counted ? { counted } : {}),
   };
 }
 
@@ -308,6 +326,7 @@ export function renderSummary(s: DemoSummary, jobs: number): string[] {
       `${t.reclaimed} by the reclaim run); ${t.releasedOnStop} handed back on a graceful stop; ${t.staleRejected} stale ack(s) refused; ` +
       `${t.failedAttempts} failed attempt(s).`,
     ...stopLines(s.stops),
+    ...countLine(s, byState.dead ?? 0),
     ...s.verdict.timings.map(
       (t) =>
         `  Timing: ${t.what} ${ms(t.figureMs)} (target ${ms(t.targetMs)}): ${t.overTarget ? 'over target (a figure for a benchmark, not a failure: is the machine busy?)' : 'within target'}.`,
@@ -319,6 +338,15 @@ export function renderSummary(s: DemoSummary, jobs: number): string[] {
         ]
       : s.verdict.problems.map((p) => `  FAILED (${p.kind}): ${p.text}`)),
   ];
+}
+
+/** The table's exact counts beside what the demo saw (done and failed attempts from the log lines, dead from the final states). */
+function countLine(s: DemoSummary, dead: number): string[] {
+  const c = s.counted;
+  if (!c) return ['  Counted in the table: could not be read.'];
+  const table = `${c.done} done, ${c.failed} failed attempt(s), ${c.dead} dead`;
+  const seen = `${s.totals.done} done, ${s.totals.failedAttempts} failed attempt(s), ${dead} dead`;
+  return [`  Counted in the table (fenceq stats, the dashboard): ${table}${table === seen ? ': what the demo saw.' : `; the demo saw ${seen}.`}`];
 }
 
 /** One line per stop kind with its measured figures (or that it did not happen). */

@@ -10,6 +10,7 @@ import { ValidationError } from '../errors.js';
 import { checkLimits, type QueueLimits } from '../flow-limits.js';
 import type { Lease } from '../job.js';
 import { checkShardCounts, type ShardCounts } from '../store/layout/shard-layout.js';
+import { WORKER_COUNT_KINDS, type CountKind, type MinuteCounts } from '../store/memory/settle-counts.js';
 import {
   checkGroup,
   checkId,
@@ -86,17 +87,22 @@ interface LeaseArgs {
  * ones, then the optional ones (the Lambda parser refuses any other key). Each op's values are
  * checked by the function of the same name below; enqueue's job inputs by the store's
  * `checkEnqueue` (it needs the clock and the shard layout), these check the envelope around them.
- * `inspect` is `get` under the operator's name.
+ * `inspect` is `get` under the operator's name. `countNow` is the Lambda events' alone: the API
+ * function writes that settle's counts before it replies (LambdaJobStore with `countFlushMs: 0`).
  */
 const OP_ARGS = {
   enqueue: [['job'], []],
   enqueueMany: [['jobs'], []],
   get: [['id'], []],
   lease: [['lease'], []],
-  ackDone: [['lease'], ['result']],
-  ackFailed: [['lease', 'error'], ['options']],
+  ackDone: [['lease'], ['result', 'countNow']],
+  ackFailed: [
+    ['lease', 'error'],
+    ['options', 'countNow'],
+  ],
   renew: [['lease', 'ttlMs'], ['progress']],
   release: [['lease'], ['options']],
+  addCounts: [['counts'], []],
   releaseUnowned: [['id'], []],
   requeueDead: [['id'], []],
   cancel: [['id'], []],
@@ -150,6 +156,41 @@ export const lease = (a: OpArgs): CheckedLeaseRequest => {
     max: intOr('lease.max', o.max, 1, MAX_LEASE_BATCH, 1),
     queues: o.queues === undefined ? undefined : queueList('lease.queues', o.queues, MAX_LEASE_QUEUES, true),
   };
+};
+
+/** Most queue-minutes one addCounts call carries (LambdaJobStore sends more in several calls). */
+export const MAX_COUNT_MINUTES = 100;
+/** How far from now an added count's minute may lie: back to the count items' retention, ahead by clock skew. */
+const COUNT_MINUTE_SPAN = { pastMs: 8 * 86_400_000, aheadMs: 3_600_000 } as const;
+/** Most of one kind one queue-minute may add. */
+const MAX_COUNT_PER_MINUTE = 10_000_000;
+
+/**
+ * Checks addCounts's arguments at `now`: 1-{@link MAX_COUNT_MINUTES} entries `{ queue, minute,
+ * counts }`, `minute` a minute's start within the count items' retention, `counts` only the kinds
+ * a worker settles (done, failed, retried, dead) as whole numbers.
+ */
+export const addCounts = (a: OpArgs, now: number): { counts: MinuteCounts[] } => {
+  if (!Array.isArray(a.counts) || a.counts.length === 0 || a.counts.length > MAX_COUNT_MINUTES) {
+    throw new ValidationError('counts', a.counts, `must be an array of 1-${MAX_COUNT_MINUTES} { queue, minute, counts }`);
+  }
+  const counts = a.counts.map((entry: unknown, i): MinuteCounts => {
+    const f = `counts[${i}]`;
+    const e = object(f, entry, ['queue', 'minute', 'counts']);
+    const minute = checkInt(`${f}.minute`, e.minute, now - COUNT_MINUTE_SPAN.pastMs, now + COUNT_MINUTE_SPAN.aheadMs);
+    if (minute % 60_000 !== 0) throw new ValidationError(`${f}.minute`, minute, 'must be the start of a minute (epoch ms, a multiple of 60000)');
+    const c = object(`${f}.counts`, e.counts, WORKER_COUNT_KINDS);
+    const kinds: Partial<Record<CountKind, number>> = {};
+    for (const kind of WORKER_COUNT_KINDS) if (c[kind] !== undefined) kinds[kind] = checkInt(`${f}.counts.${kind}`, c[kind], 0, MAX_COUNT_PER_MINUTE);
+    return { queue: checkQueue(`${f}.queue`, e.queue), minute, counts: kinds };
+  });
+  return { counts };
+};
+
+/** Checks an ack event's `countNow` (absent: false). */
+export const countNow = (a: OpArgs): boolean => {
+  if (a.countNow !== undefined && typeof a.countNow !== 'boolean') throw new ValidationError('countNow', a.countNow, 'must be a boolean');
+  return a.countNow === true;
 };
 
 /** Checks ackDone's arguments. */
@@ -288,7 +329,7 @@ export const undeliveredDeadNotices = (a: OpArgs) => ({ max: intOr('max', a.max,
 /** The producer's operations: the enqueue function's op set. */
 export const PRODUCER_OPS = ['enqueue', 'enqueueMany', 'get'] as const satisfies readonly OpName[];
 /** The worker's operations: the API function's op set. */
-export const WORKER_OPS = ['lease', 'ackDone', 'ackFailed', 'renew', 'release'] as const satisfies readonly OpName[];
+export const WORKER_OPS = ['lease', 'ackDone', 'ackFailed', 'renew', 'release', 'addCounts'] as const satisfies readonly OpName[];
 /** The operator's operations: the admin function's op set. */
 export const OPERATOR_OPS = [
   'releaseUnowned',

@@ -45,17 +45,32 @@ export interface JobQueueOptions {
    * How long settle counts (done, failed, retried, dead, cancelled, reclaimed: the exact counts
    * `fenceq stats` and the dashboard show) wait in memory before one write per queue adds them to
    * the table; `flushCounts()` (a worker's stop, the end of a Lambda invocation) writes them at
-   * once. A process that dies loses at most this much of them. @default 10000
+   * once. A process that dies loses at most this much of them. 0: a worker's settle call writes
+   * its counts before it returns (one more write per settle: for demos and tests that kill
+   * workers). @default 10000
    */
   readonly countFlushMs?: number;
+  /**
+   * false: this queue keeps none of its settle counts, because its callers count their own: the
+   * API function, whose callers (LambdaJobStore) count theirs and send them with `addCounts`, so
+   * a settle over the Lambda transport costs no count write of its own. @default true
+   */
+  readonly countSettles?: boolean;
   /** Source in [0, 1) of the spreading choices (backoff jitter, which shard or slot to try first); ids and lease secrets come from node:crypto. @default Math.random */
   readonly random?: () => number;
 }
 
-const OPTION_KEYS = ['tableName', 'client', 'endpoint', 'region', 'clock', 'logger', 'retry', 'retentionMs', 'hooks', 'countFlushMs', 'random'];
+const OPTION_KEYS = ['tableName', 'client', 'endpoint', 'region', 'clock', 'logger', 'retry', 'retentionMs', 'hooks', 'countFlushMs', 'countSettles', 'random'];
 
 /** How long settle counts wait in memory before a write, when not told. */
 export const DEFAULT_COUNT_FLUSH_MS = 10_000;
+
+/** Checks a count flush interval: 0 (write with each settle) or 100 ms to an hour; undefined is the default. */
+export function checkCountFlushMs(field: string, value: unknown): number {
+  if (value === undefined) return DEFAULT_COUNT_FLUSH_MS;
+  if (value === 0) return 0;
+  return checkInt(field, value, 100, 3_600_000);
+}
 
 /** Builds a DynamoDB client for an endpoint; a loopback endpoint gets placeholder credentials when none are set (see {@link clientConfig}). */
 export function dynamoClient(opts: { endpoint?: string; region?: string } = {}): DynamoDBClient {
@@ -91,7 +106,10 @@ export class QueueCore {
     const retry = options.retry ?? DEFAULT_RETRY_POLICY;
     checkInt('options.retry.baseMs', retry.baseMs, 1, 86_400_000);
     checkInt('options.retry.maxMs', retry.maxMs, retry.baseMs, 7 * 86_400_000);
-    this.countFlushMs = options.countFlushMs === undefined ? DEFAULT_COUNT_FLUSH_MS : checkInt('options.countFlushMs', options.countFlushMs, 100, 3_600_000);
+    this.countFlushMs = checkCountFlushMs('options.countFlushMs', options.countFlushMs);
+    if (options.countSettles !== undefined && typeof options.countSettles !== 'boolean') {
+      throw new ValidationError('options.countSettles', options.countSettles, 'must be true or false');
+    }
     this.tableName = options.tableName;
     const random = options.random ?? Math.random;
     this.client = options.client ?? dynamoClient(options);
@@ -107,7 +125,7 @@ export class QueueCore {
       hints: new LeaseHints(QUEUE_SHARDS, random),
       layout: new ShardLayoutCache(),
       limits: new FlowConfigCache(),
-      counts: new SettleCounts(() => this.scheduleCountFlush()),
+      counts: new SettleCounts(() => this.scheduleCountFlush(), options.countSettles === false),
     };
   }
 
@@ -125,9 +143,15 @@ export class QueueCore {
     await run;
   }
 
+  /** With `countFlushMs: 0`, writes the counts a settle just took (a failure is logged and they wait for the next); otherwise nothing. */
+  async afterSettle(): Promise<void> {
+    if (this.countFlushMs !== 0) return;
+    await this.flushCounts().catch((error: unknown) => this.ctx.logger.warn('counts.flush_failed', { error, pending: this.ctx.counts.size }));
+  }
+
   /** Flushes `countFlushMs` after the first count since the last flush; the timer never keeps a process alive. */
   private scheduleCountFlush(): void {
-    if (this.countTimer !== undefined) return;
+    if (this.countTimer !== undefined || this.countFlushMs === 0) return;
     this.countTimer = setTimeout(() => {
       this.countTimer = undefined;
       this.flushCounts().catch((error: unknown) => this.ctx.logger.warn('counts.flush_failed', { error, pending: this.ctx.counts.size }));

@@ -11,6 +11,8 @@ import type { AckFailedOutcome } from '../store/jobs/ack-failed.js';
 import type { ReleaseOutcome } from '../store/jobs/release.js';
 import type { RenewOutcome } from '../store/jobs/renew.js';
 import { leaveReaders } from '../store/lease/readers.js';
+import { addSettleCounts } from '../store/maintenance/count-items.js';
+import { SettleCounts, type MinuteCounts, type SettleReply } from '../store/memory/settle-counts.js';
 import { leaseAcrossQueues } from '../store/plans/lease-plan.js';
 import { renewUnderLimits, settleDone, settleFailed, settleReleased } from '../store/plans/settle.js';
 import { ValidationError } from '../errors.js';
@@ -18,7 +20,7 @@ import { MAX_LEASE_QUEUES } from './op-inputs.js';
 import * as check from './op-inputs.js';
 import type { QueueCore } from './queue-core.js';
 
-/** Lease, renew, ackDone, ackFailed, release and leaveReaders on one queue's table. */
+/** Lease, renew, ackDone, ackFailed, release, addCounts and leaveReaders on one queue's table. */
 export class WorkerView implements JobStore {
   constructor(private readonly core: QueueCore) {}
 
@@ -48,13 +50,17 @@ export class WorkerView implements JobStore {
   /** Marks the leased job done with `result` (default null). Stale leases get `{ outcome: 'stale' }`. */
   async ackDone(lease: Lease, result: Json = null): Promise<AckDoneOutcome> {
     const a = check.ackDone({ lease, result });
-    return settleDone(this.core.ctx, a.lease, a.result);
+    const out = await settleDone(this.core.ctx, a.lease, a.result);
+    await this.core.afterSettle();
+    return out;
   }
 
   /** Records a failed attempt: retried after backoff while attempts remain and `retryable` (default true), else dead. */
   async ackFailed(lease: Lease, error: unknown, opts: { retryable?: boolean } = {}): Promise<AckFailedOutcome> {
     const a = check.ackFailed({ lease, error, options: opts });
-    return settleFailed(this.core.ctx, a.lease, a.error, a.retryable);
+    const out = await settleFailed(this.core.ctx, a.lease, a.error, a.retryable);
+    await this.core.afterSettle();
+    return out;
   }
 
   /** Extends the lease to now + ttlMs; the generation never changes. `progress` (JSON up to 4 KiB) is stored by the same guarded write. */
@@ -67,6 +73,28 @@ export class WorkerView implements JobStore {
   async release(lease: Lease, opts: { reason?: string } = {}): Promise<ReleaseOutcome> {
     const a = check.release({ lease, options: opts });
     return settleReleased(this.core.ctx, a.lease, a.reason);
+  }
+
+  /**
+   * Adds settle counts a caller took itself to the table (LambdaJobStore's count flush, through the
+   * API function): done, failed, retried and dead of at most 100 queue-minutes. Returns the counts
+   * it could not write (throttled), for the caller to send again with its next flush.
+   */
+  async addCounts(counts: readonly MinuteCounts[]): Promise<{ unwritten: MinuteCounts[] }> {
+    const a = check.addCounts({ counts }, this.core.ctx.clock());
+    return addSettleCounts(this.core.ctx, a.counts);
+  }
+
+  /**
+   * Writes the counts of one settle at once, whatever this queue keeps: the API function's answer
+   * to an ack sent with `countNow` (LambdaJobStore with `countFlushMs: 0`), so that a worker killed
+   * after its ack loses no count. A stale or repeated settle counts nothing; a failed write is logged.
+   */
+  async countSettle(lease: Lease, reply: SettleReply): Promise<void> {
+    const counts = new SettleCounts();
+    counts.settled(lease.queue, reply, this.core.ctx.clock());
+    const taken = counts.take();
+    if (taken.length > 0) await addSettleCounts(this.core.ctx, taken);
   }
 
   /**

@@ -13,4 +13,5 @@ export const WORK_ENV = {
   transport: 'FENCEQ_TRANSPORT',
   healthFile: 'FENCEQ_HEALTH_FILE',
   metricsPort: 'FENCEQ_METRICS_PORT',
+  countFlush: 'FENCEQ_COUNT_FLUSH',
 } as const;

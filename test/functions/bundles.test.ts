@@ -210,7 +210,8 @@ describe('the pre-bundled functions on the emulators', () => {
       renew: { op: 'renew', lease: a, ttlMs: 10_000, progress: { step: 1 } },
       ackFailed: { op: 'ackFailed', lease: a, error: 'boom', options: { retryable: false } },
       release: { op: 'release', lease: b, options: { reason: 'stop' } },
-      ackDone: { op: 'ackDone', lease: c, result: 1 },
+      ackDone: { op: 'ackDone', lease: c, result: 1, countNow: true },
+      addCounts: { op: 'addCounts', counts: [{ queue: 'ops', minute: Math.floor(Date.now() / 60_000) * 60_000, counts: { done: 1 } }] },
     };
     const adminEvents: Record<string, unknown> = {
       requeueDead: { op: 'requeueDead', id: a.id },

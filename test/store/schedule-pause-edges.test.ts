@@ -39,6 +39,7 @@ describe('pausing a schedule: edges', () => {
     expect(logger.events('schedule.job_withdrawn').map((r) => r.fields)).toContainEqual({
       id: tickId('k', '2026-05-01T10:02:00Z'),
       queue: 'q',
+      attempt: 0,
       runAt: at('2026-05-01T10:02:00Z'),
       generation: (seen.leaseGeneration as number) + 1,
     });
@@ -73,7 +74,9 @@ describe('pausing a schedule: edges', () => {
       { step: 'initialize', name: 'claim-first' },
     );
     expect(await queue.schedules.pause('w')).toMatchObject({ outcome: 'paused', withdrawn: [] });
-    expect(logger.events('schedule.withdraw_lost').map((r) => r.fields)).toEqual([{ id, state: 'running' }]);
+    expect(logger.events('schedule.withdraw_lost').map((r) => r.fields)).toEqual([
+      { id, queue: 'q', attempt: 0, generation: (seen.leaseGeneration as number) + 1, state: 'running' },
+    ]);
     expect(logger.events('schedule.job_withdrawn')).toEqual([]);
   });
 

@@ -3,7 +3,9 @@ import { describe, expect, it, vi } from 'vitest';
 import { JobQueue } from '../../src/job-queue.js';
 import type { Lease } from '../../src/job.js';
 import { memoryLogger, silentLogger } from '../../src/log.js';
-import { countItemId } from '../../src/store/maintenance/count-items.js';
+import { COUNT_BLOCK_MS, countItemId, flushSettleCounts } from '../../src/store/maintenance/count-items.js';
+import { COUNT_KINDS } from '../../src/store/memory/settle-counts.js';
+import { QueueCore } from '../../src/views/queue-core.js';
 import { Worker } from '../../src/worker/worker.js';
 import { freshQueue, freshTable } from '../support/harness.js';
 
@@ -11,7 +13,7 @@ import { freshQueue, freshTable } from '../support/harness.js';
 // the table in one write per queue per flush; a repeated ack counts once; a failed flush keeps its
 // counts; a worker's stop flushes.
 
-const HOUR = 3_600_000;
+const BLOCK = COUNT_BLOCK_MS;
 const total = (kinds: Partial<Record<string, number>>) => ({ done: 0, failed: 0, retried: 0, dead: 0, cancelled: 0, reclaimed: 0, ...kinds });
 
 async function leaseOne(queue: JobQueue, q = 'q', ttlMs = 60_000): Promise<Lease> {
@@ -88,7 +90,7 @@ describe('settle counts', () => {
     });
   });
 
-  it('one write per queue and hour per flush: 30 settles of two queues in one minute are two UpdateItems', async () => {
+  it('one write per queue and block per flush: 30 settles of two queues in one minute are two UpdateItems', async () => {
     const t = await freshQueue();
     await t.queue.enqueueMany(Array.from({ length: 30 }, (_, i) => ({ id: `j${i}`, queue: i % 2 ? 'a' : 'b', payload: null })));
     for (let i = 0; i < 30; i++) {
@@ -117,10 +119,10 @@ describe('settle counts', () => {
     await t.queue.enqueue({ id: 'a', queue: 'q', payload: null });
     await t.queue.ackDone(await leaseOne(t.queue));
     const now = t.clock();
-    const hour = Math.floor(now / HOUR) * HOUR;
-    const minute = Math.floor((now - hour) / 60_000);
+    const block = Math.floor(now / BLOCK) * BLOCK;
+    const minute = Math.floor((now - block) / 60_000);
     // Another writer left the minute's attribute as a string: ADD on it fails.
-    const id = countItemId('q', hour);
+    const id = countItemId('q', block);
     await t.doc.send(new PutCommand({ TableName: t.tableName, Item: { id, [`done_${minute}`]: 'x' } }));
     await expect(t.queue.flushCounts()).rejects.toThrow();
     await t.doc.send(new DeleteCommand({ TableName: t.tableName, Key: { id } }));
@@ -137,10 +139,62 @@ describe('settle counts', () => {
     await vi.waitFor(async () => expect((await t.queue.counts(['q']))[0]!.total.done).toBe(1), { timeout: 5_000, interval: 50 });
   });
 
+  it('a count item stays under 1 KB (one write unit) with every kind counted in every minute of an hour; the hour reads back whole', async () => {
+    const t = await freshQueue();
+    const start = Math.floor(t.clock() / 3_600_000) * 3_600_000 + 3_600_000;
+    t.clock.now = start;
+    // The store context a queue's views share, to count every kind (a worker's addCounts takes four).
+    const { ctx } = new QueueCore({ tableName: t.tableName, client: t.client, clock: t.clock, logger: silentLogger });
+    // A large count in every kind and minute: the widest attributes an item can get.
+    for (let m = 0; m < 60; m++) for (const kind of COUNT_KINDS) ctx.counts.add('a-queue-with-a-long-name', kind, start + m * 60_000, 123_456_789);
+    const written = await flushSettleCounts(ctx);
+    let largest = 0;
+    for (let b = start; b < start + 3_600_000; b += BLOCK) {
+      const item = await t.raw.get(countItemId('a-queue-with-a-long-name', b));
+      if (item) largest = Math.max(largest, itemBytes(item));
+    }
+    expect(largest).toBeLessThan(1_024);
+    expect(written).toBe(6);
+    t.clock.now = start + 3_600_000 - 1;
+    const [counts] = await t.queue.counts(['a-queue-with-a-long-name'], { minutes: 60 });
+    expect(counts!.minutes).toHaveLength(60);
+    expect(counts!.total.done).toBe(60 * 123_456_789);
+  });
+
+  it('countSettles: false keeps no counts (the API function, whose callers count theirs)', async () => {
+    const t = await freshQueue({ countSettles: false });
+    await t.queue.enqueue({ id: 'a', queue: 'q', payload: null });
+    await t.queue.ackDone(await leaseOne(t.queue));
+    await t.queue.flushCounts();
+    expect((await t.queue.counts(['q']))[0]!.total).toEqual(total({}));
+  });
+
+  it("countFlushMs: 0 writes a settle's counts before the ack returns", async () => {
+    const t = await freshQueue({ countFlushMs: 0 });
+    await t.queue.enqueue({ id: 'a', queue: 'q', payload: null });
+    await t.queue.ackDone(await leaseOne(t.queue));
+    await t.queue.enqueue({ id: 'b', queue: 'q', payload: null, maxAttempts: 1 });
+    expect((await t.queue.counts(['q']))[0]!.total).toEqual(total({ done: 1 }));
+    await t.queue.ackFailed(await leaseOne(t.queue), 'boom');
+    expect((await t.queue.counts(['q']))[0]!.total).toEqual(total({ done: 1, failed: 1, dead: 1 }));
+  });
+
   it('refuses a bad window or queue list, naming the field', async () => {
     const t = await freshQueue();
     await expect(t.queue.counts([])).rejects.toMatchObject({ field: 'queues' });
     await expect(t.queue.counts(['q'], { minutes: 0 })).rejects.toMatchObject({ field: 'options.minutes' });
     expect(() => new JobQueue({ tableName: 'tbl', countFlushMs: 5 })).toThrow(expect.objectContaining({ field: 'options.countFlushMs' }));
+    expect(() => new JobQueue({ tableName: 'tbl', countSettles: 'no' as never })).toThrow(expect.objectContaining({ field: 'options.countSettles' }));
+    expect(() => new JobQueue({ tableName: 'tbl', countFlushMs: 0 })).not.toThrow();
   });
 });
+
+/** An item's size as DynamoDB bills it: each attribute's name plus its value (strings by UTF-8 bytes, numbers about 1 byte per 2 digits plus 1). */
+function itemBytes(item: Record<string, unknown>): number {
+  let n = 0;
+  for (const [name, value] of Object.entries(item)) {
+    n += Buffer.byteLength(name);
+    n += typeof value === 'number' ? Math.ceil(String(Math.abs(value)).replace('.', '').length / 2) + 1 : Buffer.byteLength(String(value));
+  }
+  return n;
+}

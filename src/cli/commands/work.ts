@@ -35,6 +35,7 @@ export interface WorkOptions {
   readonly lambdaEndpoint?: string;
   readonly healthFile?: string;
   readonly metricsPort?: string;
+  readonly countFlush?: string;
 }
 
 export { WORK_ENV };
@@ -78,8 +79,9 @@ export async function workCommand(ctx: CommandContext, flags: WorkOptions): Prom
   }
   // Checked before anything starts: a bad port is refused with nothing opened.
   const metricsPort = o.metricsPort === undefined ? undefined : port('--metrics-port', o.metricsPort);
+  const countFlushMs = o.countFlush === undefined ? undefined : countFlush(o.countFlush);
   const logger = defaultLogger();
-  const { store, check, where, flush } = openStore(ctx, o, logger);
+  const { store, check, where, flush } = openStore(ctx, o, logger, countFlushMs);
   const graceMs = o.stopTimeout === undefined ? 10_000 : duration('--stop-timeout', o.stopTimeout);
   // An idle worker backs off up to --max-poll between lease calls: the longest a job released by
   // a stopping worker (or newly due) waits for an idle one. --poll alone keeps the 10 s ceiling.
@@ -128,6 +130,18 @@ function port(flag: string, text: string): number {
 }
 
 /** Serves the worker's metrics (closed when it stops); a port that cannot be bound is a usage error naming the flag. */
+/** `--count-flush`: 0 (with each settle) or 100ms to 1h, as the store's `countFlushMs`. */
+function countFlush(text: string): number {
+  const ms = duration('--count-flush', text);
+  if (ms !== 0 && (ms < 100 || ms > 3_600_000)) {
+    throw new CliError(EXIT.usage, `invalid --count-flush ${JSON.stringify(text)}: 0 (write with each settle) or 100ms to 1h`, {
+      field: '--count-flush',
+      value: text,
+    });
+  }
+  return ms;
+}
+
 async function startMetrics(worker: Worker, metricsPort: number): Promise<MetricsServer> {
   try {
     return await serveMetrics(worker, { port: metricsPort });
@@ -159,7 +173,8 @@ interface OpenedStore {
  * the Lambda Invoke API (`--transport lambda`: the worker needs no table credentials, only
  * lambda:InvokeFunction on that function, which sends both itself).
  */
-function openStore(ctx: CommandContext, o: WorkOptions, logger: Logger): OpenedStore {
+function openStore(ctx: CommandContext, o: WorkOptions, logger: Logger, countFlushMs: number | undefined): OpenedStore {
+  const counts = countFlushMs === undefined ? {} : { countFlushMs };
   const transport = o.transport ?? 'dynamodb';
   if (transport === 'dynamodb') {
     const conn = ctx.connection();
@@ -172,7 +187,7 @@ function openStore(ctx: CommandContext, o: WorkOptions, logger: Logger): OpenedS
     }
     const aws = awsQueue(
       { tableName: conn.tableName, dynamodbEndpoint: conn.endpoint, ...sqs },
-      { logger, wakeCoalesceMs: WAKE_COALESCE_MS, ...(conn.region ? { region: conn.region } : {}) },
+      { logger, wakeCoalesceMs: WAKE_COALESCE_MS, ...counts, ...(conn.region ? { region: conn.region } : {}) },
     );
     const sends = [
       aws.wake ? `wake-ups to ${sqs.wakeQueueUrl}` : 'no wake-ups',
@@ -188,7 +203,7 @@ function openStore(ctx: CommandContext, o: WorkOptions, logger: Logger): OpenedS
     throw new CliError(EXIT.usage, '--transport lambda needs the API function: pass --api-function NAME, set FENCEQ_API_FUNCTION, or pass --outputs FILE');
   const endpoint = o.lambdaEndpoint ?? (env.FENCEQ_LAMBDA_ENDPOINT || undefined);
   if (endpoint !== undefined && !/^https?:\/\/\S+$/.test(endpoint)) throw new CliError(EXIT.usage, `invalid --lambda-endpoint ${JSON.stringify(endpoint)}`);
-  const store = new LambdaJobStore({ functionName, endpoint, ...(ctx.options.region ? { region: ctx.options.region } : {}) });
+  const store = new LambdaJobStore({ functionName, endpoint, ...counts, ...(ctx.options.region ? { region: ctx.options.region } : {}) });
   // The start-up check: a renew of a job id that never exists (fenceq-probe). It claims and changes
   // nothing, and proves the function answers and can read its table. The function handles it as
   // any refused renew: one `lease.stale` warning (op renew, id fenceq-probe) per worker start.

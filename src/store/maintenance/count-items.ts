@@ -1,9 +1,11 @@
 /**
- * The exact settle counts in the table: one item per queue and hour (`~count|<queue>|<hour>`),
- * one number attribute per kind and minute of the hour (`done_17`), added to with `ADD` by each
- * process's flush. A flush writes one UpdateItem per queue it counted in (two when its counts
- * straddle an hour), never one per job; reading an hour of a queue is one GetItem. The items carry
- * no index keys (no index writes) and expire with the table's TTL 8 days after their hour.
+ * The exact settle counts in the table: one item per queue and ten minutes
+ * (`~count|<queue>|<block start>`), one number attribute per kind and minute of the block
+ * (`done_7`), added to with `ADD` by each process's flush. A flush writes one UpdateItem per queue
+ * it counted in (two when its counts straddle a block), never one per job. A block item stays under
+ * 1 KB (at most 60 attributes), so each write costs one write unit; an hour-long item would grow
+ * to about 4 KB and cost four. Reading an hour of a queue is seven GetItems. The items carry no
+ * index keys (no index writes) and expire with the table's TTL 8 days after their block.
  * Writes:  ADD only: a repeated or reordered flush of other counts commutes; a flush that fails
  *          puts its counts back for the next one. A process that dies loses what it had not flushed.
  */
@@ -17,9 +19,10 @@ import { translate } from '../core/io.js';
 import { COUNT_KINDS, type CountKind, type MinuteCounts } from '../memory/settle-counts.js';
 
 const MINUTE_MS = 60_000;
-const HOUR_MS = 60 * MINUTE_MS;
-/** How long a count item is kept after its hour: the dashboard's and `fenceq stats`'s windows are far shorter. */
-const COUNT_RETENTION_MS = 8 * 24 * HOUR_MS;
+/** The span of one count item: ten minutes, so that a full item stays under 1 KB (one write unit). */
+export const COUNT_BLOCK_MS = 10 * MINUTE_MS;
+/** How long a count item is kept after its block: the dashboard's and `fenceq stats`'s windows are far shorter. */
+const COUNT_RETENTION_MS = 8 * 24 * 60 * MINUTE_MS;
 
 /** One queue's counts in one minute, every kind present (0 when nothing was counted). */
 export type MinuteTotals = { readonly minute: number } & Readonly<Record<CountKind, number>>;
@@ -33,50 +36,74 @@ export interface QueueCounts {
   readonly total: Readonly<Record<CountKind, number>>;
 }
 
-/** The count item of `queue` for the hour starting at `hour`. */
-export function countItemId(queue: string, hour: number): string {
-  return `${COUNT_ID_PREFIX}${queue}|${hour}`;
+/** The count item of `queue` for the block (of {@link COUNT_BLOCK_MS}) starting at `block`. */
+export function countItemId(queue: string, block: number): string {
+  return `${COUNT_ID_PREFIX}${queue}|${block}`;
+}
+
+/** The start of the block `at` (epoch ms) falls in. */
+function blockOf(at: number): number {
+  return Math.floor(at / COUNT_BLOCK_MS) * COUNT_BLOCK_MS;
 }
 
 /**
  * Writes every count this process has taken and not yet written: one `ADD` UpdateItem per queue
- * and hour. A write that fails puts its counts back (the next flush writes them) and the first
+ * and block. A write that fails puts its counts back (the next flush writes them) and the first
  * failure is thrown after every write was tried. Returns how many items it wrote.
  */
 export async function flushSettleCounts(ctx: StoreContext): Promise<number> {
   const taken = ctx.counts.take();
   if (taken.length === 0) return 0;
-  const byItem = new Map<string, MinuteCounts[]>();
-  for (const c of taken) {
-    const id = countItemId(c.queue, Math.floor(c.minute / HOUR_MS) * HOUR_MS);
-    byItem.set(id, [...(byItem.get(id) ?? []), c]);
-  }
-  let failure: unknown;
-  let written = 0;
-  await Promise.all(
-    [...byItem].map(async ([id, counts]) => {
-      try {
-        await ctx.doc.send(new UpdateCommand({ TableName: ctx.tableName, Key: { id }, ...addExpression(counts) }));
-        written++;
-      } catch (err) {
-        ctx.counts.restore(counts);
-        failure ??= translate(ctx, err);
-      }
-    }),
-  );
+  const { written, unwritten, failure } = await writeCounts(ctx, taken);
+  ctx.counts.restore(unwritten);
   if (failure !== undefined) throw failure instanceof Error ? failure : new FenceqError('a settle count flush failed', { cause: failure });
   return written;
 }
 
-/** `ADD done_17 :a, ...` over the minutes of one hour, with the item's queue, hour and TTL set. */
+/**
+ * Adds counts another process took (LambdaJobStore's, through the API function) to the table:
+ * one `ADD` UpdateItem per queue and block, as a flush. Returns the counts it could not write (a
+ * throttle), for the caller to keep for its next flush; nothing is thrown for those.
+ */
+export async function addSettleCounts(ctx: StoreContext, counts: readonly MinuteCounts[]): Promise<{ unwritten: MinuteCounts[] }> {
+  const { unwritten, failure } = await writeCounts(ctx, counts);
+  if (failure !== undefined) ctx.logger.warn('counts.add_failed', { error: failure, unwritten: unwritten.length });
+  return { unwritten };
+}
+
+/** One UpdateItem per queue and block, all tried; what failed is returned with the first failure. */
+async function writeCounts(ctx: StoreContext, counts: readonly MinuteCounts[]): Promise<{ written: number; unwritten: MinuteCounts[]; failure: unknown }> {
+  const byItem = new Map<string, MinuteCounts[]>();
+  for (const c of counts) {
+    const id = countItemId(c.queue, blockOf(c.minute));
+    byItem.set(id, [...(byItem.get(id) ?? []), c]);
+  }
+  let failure: unknown;
+  let written = 0;
+  const unwritten: MinuteCounts[] = [];
+  await Promise.all(
+    [...byItem].map(async ([id, itemCounts]) => {
+      try {
+        await ctx.doc.send(new UpdateCommand({ TableName: ctx.tableName, Key: { id }, ...addExpression(itemCounts) }));
+        written++;
+      } catch (err) {
+        unwritten.push(...itemCounts);
+        failure ??= translate(ctx, err);
+      }
+    }),
+  );
+  return { written, unwritten, failure };
+}
+
+/** `ADD done_7 :a, ...` over the minutes of one block, with the item's queue, block and TTL set. */
 function addExpression(counts: readonly MinuteCounts[]) {
   const first = counts[0]!;
-  const hour = Math.floor(first.minute / HOUR_MS) * HOUR_MS;
-  const names: Record<string, string> = { '#queue': 'queue', '#hour': 'hour', '#ttl': TABLE_SCHEMA.ttlAttribute };
-  const values: Record<string, unknown> = { ':queue': first.queue, ':hour': hour, ':ttl': Math.ceil((hour + HOUR_MS + COUNT_RETENTION_MS) / 1000) };
+  const block = blockOf(first.minute);
+  const names: Record<string, string> = { '#queue': 'queue', '#block': 'block', '#ttl': TABLE_SCHEMA.ttlAttribute };
+  const values: Record<string, unknown> = { ':queue': first.queue, ':block': block, ':ttl': Math.ceil((block + COUNT_BLOCK_MS + COUNT_RETENTION_MS) / 1000) };
   const adds: string[] = [];
   for (const c of counts) {
-    const m = Math.round((c.minute - hour) / MINUTE_MS);
+    const m = Math.round((c.minute - block) / MINUTE_MS);
     for (const [kind, n] of Object.entries(c.counts)) {
       if (!n) continue;
       const attr = `${kind}_${m}`;
@@ -86,27 +113,27 @@ function addExpression(counts: readonly MinuteCounts[]) {
     }
   }
   return {
-    UpdateExpression: `SET #queue = :queue, #hour = :hour, #ttl = :ttl ADD ${adds.join(', ')}`,
+    UpdateExpression: `SET #queue = :queue, #block = :block, #ttl = :ttl ADD ${adds.join(', ')}`,
     ExpressionAttributeNames: names,
     ExpressionAttributeValues: values,
   };
 }
 
 /**
- * One queue's counts from `since` (epoch ms) to now, read consistently: one GetItem per hour the
+ * One queue's counts from `since` (epoch ms) to now, read consistently: one GetItem per block the
  * window touches. Counts other processes have taken and not yet flushed are not in it (at most
  * their flush interval).
  */
 export async function readSettleCounts(ctx: StoreContext, queue: string, since: number): Promise<QueueCounts> {
   const now = ctx.clock();
   const from = Math.floor(since / MINUTE_MS) * MINUTE_MS;
-  const hours: number[] = [];
-  for (let h = Math.floor(from / HOUR_MS) * HOUR_MS; h <= now; h += HOUR_MS) hours.push(h);
+  const blocks: number[] = [];
+  for (let b = blockOf(from); b <= now; b += COUNT_BLOCK_MS) blocks.push(b);
   const items = await Promise.all(
-    hours.map(async (hour) => {
+    blocks.map(async (block) => {
       try {
-        const out = await ctx.doc.send(new GetCommand({ TableName: ctx.tableName, Key: { id: countItemId(queue, hour) }, ConsistentRead: true }));
-        return { hour, item: out.Item };
+        const out = await ctx.doc.send(new GetCommand({ TableName: ctx.tableName, Key: { id: countItemId(queue, block) }, ConsistentRead: true }));
+        return { block, item: out.Item };
       } catch (err) {
         throw translate(ctx, err);
       }
@@ -114,11 +141,11 @@ export async function readSettleCounts(ctx: StoreContext, queue: string, since: 
   );
   const minutes: MinuteTotals[] = [];
   const total = zero();
-  for (const { hour, item } of items) {
+  for (const { block, item } of items) {
     if (!item) continue;
     const f = fields('count', item);
-    for (let m = 0; m < 60; m++) {
-      const minute = hour + m * MINUTE_MS;
+    for (let m = 0; m < COUNT_BLOCK_MS / MINUTE_MS; m++) {
+      const minute = block + m * MINUTE_MS;
       if (minute < from || minute > now) continue;
       const row = { minute, ...zero() };
       let any = false;

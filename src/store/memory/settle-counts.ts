@@ -21,14 +21,44 @@ export interface MinuteCounts {
 
 const MINUTE_MS = 60_000;
 
-/** A process's counts not yet written. `onFirst` runs when a count arrives while none is pending (to schedule a flush). */
+/** The kinds a worker's settle counts (ack-done and ack-failed): what LambdaJobStore sends the API function. */
+export const WORKER_COUNT_KINDS = ['done', 'failed', 'retried', 'dead'] as const satisfies readonly CountKind[];
+
+/** What a settle's reply says, as far as counting goes (ack-done's and ack-failed's outcomes). */
+export interface SettleReply {
+  readonly outcome: string;
+  readonly repeated?: boolean;
+}
+
+/**
+ * A process's counts not yet written. `onFirst` runs when a count arrives while none is pending (to
+ * schedule a flush). With `discard`, nothing is kept: a queue whose callers count their own settles
+ * (the API function's: LambdaJobStore counts and sends them).
+ */
 export class SettleCounts {
   private readonly pending = new Map<string, { queue: string; minute: number; counts: Partial<Record<CountKind, number>> }>();
 
-  constructor(private readonly onFirst: () => void = () => {}) {}
+  constructor(
+    private readonly onFirst: () => void = () => {},
+    private readonly discard = false,
+  ) {}
+
+  /**
+   * Counts one settle by its reply, the one home of what a settle counts: done; failed with
+   * retried or dead; a stale or repeated settle (its first reply lost) nothing.
+   */
+  settled(queue: string, reply: SettleReply, at: number): void {
+    if (reply.repeated) return;
+    if (reply.outcome === 'done') this.add(queue, 'done', at);
+    else if (reply.outcome === 'retrying' || reply.outcome === 'dead') {
+      this.add(queue, 'failed', at);
+      this.add(queue, reply.outcome === 'dead' ? 'dead' : 'retried', at);
+    }
+  }
 
   /** Counts `n` of `kind` for `queue` at `at` (epoch ms). */
   add(queue: string, kind: CountKind, at: number, n = 1): void {
+    if (this.discard) return;
     const minute = Math.floor(at / MINUTE_MS) * MINUTE_MS;
     const key = `${queue}|${minute}`;
     const wasEmpty = this.pending.size === 0;

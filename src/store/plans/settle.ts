@@ -31,7 +31,7 @@ import { renewIfLeaseHeld, type RenewOutcome } from '../jobs/renew.js';
 export async function settleDone(ctx: StoreContext, lease: Lease, resultText: string): Promise<AckDoneOutcome> {
   const out = await ackDoneIfLeaseHeld(ctx, lease, resultText);
   // Counted once: a repeated ack (its first reply lost) found the job already done by this lease.
-  if (out.outcome === 'done' && !out.repeated) ctx.counts.add(lease.queue, 'done', ctx.clock());
+  ctx.counts.settled(lease.queue, out, ctx.clock());
   await freeSlot(ctx, lease);
   if (out.outcome === 'done') await advanceGroupOf(ctx, lease);
   return out;
@@ -40,11 +40,7 @@ export async function settleDone(ctx: StoreContext, lease: Lease, resultText: st
 /** Records a failed attempt (retry or dead), frees the slot, and lets the group go on when the job died. */
 export async function settleFailed(ctx: StoreContext, lease: Lease, error: string, retryable: boolean): Promise<AckFailedOutcome> {
   const out = await ackFailedIfLeaseHeld(ctx, lease, error, retryable);
-  if (out.outcome !== 'stale' && !out.repeated) {
-    const at = ctx.clock();
-    ctx.counts.add(lease.queue, 'failed', at);
-    ctx.counts.add(lease.queue, out.outcome === 'dead' ? 'dead' : 'retried', at);
-  }
+  ctx.counts.settled(lease.queue, out, ctx.clock());
   await freeSlot(ctx, lease);
   if (out.outcome === 'dead') await advanceGroupOf(ctx, lease);
   return out;

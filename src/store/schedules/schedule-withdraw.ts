@@ -38,10 +38,16 @@ async function withdrawIfNotStarted(ctx: StoreContext, seen: Item): Promise<bool
   });
   const result = await updateElseLoss(ctx, { Key: { id }, ...guarded(update, allOf(pendingAsSeen(generation), notYetDue(now))) }, false);
   if (!result.written) {
-    ctx.logger.info('schedule.withdraw_lost', { id, state: (await result.current())?.state });
+    const now = await result.current();
+    const current = now === undefined ? undefined : itemToSummary(now);
+    ctx.logger.info(
+      'schedule.withdraw_lost',
+      current ? { id, queue: current.queue, attempt: current.attempts, generation: current.leaseGeneration, state: current.state } : { id, state: undefined },
+    );
     return false;
   }
-  ctx.logger.info('schedule.job_withdrawn', { id, queue: job.queue, runAt: job.runAt, generation: generation + 1 });
+  // A job line: id, queue, attempt (the attempts made: 0), the generation it wrote (scheduled jobs store no trace).
+  ctx.logger.info('schedule.job_withdrawn', { id, queue: job.queue, attempt: job.attempts, runAt: job.runAt, generation: generation + 1 });
   return true;
 }
 
