@@ -38,6 +38,12 @@ export const SHIMS = {
     [/^\.\/(sha256\/Sha256Js|md5\/Md5Js|Sha256Js|Md5Js)$/, shim('js-hashes.mjs'), /@smithy[\\/]core[\\/]dist-es[\\/]submodules[\\/]checksum[\\/]/],
     [/^\.\/date-utils$/, shim('date-utils.mjs'), /@smithy[\\/]core[\\/]dist-es[\\/]submodules[\\/]serde[\\/]/],
     [/^(\.\.\/)*(\.\/)?(util-retry\/)?DefaultRateLimiter$/, shim('rate-limiter.mjs'), /@smithy[\\/]core[\\/]dist-es[\\/]submodules[\\/]retry[\\/]/],
+    [/^\.\/parseRetryAfterHeader$/, shim('retry-after.mjs'), /@smithy[\\/]core[\\/]dist-es[\\/]submodules[\\/]retry[\\/]middleware-retry[\\/]/],
+    [
+      /^\.\.\/util-retry\/AdaptiveRetryStrategy$/,
+      shim('adaptive-retry.mjs'),
+      /@smithy[\\/]core[\\/]dist-es[\\/]submodules[\\/]retry[\\/]middleware-retry[\\/]/,
+    ],
     [
       /^(\.\.\/shared-ini-file-loader\/|\.\/)loadSharedConfigFiles$/,
       shim('no-shared-config.mjs'),
@@ -166,18 +172,23 @@ const MAINTENANCE_NOTICES_ONLY = {
     'checkShardLayout',
     'stats',
     'totals',
+    'counts',
     'nextQueues',
     'get',
     'undeliveredDeadNotices',
   ],
 };
+const AT_WORKER = 'src/views/worker-view.ts';
+const AT_CORE = 'src/views/queue-core.ts';
 export const ABSENT_METHODS = {
   api: MAINTENANCE_NOTICES_ONLY,
-  worker: MAINTENANCE_NOTICES_ONLY,
+  // The Lambda worker acks through the worker view itself: the API function's count ops are not its.
+  worker: { ...MAINTENANCE_NOTICES_ONLY, [AT_WORKER]: ['addCounts', 'countSettle'] },
   // The admin ops: schedules put, get, list, pause, resume, remove; none of the CLI's table, shard-layout and group calls.
   admin: { [AT_SCHEDULES]: ['fire', 'inspect'], [AT_OPERATOR]: ['ensureTable', 'configureShards', 'shardLayout', 'totals', 'groupPosition', 'counts'] },
   // The reclaim run: fire.
-  reclaim: { [AT_SCHEDULES]: ['put', 'remove', 'get', 'list', 'inspect', 'pause', 'resume'] },
+  // (The count flush after each settle is the worker view's.)
+  reclaim: { [AT_SCHEDULES]: ['put', 'remove', 'get', 'list', 'inspect', 'pause', 'resume'], [AT_CORE]: ['afterSettle'] },
 };
 
 /**

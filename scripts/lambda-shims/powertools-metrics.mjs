@@ -37,11 +37,8 @@ export class Metrics {
   }
 
   publishStoredMetrics() {
-    if (this.#metrics.size === 0) {
-      this.#console.warn(
-        'No application metrics to publish. The cold-start metric may be published if enabled. If application metrics should never be empty, consider using `throwOnEmptyMetrics`',
-      );
-    } else {
+    // Powertools warns when nothing was added; fenceq never publishes an empty record.
+    if (this.#metrics.size > 0) {
       const dims = { service: this.#service, ...this.#dimensions };
       const values = Object.fromEntries([...this.#metrics].map(([name, m]) => [name, m.value]));
       const record = {

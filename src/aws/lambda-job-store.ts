@@ -15,7 +15,7 @@ import { lambdaClient } from './lambda-client.js';
 import { SYNC_INVOKE_REQUEST_BYTES } from './lambda-types.js';
 import { errorFromPayload, RemoteInvocationError, type InvokeReply } from './errors.js';
 import { checkEventNesting, type AdminEvent, type ApiEvent, type EnqueueEvent } from './operations.js';
-import { SettleCounts, type MinuteCounts, type SettleReply } from '../store/memory/settle-counts.js';
+import { countSettle, SettleCounts, type MinuteCounts, type SettleReply } from '../store/memory/settle-counts.js';
 import { MAX_COUNT_MINUTES } from '../views/op-inputs.js';
 import { checkCountFlushMs } from '../views/queue-core.js';
 
@@ -143,7 +143,7 @@ export class LambdaJobStore extends FunctionTransport<ApiEvent> implements JobSt
 
   /** Counts a settle by its reply, unless the function counted it (`countNow`). */
   private settled(lease: Lease, reply: SettleReply): void {
-    if (this.countFlushMs !== 0) this.counts.settled(lease.queue, reply, Date.now());
+    if (this.countFlushMs !== 0) countSettle(this.counts, lease.queue, reply, Date.now());
   }
 
   /** Sends the counts `countFlushMs` after the first one since the last send; the timer never keeps a process alive. */

@@ -17,9 +17,11 @@ import { defaultLogger, type Logger } from '../log.js';
 import { MIN_TTL_MS } from '../validate.js';
 import { resolveWorkerOptions, WORKER_DEFAULTS } from '../worker/options.js';
 import type { Handler, HandlerDefinition, StopReport, WorkerCounters } from '../worker/types.js';
+import { observeWorker } from '../worker/metric-observer.js';
 import { Worker } from '../worker/worker.js';
 import { ConfigError } from './errors.js';
 import type { LambdaContext, SqsBatchResponse } from './lambda-types.js';
+import { lambdaMetrics, WorkerEmf, type EmfMetrics } from './worker-emf.js';
 import { parseWorkerEvent, type WakeRecord } from './worker-event.js';
 
 /** Options of {@link lambdaWorker}. */
@@ -56,6 +58,11 @@ export interface LambdaWorkerOptions {
   readonly flush?: () => Promise<void>;
   /** Where log lines go (default JSON lines on stderr). */
   readonly logger?: Logger;
+  /**
+   * Where each invocation's EMF metrics go (docs/observability.md): a Powertools `Metrics`. None
+   * while POWERTOOLS_METRICS_DISABLED is true. @default namespace POWERTOOLS_METRICS_NAMESPACE, else `fenceq`
+   */
+  readonly metrics?: EmfMetrics;
   /** Epoch ms. @default Date.now */
   readonly clock?: () => number;
 }
@@ -141,6 +148,7 @@ export function lambdaWorker(opts: LambdaWorkerOptions): (event: unknown, contex
     return t === undefined ? [] : [t];
   });
   const longestTimeout = timeouts.length > 0 ? Math.max(...timeouts) : undefined;
+  const metrics = lambdaMetrics(opts.metrics);
 
   return async (event, context) => {
     const start = clock();
@@ -173,6 +181,9 @@ export function lambdaWorker(opts: LambdaWorkerOptions): (event: unknown, contex
         logger,
         clock,
       });
+      // The worker lives for this invocation only: its listeners go with it.
+      const figures = new WorkerEmf(queues);
+      observeWorker(worker.events, figures);
       logger.info('lambda_worker.started', { owner, queues, remainingMs: remaining, ...plan });
       worker.start();
       let timer: NodeJS.Timeout | undefined;
@@ -184,6 +195,12 @@ export function lambdaWorker(opts: LambdaWorkerOptions): (event: unknown, contex
       clearTimeout(timer);
       stop = await worker.stop({ graceMs: Math.max(0, start + plan.releaseAtMs - clock()) });
       counters = worker.counters;
+      try {
+        if (metrics) figures.emit(metrics);
+      } catch (error) {
+        // Metrics are a view of the run: a record that cannot be written never fails the invocation.
+        logger.warn('lambda_worker.metrics_failed', { owner, error });
+      }
       logger.info('lambda_worker.stopped', { owner, stoppedBy, msBeforeDeadline: start + remaining - clock(), ...stop });
       // Hand what is left to another invocation, unless the store itself failed every call (it would fail the same way).
       if (stoppedBy === 'deadline' && opts.wake && !storeFailed(counters)) opts.wake(queues);

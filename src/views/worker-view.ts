@@ -12,7 +12,7 @@ import type { ReleaseOutcome } from '../store/jobs/release.js';
 import type { RenewOutcome } from '../store/jobs/renew.js';
 import { leaveReaders } from '../store/lease/readers.js';
 import { addSettleCounts } from '../store/maintenance/count-items.js';
-import { SettleCounts, type MinuteCounts, type SettleReply } from '../store/memory/settle-counts.js';
+import { countSettle, SettleCounts, type MinuteCounts, type SettleReply } from '../store/memory/settle-counts.js';
 import { leaseAcrossQueues } from '../store/plans/lease-plan.js';
 import { renewUnderLimits, settleDone, settleFailed, settleReleased } from '../store/plans/settle.js';
 import { ValidationError } from '../errors.js';
@@ -92,7 +92,7 @@ export class WorkerView implements JobStore {
    */
   async countSettle(lease: Lease, reply: SettleReply): Promise<void> {
     const counts = new SettleCounts();
-    counts.settled(lease.queue, reply, this.core.ctx.clock());
+    countSettle(counts, lease.queue, reply, this.core.ctx.clock());
     const taken = counts.take();
     if (taken.length > 0) await addSettleCounts(this.core.ctx, taken);
   }

@@ -7,6 +7,7 @@
 import { checkInt } from '../validate.js';
 import type { JobStore } from '../job-store.js';
 import type { QueueStats } from '../types.js';
+import { observeWorker } from './metric-observer.js';
 import type { Worker } from './worker.js';
 
 /** Label values of one series, by label name. */
@@ -219,7 +220,7 @@ export class WorkerMetrics {
   private readonly stats: StatsReader | undefined;
   private readonly statsMaxAgeMs: number;
   private readonly clock: () => number;
-  private readonly offs: (() => void)[];
+  private readonly off: () => void;
   /** The worker's clock at the last stats reading that started, or none yet. */
   private statsReadAt: number | undefined;
   private reading: Promise<void> | undefined;
@@ -232,34 +233,16 @@ export class WorkerMetrics {
     this.stats = opts.stats ?? storeStats(worker.options.store);
     this.statsMaxAgeMs = checkInt('statsMaxAgeMs', opts.statsMaxAgeMs ?? 15_000, 0, 86_400_000);
     this.clock = opts.clock ?? worker.options.clock;
-    const ev = worker.events;
-    const job = (queue: string, outcome: string) => this.jobs.inc({ queue, outcome });
-    this.offs = [
-      ev.on('job.claimed', (e) => this.claimed.inc({ queue: e.lease.queue })),
-      ev.on('job.completed', (e) => {
-        job(e.lease.queue, 'done');
-        this.handler.observe({ queue: e.lease.queue }, e.durationMs / 1000);
-      }),
-      ev.on('job.failed', (e) => {
-        job(e.lease.queue, 'failed');
-        job(e.lease.queue, e.outcome === 'dead' ? 'dead' : 'retried');
-        this.handler.observe({ queue: e.lease.queue }, e.durationMs / 1000);
-      }),
-      ev.on('job.released', (e) => {
-        if (e.released) job(e.lease.queue, 'released');
-      }),
-      ev.on('job.lease_lost', (e) => {
-        job(e.lease.queue, 'lease_lost');
-        this.lostRaces.inc({ queue: e.lease.queue, op: 'lease' });
-      }),
-      ev.on('job.stale_ack', (e) => this.lostRaces.inc({ queue: e.lease.queue, op: e.op })),
-      ev.on('job.ack_error', (e) => job(e.lease.queue, 'ack_error')),
-      ev.on('poll.finished', (e) => this.lease.observe({}, e.leaseMs / 1000)),
-      ev.on('poll.failed', (e) => {
-        this.lease.observe({}, e.leaseMs / 1000);
-        this.leaseErrors.inc();
-      }),
-    ];
+    this.off = observeWorker(worker.events, {
+      claimed: (queue) => this.claimed.inc({ queue }),
+      ended: (queue, outcome) => this.jobs.inc({ queue, outcome }),
+      handled: (queue, ms) => this.handler.observe({ queue }, ms / 1000),
+      leaseCall: (ms, failed) => {
+        this.lease.observe({}, ms / 1000);
+        if (failed) this.leaseErrors.inc();
+      },
+      lostRace: (queue, op) => this.lostRaces.inc({ queue, op }),
+    });
   }
 
   /** The metrics in the Prometheus text format, after reading the queue stats again if the last reading is older than `statsMaxAgeMs`. */
@@ -272,7 +255,7 @@ export class WorkerMetrics {
 
   /** Stops listening to the worker's events. */
   close(): void {
-    for (const off of this.offs) off();
+    this.off();
   }
 
   /** Reads the stats of the worker's queues when due; concurrent scrapes share one reading. A failed reading is counted and retried at the next scrape. */

@@ -43,19 +43,6 @@ export class SettleCounts {
     private readonly discard = false,
   ) {}
 
-  /**
-   * Counts one settle by its reply, the one home of what a settle counts: done; failed with
-   * retried or dead; a stale or repeated settle (its first reply lost) nothing.
-   */
-  settled(queue: string, reply: SettleReply, at: number): void {
-    if (reply.repeated) return;
-    if (reply.outcome === 'done') this.add(queue, 'done', at);
-    else if (reply.outcome === 'retrying' || reply.outcome === 'dead') {
-      this.add(queue, 'failed', at);
-      this.add(queue, reply.outcome === 'dead' ? 'dead' : 'retried', at);
-    }
-  }
-
   /** Counts `n` of `kind` for `queue` at `at` (epoch ms). */
   add(queue: string, kind: CountKind, at: number, n = 1): void {
     if (this.discard) return;
@@ -83,6 +70,19 @@ export class SettleCounts {
   /** Buckets (queue, minute) pending. */
   get size(): number {
     return this.pending.size;
+  }
+}
+
+/**
+ * Counts one settle by its reply into `counts`, the one home of what a settle counts: done; failed
+ * with retried or dead; a stale or repeated settle (its first reply lost) nothing.
+ */
+export function countSettle(counts: SettleCounts, queue: string, reply: SettleReply, at: number): void {
+  if (reply.repeated) return;
+  if (reply.outcome === 'done') counts.add(queue, 'done', at);
+  else if (reply.outcome === 'retrying' || reply.outcome === 'dead') {
+    counts.add(queue, 'failed', at);
+    counts.add(queue, reply.outcome === 'dead' ? 'dead' : 'retried', at);
   }
 }
 

@@ -24,6 +24,7 @@ import { releaseSlotIfHeld, renewSlotIfHeld } from '../flow/concurrency-slots.js
 import { fireHook, type StoreContext } from '../core/context.js';
 import { advanceGroup, groupOnDeadOf, listedGroups } from '../flow/group-order.js';
 import { readItem } from '../core/io.js';
+import { countSettle } from '../memory/settle-counts.js';
 import { releaseIfLeaseHeld, type ReleaseOutcome } from '../jobs/release.js';
 import { renewIfLeaseHeld, type RenewOutcome } from '../jobs/renew.js';
 
@@ -31,7 +32,7 @@ import { renewIfLeaseHeld, type RenewOutcome } from '../jobs/renew.js';
 export async function settleDone(ctx: StoreContext, lease: Lease, resultText: string): Promise<AckDoneOutcome> {
   const out = await ackDoneIfLeaseHeld(ctx, lease, resultText);
   // Counted once: a repeated ack (its first reply lost) found the job already done by this lease.
-  ctx.counts.settled(lease.queue, out, ctx.clock());
+  countSettle(ctx.counts, lease.queue, out, ctx.clock());
   await freeSlot(ctx, lease);
   if (out.outcome === 'done') await advanceGroupOf(ctx, lease);
   return out;
@@ -40,7 +41,7 @@ export async function settleDone(ctx: StoreContext, lease: Lease, resultText: st
 /** Records a failed attempt (retry or dead), frees the slot, and lets the group go on when the job died. */
 export async function settleFailed(ctx: StoreContext, lease: Lease, error: string, retryable: boolean): Promise<AckFailedOutcome> {
   const out = await ackFailedIfLeaseHeld(ctx, lease, error, retryable);
-  ctx.counts.settled(lease.queue, out, ctx.clock());
+  countSettle(ctx.counts, lease.queue, out, ctx.clock());
   await freeSlot(ctx, lease);
   if (out.outcome === 'dead') await advanceGroupOf(ctx, lease);
   return out;
