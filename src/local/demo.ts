@@ -144,7 +144,9 @@ export async function runDemo(stack: LocalStack, opts: DemoOptions, stackLog: { 
         break;
       case 'job.dead':
         counts.dead++;
+        // A job made dead by a failed last attempt logs job.dead, not job.failed: it is a failed attempt too.
         if (e.by === 'reclaim') counts.reclaimed++;
+        else counts.failedAttempts++;
         note(`${String(e.id)} is dead after ${String(e.attempts)} attempt(s)${e.by === 'reclaim' ? ' (its last lease expired)' : ''}`);
         break;
       case 'job.taken_over':

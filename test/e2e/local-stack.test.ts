@@ -177,6 +177,10 @@ describe('fenceq start (demo)', () => {
     expect(planned).toHaveLength(12);
     expect(planned.filter((s) => s === 'dead')).toHaveLength(2);
     expect(planned.filter((s) => s === 'done')).toHaveLength(10);
+    // The table's exact counts (what fenceq stats and the dashboard show) are what the demo saw,
+    // killed and crashed workers included: its workers write each ack's counts before it returns.
+    const dead = states.filter(([, s]) => s === 'dead').length;
+    expect(finished.counted).toEqual({ done: finished.totals.done, failed: finished.totals.failedAttempts, dead });
     // The four stop kinds, each on a job of its own, all happened and ended done.
     const steps = states.filter(([id]) => id.startsWith('step-'));
     expect(steps.map(([id]) => id).sort()).toEqual([
