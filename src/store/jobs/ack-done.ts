@@ -38,6 +38,7 @@ export async function ackDoneIfLeaseHeld(ctx: StoreContext, lease: Lease, result
     },
     remove: ['leaseOwner', 'leaseExpiresAt', 'leaseRenewedUntil', 'leaseSecretHash', 'gpk', 'gsk'],
   });
+  // Stryker disable next-line BooleanLiteral: ReturnValues NONE or ALL_NEW, the reply is unused: a cost, not a behaviour
   const result = await updateElseLoss(ctx, { Key: { id: lease.id }, ...guarded(update, leaseHeld(lease)) }, false);
   if (result.written) {
     ctx.logger.info('job.done', leaseLogFields(lease));

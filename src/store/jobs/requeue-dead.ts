@@ -44,6 +44,7 @@ export async function requeueIfDead(ctx: StoreContext, id: string): Promise<Requ
   const result = await updateElseLoss(ctx, { Key: { id }, ...guarded(update, deadAtGeneration(seen)) });
   if (!result.written) {
     const current = await result.current();
+    // Stryker disable next-line StringLiteral: the kind only names the item in a MalformedItemError's message
     throw new InvalidStateError(id, current ? fields('job', current).oneOf('state', JOB_STATES) : 'gone', 'it changed while being requeued; look again');
   }
   ctx.logger.warn('job.requeued', { id, queue: job.queue, generation: seen + 1, attempt: 0, ...traceLogFields(job) });
