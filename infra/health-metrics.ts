@@ -1,6 +1,6 @@
 import { Duration } from 'aws-cdk-lib';
 import { MathExpression, Metric } from 'aws-cdk-lib/aws-cloudwatch';
-import { COUNT_METRIC, METRIC, QUEUE_DIMENSION } from '../src/aws/metric-names.js';
+import { COUNT_METRIC, METRIC, QUEUE_DIMENSION, WORKER_METRIC } from '../src/aws/metric-names.js';
 
 /**
  * The health figures the reclaim function emits each run (Powertools EMF). Names come from the
@@ -44,12 +44,33 @@ export function countMetric(source: HealthMetricSource, kind: keyof typeof COUNT
 
 /** One exact settle count per queue: a CloudWatch search over the `queue` dimension, a line per queue whatever their names. */
 export function countByQueue(source: HealthMetricSource, kind: keyof typeof COUNT_METRIC): MathExpression {
+  return byQueue(source, [COUNT_METRIC[kind]], 'Sum');
+}
+
+/**
+ * Metrics with a `queue` dimension, a line per queue and name whatever the queues are called: a
+ * CloudWatch search for any of `names` under `statistic` (Sum, p99...).
+ */
+export function byQueue(source: HealthMetricSource, names: readonly string[], statistic: string): MathExpression {
   const seconds = source.period.toSeconds();
+  const which = names.map((n) => `MetricName="${n}"`).join(' OR ');
   return new MathExpression({
-    expression: `SEARCH('{${source.namespace},${QUEUE_DIMENSION},service} service="${source.serviceName}" MetricName="${COUNT_METRIC[kind]}"', 'Sum', ${seconds})`,
+    expression: `SEARCH('{${source.namespace},${QUEUE_DIMENSION},service} service="${source.serviceName}" ${names.length > 1 ? `(${which})` : which}', '${statistic}', ${seconds})`,
     usingMetrics: {},
     label: '',
     period: source.period,
+  });
+}
+
+/** One of the Lambda worker's own figures over every invocation (the record with dimension `service` only). */
+export function workerMetric(source: HealthMetricSource, figure: keyof typeof WORKER_METRIC, statistic: string, label?: string): Metric {
+  return new Metric({
+    namespace: source.namespace,
+    metricName: WORKER_METRIC[figure],
+    dimensionsMap: { service: source.serviceName },
+    period: source.period,
+    statistic,
+    ...(label ? { label } : {}),
   });
 }
 

@@ -3,7 +3,8 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { COUNT_KINDS } from '../src/store/memory/settle-counts.js';
-import { countByQueue, countMetric, healthMetric, type HealthMetricSource } from './health-metrics.js';
+import { WORKER_LOST_RACE_METRIC, WORKER_METRIC } from '../src/aws/metric-names.js';
+import { byQueue, countByQueue, countMetric, healthMetric, workerMetric, type HealthMetricSource } from './health-metrics.js';
 
 /** Props of {@link QueueDashboard}. */
 export interface QueueDashboardProps {
@@ -15,7 +16,8 @@ export interface QueueDashboardProps {
 
 /**
  * One CloudWatch dashboard: the exact settle counts (every queue, and done and dead per queue), the
- * queue's health figures, every function's traffic, and the SQS queues' depth.
+ * queue's health figures, the Lambda worker's handler and lease durations and lost races, every
+ * function's traffic, and the SQS queues' depth.
  */
 export class QueueDashboard extends Construct {
   /** The dashboard. */
@@ -42,6 +44,15 @@ export class QueueDashboard extends Construct {
         'Reclaim',
         (['reclaimed', 'madeDead', 'noticesSent', 'noticesFailed'] as const).map((f) => healthMetric(health, f, 'Sum')),
       ),
+    );
+    // The Lambda worker's own figures, per invocation (docs/observability.md, "from a Lambda worker").
+    this.dashboard.addWidgets(
+      graph('Lambda worker: handler duration p99 by queue (ms)', [byQueue(health, [WORKER_METRIC.handlerDuration], 'p99')]),
+      graph('Lambda worker: lease call (ms)', [workerMetric(health, 'leaseDuration', 'p50', 'p50'), workerMetric(health, 'leaseDuration', 'p99', 'p99')]),
+      graph('Lambda worker: lost races by queue, lease errors', [
+        byQueue(health, Object.values(WORKER_LOST_RACE_METRIC), 'Sum'),
+        workerMetric(health, 'leaseErrors', 'Sum', 'lease errors'),
+      ]),
     );
     this.dashboard.addWidgets(
       graph(

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { Validations } from 'aws-cdk-lib';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { COUNT_METRIC, METRIC } from '../../src/aws/metric-names.js';
+import { COUNT_METRIC, METRIC, WORKER_LOST_RACE_METRIC, WORKER_METRIC } from '../../src/aws/metric-names.js';
 import { ENV } from '../../src/aws/config.js';
 import { TABLE_SCHEMA } from '../../src/schema.js';
 import { runToEnd } from '../../src/local/supervisor.js';
@@ -428,6 +428,16 @@ describe('alarms and dashboard', () => {
       const [[search]] = widget(title) as [[{ expression: string }]];
       expect(search.expression).toMatch(new RegExp(`^SEARCH\\('\\{${DEFAULTS.metricsNamespace},queue,service\\} .*MetricName="${name}"', 'Sum', 60\\)$`));
     }
+    // The Lambda worker's figures: handler duration p99 per queue, lease call p50 and p99, lost races per queue and lease errors.
+    const [[duration]] = widget('Lambda worker: handler duration p99 by queue (ms)') as [[{ expression: string }]];
+    expect(duration.expression).toContain(`MetricName="${WORKER_METRIC.handlerDuration}"', 'p99'`);
+    expect(widget('Lambda worker: lease call (ms)').map((m) => [m[1], m.at(-1)])).toEqual([
+      [WORKER_METRIC.leaseDuration, expect.objectContaining({ stat: 'p50' })],
+      [WORKER_METRIC.leaseDuration, expect.objectContaining({ stat: 'p99' })],
+    ]);
+    const [[races], errors] = widget('Lambda worker: lost races by queue, lease errors') as [[{ expression: string }], unknown[]];
+    for (const name of Object.values(WORKER_LOST_RACE_METRIC)) expect(races.expression).toContain(`MetricName="${name}"`);
+    expect(errors[1]).toBe(WORKER_METRIC.leaseErrors);
   });
 });
 
