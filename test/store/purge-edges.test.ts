@@ -56,7 +56,7 @@ describe('purgeDead edges', () => {
     expect(out).toMatchObject({ deleted: 2, lostRaces: 0, more: false });
     const purged = logger.events('job.purged').map((e) => e.fields);
     expect(purged).toHaveLength(2);
-    expect(purged).toContainEqual(expect.objectContaining({ id: 'b1', queue: 'qb', diedAt: t0 + 7 }));
+    expect(purged).toContainEqual(expect.objectContaining({ id: 'b1', queue: 'qb', attempt: 1, diedAt: t0 + 7 }));
     expect(logger.events('purge.finished').at(-1)).toMatchObject({
       level: 'warn',
       fields: { cutoff: clock.now - 1, deleted: 2, lostRaces: 0, more: false },
@@ -167,7 +167,7 @@ describe('purgeDead edges', () => {
       { step: 'initialize', name: 'requeue-first' },
     );
     expect(await queue.purgeDead({ olderThanMs: DAY })).toMatchObject({ deleted: 0, lostRaces: 1 });
-    expect(logger.events('purge.lost_race').map((e) => e.fields)).toEqual([{ id: 'saved', generation }]);
+    expect(logger.events('purge.lost_race').map((e) => e.fields)).toEqual([{ id: 'saved', queue: 'q', attempt: 1, generation }]);
     expect(await queue.get('saved')).toMatchObject({ state: 'pending' });
   });
 });

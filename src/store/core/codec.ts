@@ -299,11 +299,14 @@ export interface DeadEntry {
   readonly queue: string;
   readonly diedAt: number;
   readonly generation: number;
+  /** The attempts the job made, when the read projected them. */
+  readonly attempts?: number;
 }
 
-/** A dead index entry (projected: id, sort key, generation). */
+/** A dead index entry (projected: id, sort key, generation, and attempts when asked for). */
 export function itemToDeadEntry(i: Item): DeadEntry {
   const f = fields('job', i);
   const [queue, diedAt] = f.str(TABLE_SCHEMA.workIndex.sortKey).split('|');
-  return { id: f.str('id'), queue: queue!, diedAt: Number(diedAt), generation: f.num('leaseGeneration') };
+  const attempts = f.optNum('attempts');
+  return { id: f.str('id'), queue: queue!, diedAt: Number(diedAt), generation: f.num('leaseGeneration'), ...(attempts === undefined ? {} : { attempts }) };
 }

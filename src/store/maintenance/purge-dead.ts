@@ -81,14 +81,14 @@ async function findInShard(ctx: StoreContext, shard: number, cutoff: number, que
 
 /** One read of dead partition `pk`: the entries after `after` (all of them when undefined), or those from `lo` to `hi`. */
 async function query(ctx: StoreContext, pk: string, range: { after: string | undefined } | { lo: string; hi: string }, limit: number): Promise<DeadEntry[]> {
-  const names = { '#sk': TABLE_SCHEMA.workIndex.sortKey, '#g': 'leaseGeneration' };
+  const names = { '#sk': TABLE_SCHEMA.workIndex.sortKey, '#g': 'leaseGeneration', '#a': 'attempts' };
   const bound =
     'lo' in range
       ? { sortKey: '#sk BETWEEN :lo AND :hi', values: { ':lo': range.lo, ':hi': range.hi } }
       : range.after === undefined
         ? {}
         : { sortKey: '#sk > :after', values: { ':after': range.after } };
-  const input = partitionQuery(ctx, pk, { ...bound, names, projection: 'id, #sk, #g', limit });
+  const input = partitionQuery(ctx, pk, { ...bound, names, projection: 'id, #sk, #g, #a', limit });
   return (await queryItems(ctx, input, limit)).map(itemToDeadEntry);
 }
 
@@ -103,11 +103,12 @@ async function deleteIfDeadAt(ctx: StoreContext, e: DeadEntry): Promise<boolean>
     );
   } catch (err) {
     if (err instanceof ConditionalCheckFailedException) {
-      ctx.logger.info('purge.lost_race', { id: e.id, generation: e.generation });
+      // Job lines: id, queue, attempt (the attempts it made), generation; the index holds no trace.
+      ctx.logger.info('purge.lost_race', { id: e.id, queue: e.queue, attempt: e.attempts, generation: e.generation });
       return false;
     }
     throw translate(ctx, err);
   }
-  ctx.logger.warn('job.purged', { id: e.id, queue: e.queue, generation: e.generation, diedAt: e.diedAt });
+  ctx.logger.warn('job.purged', { id: e.id, queue: e.queue, attempt: e.attempts, generation: e.generation, diedAt: e.diedAt });
   return true;
 }
