@@ -88,7 +88,7 @@ export async function prepareLane(
  * limits, trying its later candidates when another worker claimed one first.
  */
 export async function claimInLane(ctx: StoreContext, lane: LimitedLane, count: number, args: { owner: string; ttlMs: number }): Promise<LimitedLeaseResult> {
-  const { queue, limits, free } = lane;
+  const { queue, limits } = lane;
   if (count <= 0) return { leases: [] };
   let now = ctx.clock();
   let allowance = Math.min(count, lane.allowance);
@@ -99,6 +99,25 @@ export async function claimInLane(ctx: StoreContext, lane: LimitedLane, count: n
     now = take.at;
   }
   const won: Lease[] = [];
+  try {
+    await claimCandidates(ctx, lane, { ...args, now, allowance }, won);
+  } catch (error) {
+    // What this lane won is handed over; only a lane that won nothing fails the call (lease.ts).
+    if (won.length === 0) throw error;
+    ctx.logger.warn('lease.cut_short', { owner: args.owner, queues: [queue], won: won.length, error });
+  }
+  return { leases: won };
+}
+
+/** Claims `lane`'s candidates in order, a slot first when the queue has them, until `allowance` are in `won`. */
+async function claimCandidates(
+  ctx: StoreContext,
+  lane: LimitedLane,
+  args: { owner: string; ttlMs: number; now: number; allowance: number },
+  won: Lease[],
+): Promise<void> {
+  const { queue, limits, free } = lane;
+  const { now, allowance } = args;
   for (const c of lane.candidates) {
     if (won.length >= allowance) break;
     const secret = newLeaseSecret();
@@ -131,5 +150,4 @@ export async function claimInLane(ctx: StoreContext, lane: LimitedLane, count: n
     }
     won.push(slot === undefined ? lease : { ...lease, slot });
   }
-  return { leases: won };
 }

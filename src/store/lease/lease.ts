@@ -81,20 +81,39 @@ export interface Lane {
 /**
  * Claims up to `max` due jobs of `queues` (and of `lanes`) for `owner`, in the order of
  * lease-rank.ts: priority across every queue, queues of equal priority in turns, oldest first
- * within a queue. Returns the leases won.
+ * within a queue. Returns the leases won. A failure (a throttle the SDK's retries did not ride
+ * out, an endpoint error) after some claims were won ends the call with those leases, logged as
+ * `lease.cut_short`: a claim won is always handed to the caller, never left held by nobody until
+ * its lease runs out. Only a call that won nothing throws.
  */
 export async function leaseDue(
   ctx: StoreContext,
   args: { owner: string; queues: readonly string[]; ttlMs: number; max: number; lanes?: readonly Lane[] },
 ): Promise<Lease[]> {
   const won: Lease[] = [];
-  const tried = new Set<string>();
-  let lanes = args.lanes ?? [];
   const served = (leases: readonly Lease[]) => {
     for (const l of leases) ctx.hints.turns.serve(l.queue);
     won.push(...leases);
   };
   if (args.queues.length > 0) await heartbeat(ctx, args.queues, ctx.clock());
+  try {
+    await claimRounds(ctx, args, won, served);
+  } catch (error) {
+    if (won.length === 0) throw error;
+    ctx.logger.warn('lease.cut_short', { owner: args.owner, queues: args.queues, won: won.length, error });
+  }
+  return won;
+}
+
+/** The rounds of one lease call: read, rank and claim until `max` are won, nothing is left, or ROUNDS; what it wins goes through `served`. */
+async function claimRounds(
+  ctx: StoreContext,
+  args: { owner: string; queues: readonly string[]; ttlMs: number; max: number; lanes?: readonly Lane[] },
+  won: Lease[],
+  served: (leases: readonly Lease[]) => void,
+): Promise<void> {
+  const tried = new Set<string>();
+  let lanes = args.lanes ?? [];
   for (let round = 0; round < ROUNDS && won.length < args.max; round++) {
     const now = ctx.clock();
     const want = args.max - won.length;
@@ -125,9 +144,11 @@ export async function leaseDue(
       // The lanes' candidates ranked with these: each lane claims those within the call's max
       // (before the others: they rank at least as high), and these fill what the lanes did not.
       const ranked = rankAcrossQueues([...candidates, ...lanes.flatMap((l) => l.candidates)], ctx.hints.turns).slice(0, want);
-      const byLane = await Promise.all(lanes.map((l) => l.claim(ranked.filter((c) => c.queue === l.queue))));
+      const byLane = await Promise.allSettled(lanes.map((l) => l.claim(ranked.filter((c) => c.queue === l.queue))));
       lanes = [];
-      for (const leases of byLane) served(leases);
+      // Every lane's wins first: one lane's failure must not leave another's claims unheld.
+      for (const r of byLane) if (r.status === 'fulfilled') served(r.value);
+      throwFirstFailure(byLane);
       if (found.length === 0) break;
     }
     // Claim as of now, not as of the read: a job enqueued while the index was read is due too.
@@ -138,15 +159,17 @@ export async function leaseDue(
     while (next < candidates.length && won.length < args.max) {
       const window = candidates.slice(next, next + (args.max - won.length));
       next += window.length;
-      const results = await Promise.all(window.map((c) => claimIfDue(ctx, c, args.owner, args.ttlMs, claimAt)));
-      for (const [k, lease] of results.entries()) {
+      const results = await Promise.allSettled(window.map((c) => claimIfDue(ctx, c, args.owner, args.ttlMs, claimAt)));
+      for (const [k, r] of results.entries()) {
         const c = window[k]!;
         tried.add(entryKey(c));
-        if (lease) {
-          served([lease]);
+        if (r.status === 'fulfilled' && r.value) {
+          served([r.value]);
           ctx.hints.claimedEntry(entryKey(c), now);
         } else lost++;
       }
+      // The window's wins are served first: a claim that failed never takes its siblings' with it.
+      throwFirstFailure(results);
     }
     ctx.hints.claimShare.record(next, lost);
     if (lost === 0) {
@@ -158,7 +181,12 @@ export async function leaseDue(
     }
     ctx.hints.lostClaim(now);
   }
-  return won;
+}
+
+/** Throws the first rejection of `results`, if any. */
+function throwFirstFailure(results: readonly PromiseSettledResult<unknown>[]): void {
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
 }
 
 /**
