@@ -5,12 +5,16 @@
  * latency (trickle, with and without wake-up), takeover (SIGKILL, SIGTERM), growth (backlog
  * depth), schedules (start delay after the tick), progress (write requests per job with and
  * without progress reports), tracing (client CPU per job with and without an OpenTelemetry
- * tracer provider sampling every span). Prints tables and writes JSON plus an SVG chart under bench/results/.
+ * tracer provider sampling every span), cpu (client CPU per job on the worker side and the producer
+ * side, against the floor: the job's requests times one plain UpdateItem's CPU through a bare
+ * client; `--cpu-profile <file>` adds a profiled lease + renew + ack drain). Prints tables and writes JSON plus an SVG chart under bench/results/.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem, loadavg } from 'node:os';
 import { Command, InvalidArgumentError } from 'commander';
 import { measureCeiling, type CeilingResult } from './ceiling.js';
+import { compareProfiles, summarizeProfile, type CpuProfile } from './cpu-profile.js';
+import { measureCpuPerJob, measureSides, measureUpdateCpu, summarizeCpuRounds } from './cpu-per-job.js';
 import { modelLives } from './cost.js';
 import { modelFlowCost } from './flow-cost.js';
 import { measureGrowth, type GrowthResult } from './growth.js';
@@ -37,13 +41,15 @@ const TPUT_SHARDS: ShardCounts[] = [
   { queueShards: 4, globalShards: 4 },
 ];
 const TPUT_PRODUCERS = 1;
+/** The cpu section's worker counts (each of `--slots` slots): one, and four sharing the table (lost claims, more reads). */
+const CPU_WORKERS = [1, 4];
 
-const SECTIONS = ['cost', 'throughput', 'throttle', 'latency', 'takeover', 'growth', 'schedules', 'progress', 'tracing'] as const;
+const SECTIONS = ['cost', 'throughput', 'throttle', 'latency', 'takeover', 'growth', 'schedules', 'progress', 'tracing', 'cpu'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const program = new Command('bench')
   .description(
-    'fenceq benchmark: ceiling, throughput, requests and modelled cost per job, latency, takeover, growth, schedule start delay, progress writes, handler-span overhead',
+    'fenceq benchmark: ceiling, throughput, requests and modelled cost per job, latency, takeover, growth, schedule start delay, progress writes, handler-span overhead, CPU per job against its floor',
   )
   .option('--quick', 'a short run (under a minute on an idle machine)')
   .option('--only <sections>', `comma-separated subset of ${SECTIONS.join(',')}`, (v: string) => {
@@ -89,6 +95,7 @@ const program = new Command('bench')
     if (!Number.isSafeInteger(n) || n < 1 || n > 16) throw new InvalidArgumentError(`bad producer count ${v} (1-16)`);
     return n;
   })
+  .option('--cpu-profile <file>', 'cpu: also profile one drain (the inspector) into this .cpuprofile file and print its top self-time costs')
   .option('--out <file>', 'JSON results file (default bench/results/bench-<time>.json)')
   .option('--model', 'print the capacity model (docs/capacity.md) and exit: a pure computation, no emulator')
   .parse();
@@ -101,6 +108,7 @@ const opts = program.opts<{
   model?: boolean;
   shards?: ShardCounts[];
   producers?: number;
+  cpuProfile?: string;
 }>();
 if (opts.model) {
   modelReport(table, (s) => process.stdout.write(`${s}\n`));
@@ -124,10 +132,13 @@ const plan = quick
       takeoverTtl: 3_000,
       scheduleSeconds: 10,
       progressJobs: 8,
-      throttleShards: [1, 4],
-      throttleRate: 60,
+      throttleShards: [1, 2, 4, 8],
+      throttleRate: 30,
       throttleJobsPerShard: 150,
       tracingJobs: 300,
+      cpuJobs: 1_000,
+      cpuRounds: 2,
+      cpuFloorUpdates: 1_500,
     }
   : {
       ...chosen,
@@ -140,10 +151,13 @@ const plan = quick
       takeoverTtl: 5_000,
       scheduleSeconds: 40,
       progressJobs: 16,
-      throttleShards: [1, 2, 4],
-      throttleRate: 60,
+      throttleShards: [1, 2, 4, 8],
+      throttleRate: 30,
       throttleJobsPerShard: 400,
       tracingJobs: 2_000,
+      cpuJobs: 3_000,
+      cpuRounds: 3,
+      cpuFloorUpdates: 4_000,
     };
 
 const machine = {
@@ -362,7 +376,8 @@ try {
     const out: ThrottleResult[] = [];
     for (const shards of plan.throttleShards) {
       out.push(
-        await measureThrottled(emu.endpoint, { shards, writeUnitsPerSec: plan.throttleRate, jobs: plan.throttleJobsPerShard * shards, workers: 4, slots: 8 }),
+        // 4 workers per shard (the default): a worker has one lease call in flight, and a throttled claim holds it for the SDK's backoff.
+        await measureThrottled(emu.endpoint, { shards, writeUnitsPerSec: plan.throttleRate, jobs: plan.throttleJobsPerShard * shards, slots: 8 }),
       );
       const r = out[out.length - 1]!;
       log(`   ${shards} x ${shards} shards: ${round(r.jobsPerSec, 1)} jobs/s, model ${round(r.predictedJobsPerSec, 1)}`);
@@ -371,11 +386,14 @@ try {
       [
         'shards (queue x global)',
         'WCU/s per key',
+        'workers',
         'jobs',
         'jobs/s (10-90%)',
         'overall',
         'model jobs/s',
         'ratio',
+        'lease-shard units/s used / unused',
+        'claims retried / s in SDK backoff',
         'throttled (by key kind)',
         'unprocessed batch items',
         'HTTP req/job',
@@ -386,11 +404,14 @@ try {
       out.map((r) => [
         `${r.shards} x ${r.shards}`,
         r.writeUnitsPerSec,
+        r.workers,
         r.jobs,
         round(r.jobsPerSec, 1),
         round(r.overallJobsPerSec, 1),
         round(r.predictedJobsPerSec, 1),
         round(r.ratio, 2),
+        leaseShardUse(r.steady),
+        claimRetries(r.retryWaits['worker claim']),
         `${r.proxy.throttled} (${Object.entries(r.proxy.byKind)
           .map(([k, v]) => `${k} ${v}`)
           .join(', ')})`,
@@ -401,7 +422,12 @@ try {
         r.notDone.pending + r.notDone.running + r.notDone.dead,
       ]),
     );
-    log('   model: 1,000 WCU/s per partition key scaled to the rate shown; 2 ready-shard and 2 lease-shard writes per job (docs/capacity.md).');
+    log(
+      '   model: 1,000 WCU/s per partition key scaled to the rate shown; 2 ready-shard and 2 lease-shard writes per job; 4 workers per shard (docs/capacity.md).',
+    );
+    log(
+      '   lease-shard units/s: the mean over lease shards of the write units each accepted, and of those its bucket refilled past full (capacity no write asked for), in the steady state.',
+    );
     results.throttle = out;
   });
 
@@ -543,6 +569,112 @@ try {
     log(`   one worker of ${plan.slots} slots, no-op handler; rounds run off, on, off and on, off, on, so drift falls on both modes.`);
     results.tracing = { runs, summary };
   });
+  // 10. CPU per job: the worker side and the producer side apart, against the floor.
+  await section('cpu', async () => {
+    const rounds = await measureCpuPerJob(emu.endpoint, {
+      jobs: plan.cpuJobs,
+      workers: CPU_WORKERS,
+      slots: plan.slots,
+      rounds: plan.cpuRounds,
+      floorUpdates: plan.cpuFloorUpdates,
+    });
+    const summaries = CPU_WORKERS.map((w) => summarizeCpuRounds(rounds.filter((r) => r.workers === w)));
+    table(
+      [
+        'workers x slots',
+        'plain update CPU ms: bare / bench client / fenceq',
+        'producer CPU ms/job, req/job',
+        'worker CPU ms/job, req/job',
+        'with a renewal: CPU ms/job, req/job',
+      ],
+      rounds.map((r) => [
+        `${r.workers} x ${r.slots}`,
+        `${round(r.floors.bare.cpuMsPerUpdate, 3)} / ${round(r.floors['bench client'].cpuMsPerUpdate, 3)} / ${round(r.floors.fenceq.cpuMsPerUpdate, 3)}`,
+        `${round(r.plain.producer.cpuMsPerJob, 3)}, ${round(r.plain.producer.requestsPerJob, 2)}`,
+        `${round(r.plain.worker.cpuMsPerJob, 3)}, ${round(r.plain.worker.requestsPerJob, 2)}`,
+        `${round(r.renewed.worker.cpuMsPerJob, 3)}, ${round(r.renewed.worker.requestsPerJob, 2)}`,
+      ]),
+    );
+    table(
+      ['workers x slots', 'worker side', 'CPU ms/job', 'req/job', 'failed cond/job', 'floor ms/job', 'ratio to floor', 'ratio to fenceq client x req'],
+      summaries.flatMap((s) =>
+        (
+          [
+            ['lease + ack', s.worker],
+            ['lease + renew + ack', s.workerWithRenew],
+          ] as const
+        ).map(([label, w]) => [
+          `${s.workers} x ${s.slots}`,
+          label,
+          round(w.cpuMsPerJob, 3),
+          round(w.requestsPerJob, 2),
+          round(w.failedConditionalPerJob, 3),
+          round(w.floorCpuMsPerJob, 3),
+          round(w.ratio, 2),
+          round(w.ratioToFenceqClient, 2),
+        ]),
+      ),
+    );
+    for (const s of summaries) {
+      log(
+        `   ${s.workers} x ${s.slots}: producer side ${round(s.producerCpuMsPerJob, 3)} ms CPU and ${round(s.producerRequestsPerJob, 2)} requests per job (enqueueMany of 100, before the drain); floor, one conditional UpdateItem (ALL_NEW) with ${s.workers * s.slots} in flight: ${round(s.floorCpuMsPerUpdate.bare, 3)} ms through a bare DynamoDBClient, ${round(s.floorCpuMsPerUpdate['bench client'], 3)} through the workers' client (bench request handler, meter), ${round(s.floorCpuMsPerUpdate.fenceq, 3)} through fenceq's document client on it.`,
+      );
+    }
+    log(
+      `   CPU: this process (process.cpuUsage), ${plan.cpuJobs} jobs a drain, Workers of ${plan.slots} slots each on their own client, no-op handler; floor = worker req/job x the bare update's CPU; means of ${plan.cpuRounds} rounds (ratios: each round's, then their mean); a warm-up drain and floors first.`,
+    );
+    const out: Record<string, unknown> = { summaries, rounds };
+    if (opts.cpuProfile) {
+      // One profiled drain and the bare floor's update profiled at the same concurrency, compared per request.
+      let drain: CpuProfile | undefined;
+      let bare: CpuProfile | undefined;
+      const sides = await measureSides(emu.endpoint, { jobs: plan.cpuJobs, workers: 1, slots: plan.slots, renew: true, profile: (p) => (drain = p) });
+      const floor = await measureUpdateCpu(emu.endpoint, 'bare', { concurrency: plan.slots, updates: plan.cpuFloorUpdates, profile: (p) => (bare = p) });
+      const requests = sides.worker.requestsPerJob * sides.worker.jobs;
+      writeFileSync(opts.cpuProfile, JSON.stringify(drain));
+      writeFileSync(opts.cpuProfile.replace(/(\.cpuprofile)?$/, '-bare.cpuprofile'), JSON.stringify(bare));
+      const p = summarizeProfile(drain!);
+      const cmp = compareProfiles(
+        { profile: drain!, requests, cpuMs: sides.worker.cpuMsPerJob * sides.worker.jobs },
+        { profile: bare!, requests: floor.updates, cpuMs: floor.cpuMsPerUpdate * floor.updates },
+      );
+      table(
+        ['self time by group (drain)', 'profile ms', 'share', 'CPU us/request', 'bare: CPU us/update', 'extra us'],
+        cmp.rows
+          .filter((r) => r.usPerRequest > 0)
+          .sort((x, y) => y.usPerRequest - x.usPerRequest)
+          .slice(0, 18)
+          .map((r) => {
+            const g = p.groups.find((x) => x.name === r.name)!;
+            return [r.name, round(g.ms, 0), `${round(g.share * 100, 1)}%`, round(r.usPerRequest, 1), round(r.baseUsPerRequest, 1), round(r.extraUs, 1)];
+          }),
+      );
+      table(
+        ['where the drain spends more per request than the bare update', 'extra us/request'],
+        cmp.rows.slice(0, 12).map((r) => [r.name, round(r.extraUs, 1)]),
+      );
+      table(
+        ['self time by function (drain)', 'ms', 'share'],
+        p.functions.slice(0, 20).map((g) => [g.name, round(g.ms, 0), `${round(g.share * 100, 1)}%`]),
+      );
+      const own = p.groups.filter((g) => g.name.startsWith('src/')).reduce((a, g) => a + g.share, 0);
+      log(
+        `   profiled lease + renew + ack drain (1 x ${plan.slots}): ${round(cmp.usPerRequest, 0)} us CPU per request against ${round(cmp.baseUsPerRequest, 0)} for the bare update (${round(requests / sides.worker.jobs, 2)} requests per job); fenceq's own code (src/, every file) ${round(own * 100, 1)}% of the drain's busy samples.`,
+      );
+      log(
+        `   profiles: ${opts.cpuProfile} and its -bare twin (inspector sampling every 200 us); each group's share of a profile's busy samples times the CPU time measured over it, per request.`,
+      );
+      out.profile = {
+        file: opts.cpuProfile,
+        cpuUsPerRequest: cmp.usPerRequest,
+        bareCpuUsPerUpdate: cmp.baseUsPerRequest,
+        ownShare: own,
+        groups: cmp.rows,
+        functions: p.functions.slice(0, 40),
+      };
+    }
+    results.cpu = out;
+  });
 } finally {
   await emu.stop();
 }
@@ -591,4 +723,17 @@ function mean(a: number | null, b: number | null): number | null {
 
 function roundOrNull(x: number | null, digits: number): number | null {
   return x === null ? null : round(x, digits);
+}
+
+/** The mean, over lease-shard partitions (`gsi|lease|...`), of units a second accepted and left unused in the steady state. */
+function leaseShardUse(steady: ThrottleResult['steady']): string {
+  const keys = Object.keys(steady.unitsPerSec).filter((k) => k.startsWith('gsi|lease|'));
+  if (keys.length === 0) return '-';
+  const avg = (m: Record<string, number>) => keys.reduce((n, k) => n + (m[k] ?? 0), 0) / keys.length;
+  return `${round(avg(steady.unitsPerSec), 1)} / ${round(avg(steady.unusedPerSec), 1)}`;
+}
+
+/** Claims the SDK retried, and the seconds they spent in its backoff. */
+function claimRetries(w: ThrottleResult['retryWaits'][string] | undefined): string {
+  return w ? `${w.retried} / ${round(w.delayMs / 1000, 1)}` : '-';
 }

@@ -7,6 +7,7 @@
  * counts; jobs/s should follow the model's prediction for the same rate. At the end every job
  * must be done: none lost, none stuck.
  */
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { benchClient, benchQueue, freshBenchTable } from '../tools/env.js';
 import { capacity, DEFAULT_MIX, PARTITION_LIMITS } from '../tools/capacity-model.js';
 import { createMeter } from '../tools/meter.js';
@@ -19,13 +20,104 @@ import type { EnqueueInput } from '../src/store/jobs/enqueue.js';
 import { Backoff } from '../src/retry-policy.js';
 import { benchPayload } from './throughput.js';
 
+/**
+ * Workers per shard when the caller names no count. The demand must grow with the shards: a
+ * Worker has one lease call in flight, and a lease call waits for its slowest claim, so a claim
+ * the proxy throttles stalls that Worker's intake for the SDK's throttle backoff (about 0.5 s).
+ * With a fixed 4 Workers, 4 x 4 shards left a third of each lease shard's capacity unasked for.
+ */
+const WORKERS_PER_SHARD = 4;
+
 /** How a bench producer backs off after a throttle: from 50 ms, doubling to 2 s, with jitter. */
 const PRODUCER_BACKOFF = { baseMs: 50, maxMs: 2_000 };
+
+/** The section's state at one moment: jobs done and enqueued so far, index write units accepted per partition key. */
+export interface Sample {
+  readonly at: number;
+  readonly done: number;
+  readonly enqueued: number;
+  readonly units: Record<string, number>;
+  /** Units each partition key's bucket refilled past full so far (capacity nobody asked for). */
+  readonly unused: Record<string, number>;
+}
+
+/** What the steady state (10% to 90% of the jobs done) did with each partition's capacity, and whether the workers had work waiting. */
+export interface SteadyUse {
+  /** Index write units a second accepted on each partition key (`gsi|<gpk>`) in the steady state. */
+  readonly unitsPerSec: Record<string, number>;
+  /** Units a second each partition key's bucket overflowed in the steady state: its capacity that no write asked for. */
+  readonly unusedPerSec: Record<string, number>;
+  /** Jobs enqueued and not yet done, averaged over the steady state. */
+  readonly meanBacklog: number;
+  /** Share of the steady state with fewer jobs waiting than the workers have slots. */
+  readonly starvedShare: number;
+}
+
+/** The steady state's use of each partition and its backlog, from samples taken every few ms. */
+export function steadyUse(samples: readonly Sample[], jobs: number, slots: number): SteadyUse {
+  const inside = samples.filter((x) => x.done >= jobs * 0.1 && x.done < jobs * 0.9);
+  const a = inside[0];
+  const b = samples.find((x) => x.done >= jobs * 0.9);
+  if (!a || !b || b.at <= a.at) return { unitsPerSec: {}, unusedPerSec: {}, meanBacklog: 0, starvedShare: 0 };
+  const seconds = (b.at - a.at) / 1000;
+  const unitsPerSec = Object.fromEntries(Object.entries(b.units).map(([k, u]) => [k, (u - (a.units[k] ?? 0)) / seconds]));
+  const unusedPerSec = Object.fromEntries(Object.entries(b.unused).map(([k, u]) => [k, (u - (a.unused[k] ?? 0)) / seconds]));
+  const backlog = inside.map((x) => x.enqueued - x.done);
+  return {
+    unitsPerSec,
+    unusedPerSec,
+    meanBacklog: backlog.reduce((x, y) => x + y, 0) / backlog.length,
+    starvedShare: backlog.filter((n) => n < slots).length / backlog.length,
+  };
+}
+
+/** SDK calls of one kind and the time they spent in the SDK's retry backoff. */
+export interface RetryWait {
+  calls: number;
+  /** Calls the SDK retried at least once. */
+  retried: number;
+  /** Sum of the SDK's backoff delays (`$metadata.totalRetryDelay`), ms. */
+  delayMs: number;
+}
+
+/** The kind of a call, for its retry waits: a claim (moves the job to a lease shard) is told apart from a settle. */
+function callKind(command: string, input: { ExpressionAttributeValues?: Record<string, unknown> }): string {
+  if (command !== 'UpdateItem') return command;
+  // The document client's input (plain strings) or the low-level one ({ S }), whichever this step sees.
+  const text = (v: unknown) => (typeof v === 'string' ? v : ((v as { S?: string } | undefined)?.S ?? ''));
+  return Object.values(input.ExpressionAttributeValues ?? {}).some((v) => text(v).startsWith('lease|')) ? 'claim' : 'UpdateItem';
+}
+
+/** Adds each call's SDK retry backoff to `into`, by `who` and kind of call. */
+function countRetryWaits(client: DynamoDBClient, who: string, into: Record<string, RetryWait>): DynamoDBClient {
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const kind = `${who} ${callKind(String((context as { commandName?: string }).commandName ?? '').replace(/Command$/, ''), args.input as never)}`;
+      const w = (into[kind] ??= { calls: 0, retried: 0, delayMs: 0 });
+      const add = (m: { attempts?: number; totalRetryDelay?: number } | undefined) => {
+        w.calls++;
+        if ((m?.attempts ?? 1) > 1) w.retried++;
+        w.delayMs += m?.totalRetryDelay ?? 0;
+      };
+      try {
+        const out = await next(args);
+        add((out.output as { $metadata?: { attempts?: number; totalRetryDelay?: number } }).$metadata);
+        return out;
+      } catch (err) {
+        add((err as { $metadata?: { attempts?: number; totalRetryDelay?: number } }).$metadata);
+        throw err;
+      }
+    },
+    { step: 'initialize' },
+  );
+  return client;
+}
 
 /** One run at one shard count. */
 export interface ThrottleResult {
   readonly shards: number;
   readonly writeUnitsPerSec: number;
+  readonly workers: number;
   readonly jobs: number;
   readonly seconds: number;
   /** Steady state: between 10% and 90% of the jobs done. */
@@ -35,6 +127,10 @@ export interface ThrottleResult {
   /** The capacity model's jobs/s for these shards at this per-partition rate. */
   readonly predictedJobsPerSec: number;
   readonly ratio: number;
+  /** Each partition's write units a second and the backlog in the steady state. */
+  readonly steady: SteadyUse;
+  /** SDK calls and their retry backoff, by caller and kind of call, over the whole run. */
+  readonly retryWaits: Record<string, RetryWait>;
   /** ms from the start until 10%, 50%, 90%, 99% and all of the jobs were done. */
   readonly timeline: number[];
   readonly proxy: ThrottleCounts;
@@ -47,19 +143,24 @@ export interface ThrottleResult {
   readonly notDone: { pending: number; running: number; dead: number };
 }
 
-/** Runs `jobs` jobs through a throttled table with `shards` x `shards` shards. */
+/** Runs `jobs` jobs through a throttled table with `shards` x `shards` shards, `workers` Workers (default: 4 per shard) of `slots` each. */
 export async function measureThrottled(
   emulatorEndpoint: string,
-  args: { shards: number; writeUnitsPerSec: number; jobs: number; workers: number; slots: number },
+  opts: { shards: number; writeUnitsPerSec: number; jobs: number; workers?: number; slots: number },
 ): Promise<ThrottleResult> {
+  const args = { ...opts, workers: opts.workers ?? WORKERS_PER_SHARD * opts.shards };
   const admin = benchClient(emulatorEndpoint);
   const table = await freshBenchTable(admin, 'bench-throttle');
   const proxy = await startThrottleProxy(emulatorEndpoint, { writeUnitsPerSec: args.writeUnitsPerSec });
   const meter = createMeter();
-  const clients = Array.from({ length: args.workers + 1 }, () => meter.attach(benchClient(proxy.endpoint)));
+  const retryWaits: Record<string, RetryWait> = {};
+  const clients = Array.from({ length: args.workers + 1 }, (_, i) =>
+    countRetryWaits(meter.attach(benchClient(proxy.endpoint)), i === 0 ? 'producer' : 'worker', retryWaits),
+  );
   const workers: BenchWorker[] = [];
   const producer = benchQueue(table.tableName, clients[0]!, { hooks: { onJobsDue: () => workers.forEach((w) => w.wake()) } });
   let enqueueRetries = 0;
+  let enqueued = 0;
   try {
     await producer.ensureTable({ shards: { queueShards: args.shards, globalShards: args.shards } });
     for (let w = 0; w < args.workers; w++) {
@@ -77,6 +178,7 @@ export async function measureThrottled(
     }
     const before = { ...proxy.counts, byKind: { ...proxy.counts.byKind } };
     meter.reset();
+    for (const k of Object.keys(retryWaits)) delete retryWaits[k];
     const t0 = performance.now();
     for (const w of workers) w.start();
     let left = args.jobs;
@@ -92,11 +194,13 @@ export async function measureThrottled(
           Array.from({ length: n }, (_, k) => ({ queue: 'bench', payload: benchPayload(k) })),
           backoff,
         );
+        enqueued += n;
       }
     };
     // The steady state: the rate between 10% and 90% of the jobs done (start-up and the last
     // stragglers are not what the model describes).
     const marks: DoneMark[] = [];
+    const samples: Sample[] = [];
     const done = () => workers.reduce((a, w) => a + w.counters().done, 0);
     await Promise.all([
       produce(),
@@ -104,7 +208,16 @@ export async function measureThrottled(
       waitFor(
         'all throttled jobs done',
         () => {
-          marks.push({ at: performance.now(), done: done() });
+          const at = performance.now();
+          marks.push({ at, done: done() });
+          const keys = Object.entries(proxy.counts.byKey);
+          samples.push({
+            at,
+            done: done(),
+            enqueued,
+            units: Object.fromEntries(keys.map(([k, v]) => [k, v.units])),
+            unused: Object.fromEntries(keys.map(([k, v]) => [k, v.unused])),
+          });
           return done() >= args.jobs ? true : undefined;
         },
         600_000,
@@ -124,12 +237,15 @@ export async function measureThrottled(
     return {
       shards: args.shards,
       writeUnitsPerSec: args.writeUnitsPerSec,
+      workers: args.workers,
       jobs: args.jobs,
       seconds,
       jobsPerSec: steady,
       overallJobsPerSec: args.jobs / seconds,
       predictedJobsPerSec: predicted,
       ratio: steady / predicted,
+      steady: steadyUse(samples, args.jobs, args.workers * args.slots),
+      retryWaits,
       timeline: [0.1, 0.5, 0.9, 0.99, 1].map((f) => Math.round(marks.find((m) => m.done >= args.jobs * f)!.at - t0)),
       proxy: {
         requests: c.requests - before.requests,
@@ -138,6 +254,7 @@ export async function measureThrottled(
         unprocessed: c.unprocessed - before.unprocessed,
         byKind,
         staleReads: 0,
+        byKey: structuredClone(c.byKey),
       },
       surfaced: { ...workerErrors(workers, errors), enqueueRetries },
       callsPerJob: calls / args.jobs,

@@ -47,6 +47,12 @@ export interface ThrottleCounts {
   byKind: Record<string, number>;
   /** Index Queries answered from a stale view. */
   staleReads: number;
+  /**
+   * Per index partition (`gsi|<gpk>`): write units accepted, writes throttled (a batch's items one
+   * each), and `unused`: units its bucket refilled past full, capacity no write asked for while the
+   * bucket was full (base keys are not listed: one per job).
+   */
+  byKey: Record<string, { units: number; throttled: number; unused: number }>;
 }
 
 /** A running throttling proxy. */
@@ -103,14 +109,17 @@ export async function startThrottleProxy(target: string, opts: ThrottleOptions):
   const rate = opts.writeUnitsPerSec;
   const burst = Math.max(1, rate * (opts.burstSec ?? 0.5));
   const random = opts.random ?? Math.random;
-  const counts: ThrottleCounts = { requests: 0, writes: 0, throttled: 0, unprocessed: 0, byKind: {}, staleReads: 0 };
+  const counts: ThrottleCounts = { requests: 0, writes: 0, throttled: 0, unprocessed: 0, byKind: {}, staleReads: 0, byKey: {} };
+  const keyCount = (key: string) => (counts.byKey[key] ??= { units: 0, throttled: 0, unused: 0 });
   const buckets = new Map<string, { tokens: number; at: number }>();
   const shadow = new Map<string, string | undefined>(); // id -> current gpk
   const views = new Map<string, { at: number; status: number; headers: Record<string, string | string[]>; payload: Buffer }>();
 
   const level = (key: string, now: number) => {
     const b = buckets.get(key) ?? { tokens: burst, at: now };
-    b.tokens = Math.min(burst, b.tokens + ((now - b.at) / 1000) * rate);
+    const refilled = b.tokens + ((now - b.at) / 1000) * rate;
+    if (refilled > burst && !key.startsWith('base|') && Number.isFinite(refilled)) keyCount(key).unused += refilled - burst;
+    b.tokens = Math.min(burst, refilled);
     b.at = now;
     buckets.set(key, b);
     return b;
@@ -119,11 +128,18 @@ export async function startThrottleProxy(target: string, opts: ThrottleOptions):
   const take = (charges: Charges): string | undefined => {
     const now = performance.now();
     for (const [key, units] of charges) if (level(key, now).tokens < units) return key;
-    for (const [key, units] of charges) buckets.get(key)!.tokens -= units;
+    for (const [key, units] of charges) {
+      buckets.get(key)!.tokens -= units;
+      if (!key.startsWith('base|')) keyCount(key).units += units;
+    }
     return undefined;
   };
   const refund = (charges: Charges) => {
-    for (const [key, units] of charges) if (!key.startsWith('base|')) buckets.get(key)!.tokens += units;
+    for (const [key, units] of charges)
+      if (!key.startsWith('base|')) {
+        buckets.get(key)!.tokens += units;
+        keyCount(key).units -= units;
+      }
   };
 
   /** Charges of one write of `id`, and the item's index partition after it. */
@@ -144,9 +160,11 @@ export async function startThrottleProxy(target: string, opts: ThrottleOptions):
     return { charges, after: next };
   };
 
-  const throttle = (res: ServerResponse, key: string) => {
+  /** Answers with a throttle; `keyCounted` when the key's throttle was counted already (a batch's items). */
+  const throttle = (res: ServerResponse, key: string, keyCounted = false) => {
     counts.throttled++;
     counts.byKind[kindOf(key)] = (counts.byKind[kindOf(key)] ?? 0) + 1;
+    if (!keyCounted && !key.startsWith('base|')) keyCount(key).throttled++;
     const onIndex = key.startsWith('gsi|');
     const body = JSON.stringify({
       __type: 'com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException',
@@ -283,6 +301,7 @@ export async function startThrottleProxy(target: string, opts: ThrottleOptions):
             const short = take(charges);
             if (short) {
               lastShort = short;
+              if (!short.startsWith('base|')) keyCount(short).throttled++;
               (unprocessed[table] ??= []).push(r);
             } else {
               (admitted[table] ??= []).push(r);
@@ -292,7 +311,7 @@ export async function startThrottleProxy(target: string, opts: ThrottleOptions):
         }
         const rejected = Object.values(unprocessed).reduce((a, l) => a + l.length, 0);
         counts.unprocessed += rejected;
-        if (applied.length === 0) return throttle(res, lastShort);
+        if (applied.length === 0) return throttle(res, lastShort, true);
         return forward(
           req,
           JSON.stringify({ ...body, RequestItems: admitted }),

@@ -43,9 +43,30 @@ describe('throttle proxy', () => {
     expect(sdk).toBeInstanceOf(ProvisionedThroughputExceededException);
     expect((sdk as { $metadata: { httpStatusCode: number } }).$metadata.httpStatusCode).toBe(400);
     expect(proxy.counts.byKind).toEqual({ prio: 1 });
+    // Per partition: the two writes it took, the one it refused, and no capacity left unasked for.
+    expect(proxy.counts.byKey['gsi|prio|q']).toEqual({ units: 2, throttled: 1, unused: 0 });
     // Other partitions are not affected: a priority-0 job lands on a ready shard.
     expect((await queue.enqueue({ queue: 'q', id: 'd', payload: null })).outcome).toBe('created');
     expect(await queue.get('c')).toBeNull(); // nothing was written
+    client.destroy();
+  });
+
+  it("counts the capacity a partition's bucket refills past full as unused", async () => {
+    const { tableName } = await freshTable();
+    const proxy = await startThrottleProxy(endpoint(), { writeUnitsPerSec: 20, burstSec: 0.1 });
+    proxies.push(proxy);
+    const client = benchClient(proxy.endpoint, 1);
+    const queue = new JobQueue({ tableName, client, logger: silentLogger });
+    const start = performance.now();
+    await queue.enqueue({ queue: 'q', id: 'a', payload: null, priority: 1 });
+    await new Promise((r) => setTimeout(r, 300));
+    await queue.enqueue({ queue: 'q', id: 'b', payload: null, priority: 1 });
+    // Full at 2 units after 1 written, then idle: what refilled past full was not asked for.
+    const elapsed = (performance.now() - start) / 1000;
+    const key = proxy.counts.byKey['gsi|prio|q']!;
+    expect(key.units).toBe(2);
+    expect(key.unused).toBeGreaterThan(20 * 0.3 - 1);
+    expect(key.unused).toBeLessThanOrEqual(20 * elapsed);
     client.destroy();
   });
 });
