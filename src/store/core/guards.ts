@@ -96,7 +96,8 @@ function mergePlaceholders<V>(maps: readonly (Readonly<Record<string, V>> | unde
   const out: Record<string, V> = {};
   for (const m of maps) {
     for (const [k, v] of Object.entries(m ?? {})) {
-      if (k in out && JSON.stringify(out[k]) !== JSON.stringify(v)) throw new PlaceholderClashError(k, [out[k], v]);
+      // The same value (a name, a number, a string) is the common case: compared before any JSON.
+      if (k in out && out[k] !== v && JSON.stringify(out[k]) !== JSON.stringify(v)) throw new PlaceholderClashError(k, [out[k], v]);
       out[k] = v;
     }
   }
