@@ -152,6 +152,20 @@ describe('purgeDead edges', () => {
     expect(await queue.get('d')).toMatchObject({ state: 'dead' });
   });
 
+  it("job.purged carries the job's trace id, from the item the delete returns", async () => {
+    const { queue, clock, logger } = await freshQueue();
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    await queue.enqueue({ queue: 'q', payload: null, id: 'traced', maxAttempts: 1, traceContext: { traceparent: `00-${traceId}-00f067aa0ba902b7-01` } });
+    const [lease] = (await queue.lease({ owner: 'w', queues: ['q'], ttlMs: 30_000 })).leases;
+    await queue.ackFailed(lease!, 'fatal', { retryable: false });
+    await killJob(queue, 'q', 'plain');
+    clock.advance(2 * DAY);
+    expect(await queue.purgeDead({ olderThanMs: DAY })).toMatchObject({ deleted: 2 });
+    const byId = Object.fromEntries(logger.events('job.purged').map((e) => [e.fields.id, e.fields]));
+    expect(byId.traced).toMatchObject({ queue: 'q', attempt: 1, traceId });
+    expect(byId.plain).not.toHaveProperty('traceId');
+  });
+
   it('logs a lost race with the job and the generation it read', async () => {
     const { queue, clock, client, tableName, logger } = await freshQueue();
     await killJob(queue, 'q', 'saved');

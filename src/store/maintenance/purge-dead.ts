@@ -14,7 +14,8 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { deadPartition } from '../../keys.js';
 import { TABLE_SCHEMA } from '../../schema.js';
-import { itemToDeadEntry, type DeadEntry } from '../core/codec.js';
+import { traceLogFields } from '../../tracing.js';
+import { itemToDeadEntry, type DeadEntry, type Item } from '../core/codec.js';
 import type { StoreContext } from '../core/context.js';
 import { deadAtGeneration, guarded } from '../core/guards.js';
 import { translate } from '../core/io.js';
@@ -93,22 +94,35 @@ async function query(ctx: StoreContext, pk: string, range: { after: string | und
 }
 
 async function deleteIfDeadAt(ctx: StoreContext, e: DeadEntry): Promise<boolean> {
+  // The item comes back with the delete (and, on AWS, with a failed condition): its trace for the
+  // log lines, at no cost in write units.
+  let old: Item | undefined;
   try {
-    await ctx.doc.send(
+    const out = await ctx.doc.send(
       new DeleteCommand({
         TableName: ctx.tableName,
         Key: { id: e.id },
+        ReturnValues: 'ALL_OLD',
         ...guarded({}, deadAtGeneration(e.generation)),
       }),
     );
+    old = out.Attributes;
   } catch (err) {
     if (err instanceof ConditionalCheckFailedException) {
-      // Job lines: id, queue, attempt (the attempts it made), generation; the index holds no trace.
-      ctx.logger.info('purge.lost_race', { id: e.id, queue: e.queue, attempt: e.attempts, generation: e.generation });
+      // Job lines: id, queue, attempt (the attempts it made), generation, and its trace when known.
+      ctx.logger.info('purge.lost_race', { id: e.id, queue: e.queue, attempt: e.attempts, generation: e.generation, ...traceOf(err.Item) });
       return false;
     }
     throw translate(ctx, err);
   }
-  ctx.logger.warn('job.purged', { id: e.id, queue: e.queue, attempt: e.attempts, generation: e.generation, diedAt: e.diedAt });
+  ctx.logger.warn('job.purged', { id: e.id, queue: e.queue, attempt: e.attempts, generation: e.generation, diedAt: e.diedAt, ...traceOf(old) });
   return true;
+}
+
+/** `{ traceId }` of an item returned with a delete (plain or still marshalled, as a failed condition returns it), else nothing. */
+function traceOf(item: Record<string, unknown> | undefined): { traceId?: string } {
+  const t = item?.traceparent;
+  const text =
+    typeof t === 'string' ? t : typeof t === 'object' && t !== null && typeof (t as { S?: unknown }).S === 'string' ? (t as { S: string }).S : undefined;
+  return text === undefined ? {} : traceLogFields({ traceparent: text });
 }
