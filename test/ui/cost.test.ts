@@ -1,7 +1,7 @@
 /**
  * What the dashboard reads: a refresh is one index reading (1 registry Query + one Query per index
  * partition per queue, never a Scan) and the last hour's settle counts (one GetItem per queue and
- * hour), page views of the queues page cost nothing more, the sampler's figures are the ones
+ * ten-minute count item the hour touches), page views of the queues page cost nothing more, the sampler's figures are the ones
  * `stats` computes and its last-hour counts the ones `counts` reads.
  */
 import { describe, expect, test } from 'vitest';
@@ -12,7 +12,7 @@ import { dashboardOnFreshTable } from './support.js';
 
 const PARTITIONS_PER_QUEUE = 1 + 2 * QUEUE_SHARDS + 2 * GLOBAL_SHARDS; // prio + ready/sched shards + lease + dead shards
 const HOUR = 3_600_000;
-/** Half past the current hour: the last hour's counts then span two hourly count items. */
+/** Half past the current hour: the last hour's counts then span seven ten-minute count items (from :30 of the hour before to :30). */
 const halfPast = Math.floor(Date.now() / HOUR) * HOUR + HOUR / 2;
 
 describe('read cost', () => {
@@ -24,8 +24,8 @@ describe('read cost', () => {
 
     requests.reset();
     await dashboard.sampler.sample();
-    // The registry, then each queue's partitions; each queue's count items of this hour and the one before.
-    expect(requests.counts).toEqual({ Query: 1 + 3 * PARTITIONS_PER_QUEUE, GetItem: 3 * 2 });
+    // The registry, then each queue's partitions; each queue's seven count items of the last hour.
+    expect(requests.counts).toEqual({ Query: 1 + 3 * PARTITIONS_PER_QUEUE, GetItem: 3 * 7 });
     expect(PARTITIONS_PER_QUEUE).toBe(17);
 
     requests.reset();
@@ -69,7 +69,7 @@ describe('read cost', () => {
     const reading = await dashboard.sampler.sample();
     expect(reading.queues.map((q) => q.queue)).toEqual(['q1', 'q2']);
     expect(reading.moreQueues).toBe(true);
-    expect(requests.counts).toEqual({ Query: 1 + 2 * PARTITIONS_PER_QUEUE, GetItem: 2 * 2 });
+    expect(requests.counts).toEqual({ Query: 1 + 2 * PARTITIONS_PER_QUEUE, GetItem: 2 * 7 });
     expect(await (await fetch(dashboard.url)).text()).toContain('Showing the first 2 queues in name order');
   });
 
