@@ -59,6 +59,7 @@ function takeTurns<T extends Rankable>(run: readonly T[], turns: QueueTurns): T[
     if (list) list.push(c);
     else perQueue.set(c.queue, [c]);
   }
+  // Stryker disable next-line ConditionalExpression: equivalent, turns among one queue keep its order (a short-cut)
   if (perQueue.size < 2) return [...run];
   // Map order is first appearance: the tie-break after the last turn.
   const lists = [...perQueue.entries()].sort(([a], [b]) => turns.lastServed(a) - turns.lastServed(b)).map(([, list]) => list);
