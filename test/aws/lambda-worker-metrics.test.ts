@@ -13,10 +13,9 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { lambdaWorker, type LambdaWorkerReport } from '../../src/aws/lambda-worker.js';
 import { QUEUE_DIMENSION, WORKER_JOB_METRIC, WORKER_LOST_RACE_METRIC, WORKER_METRIC } from '../../src/aws/metric-names.js';
 import { lambdaMetrics, WorkerEmf, type EmfMetrics } from '../../src/aws/worker-emf.js';
-import type { LeaseRequest, LeaseResult } from '../../src/job-store.js';
 import { memoryLogger, silentLogger } from '../../src/log.js';
 import { freshQueue } from '../support/harness.js';
-import { WatchedStore } from '../worker/support.js';
+import { ThrottledOnce, WatchedStore } from '../worker/support.js';
 import { coldStart, fakeContext, handlerEnv, scheduledEvent } from './support.js';
 
 type EmfRecord = Record<string, unknown> & {
@@ -58,16 +57,6 @@ const countsOf = (r: EmfRecord) => Object.fromEntries(COUNT_NAMES.map((n) => [n,
 /** A table with retries an hour away (a failed job runs once per invocation) on the real clock. */
 async function table() {
   return freshQueue({ clock: Date.now, retry: { baseMs: 3_600_000, maxMs: 3_600_000 }, logger: silentLogger });
-}
-
-/** The table, with its first lease call throttled. */
-class ThrottledOnce extends WatchedStore {
-  private throttled = false;
-  override async lease(req: LeaseRequest): Promise<LeaseResult> {
-    if (this.throttled) return super.lease(req);
-    this.throttled = true;
-    throw new Error('throttled');
-  }
 }
 
 /** Runs `fn` with POWERTOOLS_METRICS_DISABLED set to `value`, then restores it. */

@@ -1,5 +1,10 @@
 /** Runs the CLI in-process (fast) or as a real process (exit codes, launcher), capturing its output. */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll } from 'vitest';
 import { fileURLToPath } from 'node:url';
 import type { CliIo } from '../../src/cli/io.js';
 import { runCli } from '../../src/cli/program.js';
@@ -73,4 +78,30 @@ function refuses(port: number): Promise<boolean> {
     });
     socket.once('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'ECONNREFUSED'));
   });
+}
+
+const handlerDirs: string[] = [];
+afterAll(() => {
+  for (const d of handlerDirs.splice(0)) execFileSync('rm', ['-rf', d]);
+});
+
+/** A handlers file with one queue, `q`, whose jobs return their payload (removed after the test file). */
+export function echoHandlersFile(prefix = 'fenceq-work-'): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  handlerDirs.push(dir);
+  const file = join(dir, 'h.mjs');
+  writeFileSync(file, 'export const handlers = { q: (job) => job.payload };\n');
+  return file;
+}
+
+/** The environment a `fenceq work` process needs for table `tableName` on the suite's endpoint `endpoint`, logs off. */
+export function workEnv(tableName: string, endpoint: string): Record<string, string> {
+  return {
+    FENCEQ_TABLE_NAME: tableName,
+    FENCEQ_DYNAMODB_ENDPOINT: endpoint,
+    AWS_REGION: 'us-east-1',
+    AWS_ACCESS_KEY_ID: 'local',
+    AWS_SECRET_ACCESS_KEY: 'local',
+    FENCEQ_LOG: 'silent',
+  };
 }

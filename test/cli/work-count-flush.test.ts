@@ -3,32 +3,14 @@
  * counts; 0 writes each ack's counts before the ack returns. A bad value is refused naming the
  * flag (exit 2) before the worker claims anything.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { EXIT } from '../../src/cli/exit-codes.js';
 import { withWorkEnv, WORK_ENV } from '../../src/cli/commands/work.js';
 import { JobQueue } from '../../src/job-queue.js';
 import { silentLogger } from '../../src/log.js';
 import { supervise } from '../../src/local/supervisor.js';
 import { endpoint, freshTable } from '../support/harness.js';
-import { BIN, cli, ROOT } from './support.js';
-
-const dirs: string[] = [];
-afterAll(() => {
-  for (const d of dirs) execFileSync('rm', ['-rf', d]);
-});
-
-/** A handlers file with one queue, `q`, whose jobs return their payload. */
-function handlersFile(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'fenceq-work-counts-'));
-  dirs.push(dir);
-  const file = join(dir, 'h.mjs');
-  writeFileSync(file, 'export const handlers = { q: (job) => job.payload };\n');
-  return file;
-}
+import { BIN, cli, echoHandlersFile, ROOT, workEnv } from './support.js';
 
 describe('work --count-flush', () => {
   it('is filled from FENCEQ_COUNT_FLUSH when the flag is absent', () => {
@@ -37,7 +19,7 @@ describe('work --count-flush', () => {
   });
 
   it('refuses a value that is not 0 or 100ms-1h, from the flag or the environment, naming the flag (exit 2)', async () => {
-    const file = handlersFile();
+    const file = echoHandlersFile();
     for (const [args, env] of [
       [['--count-flush', 'soon'], {}],
       [['--count-flush', '50ms'], {}],
@@ -53,15 +35,8 @@ describe('work --count-flush', () => {
   it('0: the job a worker finished is counted well before the default 10 s flush', async () => {
     const t = await freshTable('fenceq-counts');
     const queue = new JobQueue({ tableName: t.tableName, client: t.client, logger: silentLogger });
-    const env = {
-      FENCEQ_TABLE_NAME: t.tableName,
-      FENCEQ_DYNAMODB_ENDPOINT: endpoint(),
-      AWS_REGION: 'us-east-1',
-      AWS_ACCESS_KEY_ID: 'local',
-      AWS_SECRET_ACCESS_KEY: 'local',
-      FENCEQ_LOG: 'silent',
-    };
-    const child = supervise(process.execPath, [BIN, 'work', '--handlers', handlersFile(), '--poll', '100ms', '--count-flush', '0'], {
+    const env = workEnv(t.tableName, endpoint());
+    const child = supervise(process.execPath, [BIN, 'work', '--handlers', echoHandlersFile(), '--poll', '100ms', '--count-flush', '0'], {
       cwd: ROOT,
       env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
       stdin: 'ignore',

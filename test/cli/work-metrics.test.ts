@@ -3,46 +3,21 @@
  * is refused naming the flag (exit 2) before the worker claims anything; the real launcher serves
  * GET /metrics on the port it prints and closes it at SIGTERM.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { EXIT } from '../../src/cli/exit-codes.js';
 import { withWorkEnv, WORK_ENV } from '../../src/cli/commands/work.js';
 import { JobQueue } from '../../src/job-queue.js';
 import { silentLogger } from '../../src/log.js';
 import { supervise } from '../../src/local/supervisor.js';
 import { endpoint, freshTable } from '../support/harness.js';
-import { BIN, cli, ROOT } from './support.js';
-
-const dirs: string[] = [];
-afterAll(() => {
-  for (const d of dirs) execFileSync('rm', ['-rf', d]);
-});
-
-/** A handlers file with one queue, `q`, whose jobs return their payload. */
-function handlersFile(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'fenceq-work-metrics-'));
-  dirs.push(dir);
-  const file = join(dir, 'h.mjs');
-  writeFileSync(file, 'export const handlers = { q: (job) => job.payload };\n');
-  return file;
-}
+import { BIN, cli, echoHandlersFile, ROOT, workEnv } from './support.js';
 
 async function table() {
   const t = await freshTable('fenceq-metrics');
   const queue = new JobQueue({ tableName: t.tableName, client: t.client, logger: silentLogger });
-  const env = {
-    FENCEQ_TABLE_NAME: t.tableName,
-    FENCEQ_DYNAMODB_ENDPOINT: endpoint(),
-    AWS_REGION: 'us-east-1',
-    AWS_ACCESS_KEY_ID: 'local',
-    AWS_SECRET_ACCESS_KEY: 'local',
-    FENCEQ_LOG: 'silent',
-  };
+  const env = workEnv(t.tableName, endpoint());
   return { ...t, queue, env };
 }
 
@@ -53,7 +28,7 @@ describe('work --metrics-port', () => {
   });
 
   it('refuses a value that is not a port number 0-65535, from the flag or the environment, naming the flag (exit 2)', async () => {
-    const file = handlersFile();
+    const file = echoHandlersFile();
     for (const [args, env] of [
       [['--metrics-port', 'abc'], {}],
       [['--metrics-port', '65536'], {}],
@@ -73,7 +48,7 @@ describe('work --metrics-port', () => {
     try {
       const port = (taken.address() as AddressInfo).port;
       await t.queue.enqueue({ id: 'job-1', queue: 'q', payload: 1 });
-      const run = await cli(['work', '--handlers', handlersFile(), '--metrics-port', String(port)], { env: t.env });
+      const run = await cli(['work', '--handlers', echoHandlersFile(), '--metrics-port', String(port)], { env: t.env });
       expect(run.code).toBe(EXIT.usage);
       expect(run.stderr).toContain(`invalid --metrics-port ${port}: cannot listen (EADDRINUSE)`);
       expect((await t.queue.get('job-1'))?.state).toBe('pending');
@@ -84,7 +59,7 @@ describe('work --metrics-port', () => {
 
   it('the real launcher serves GET /metrics on the port it prints (0: a free one), with the queue gauges, and exits 0 at SIGTERM', async () => {
     const t = await table();
-    const child = supervise(process.execPath, [BIN, 'work', '--handlers', handlersFile(), '--poll', '100ms'], {
+    const child = supervise(process.execPath, [BIN, 'work', '--handlers', echoHandlersFile(), '--poll', '100ms'], {
       cwd: ROOT,
       env: { PATH: process.env.PATH, HOME: process.env.HOME, ...t.env, [WORK_ENV.metricsPort]: '0' },
       stdin: 'ignore',

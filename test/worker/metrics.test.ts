@@ -10,9 +10,8 @@ import type { QueueStats } from '../../src/types.js';
 import { WorkerMetrics } from '../../src/worker/metrics.js';
 import { serveMetrics, type MetricsServer } from '../../src/worker/metrics-server.js';
 import { testClock } from '../support/harness.js';
-import type { LeaseRequest, LeaseResult } from '../../src/job-store.js';
 import { Worker } from '../../src/worker/worker.js';
-import { deferred, next, nth, record, until, WatchedStore, workerTable } from './support.js';
+import { deferred, next, nth, record, ThrottledOnce, until, workerTable } from './support.js';
 
 /** Scrapes `server` over HTTP: status, content type and the samples by series (`name{labels}` -> value). */
 async function scrape(server: MetricsServer, path = '/metrics') {
@@ -189,15 +188,6 @@ describe('worker metrics', () => {
 
   it('observes a lease call that threw in the latency histogram and counts it as a lease error', async () => {
     const t = await workerTable();
-    /** The table, with its first lease call throttled. */
-    class ThrottledOnce extends WatchedStore {
-      private throttled = false;
-      override async lease(req: LeaseRequest): Promise<LeaseResult> {
-        if (this.throttled) return super.lease(req);
-        this.throttled = true;
-        throw new Error('throttled');
-      }
-    }
     const worker = new Worker({ store: new ThrottledOnce(t.queue), logger: t.logger, pollIntervalMs: 50, handlers: { q: () => null } });
     const metrics = new WorkerMetrics(worker);
     const polls = { finished: record(worker, 'poll.finished'), failed: record(worker, 'poll.failed') };

@@ -124,6 +124,16 @@ export class WatchedStore implements JobStore {
   }
 }
 
+/** The table, with its first lease call throttled (a lease error the worker sees once). */
+export class ThrottledOnce extends WatchedStore {
+  private throttled = false;
+  override async lease(req: LeaseRequest): Promise<LeaseResult> {
+    if (this.throttled) return super.lease(req);
+    this.throttled = true;
+    throw new Error('throttled');
+  }
+}
+
 const started: Worker[] = [];
 afterEach(async () => {
   await Promise.all(started.splice(0).map((w) => w.stop({ graceMs: 0 }).catch(() => undefined)));
