@@ -14,6 +14,7 @@ const LAYERS = [
   ['store: jobs', ['^src/store/jobs/']],
   ['store: lease', ['^src/store/lease/']],
   ['store: flow', ['^src/store/flow/']],
+  ['store: deps', ['^src/store/deps/']],
   ['store: plans', ['^src/store/plans/']],
   ['store: schedules', ['^src/store/schedules/']],
   ['store: maintenance', ['^src/store/maintenance/']],

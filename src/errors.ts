@@ -165,6 +165,33 @@ export class ShardLayoutBusyError extends FenceqError {
 }
 
 /**
+ * A job's `dependsOn` cannot be accepted: it would close a cycle (`reason: 'cycle'`, `ids` the
+ * cycle in order), or it names jobs that neither exist nor are enqueued in the same call
+ * (`reason: 'not-found'`, `ids` those jobs). Nothing was written.
+ */
+export class DependencyError extends FenceqError {
+  override name = 'DependencyError';
+  /** Why the dependencies were refused. */
+  readonly reason: 'cycle' | 'not-found';
+  /** The jobs concerned: the cycle, or the missing dependencies. */
+  readonly ids: readonly string[];
+  /** The job whose `dependsOn` was refused. */
+  readonly jobId: string;
+  constructor(reason: 'cycle' | 'not-found', jobId: string, ids: readonly string[], options?: { cause?: unknown }) {
+    const shown = ids.slice(0, 10).join(reason === 'cycle' ? ' -> ' : ', ') + (ids.length > 10 ? `, ... (${ids.length})` : '');
+    super(
+      reason === 'cycle'
+        ? `job ${jobId} cannot depend on these jobs: they form a cycle (${shown})`
+        : `job ${jobId} depends on jobs that neither exist nor are enqueued in the same call: ${shown}`,
+      options,
+    );
+    this.reason = reason;
+    this.jobId = jobId;
+    this.ids = ids;
+  }
+}
+
+/**
  * A stored item is not the shape its kind requires (a field missing or of the wrong type): the
  * table holds something fenceq did not write, or a newer version wrote a field this one reads
  * differently. Names the item's kind, its key and the field; nothing was written.

@@ -17,9 +17,9 @@ export { MAX_LEASE_QUEUES, MAX_STATS_QUEUES } from './views/op-inputs.js';
 export { dynamoClient, type JobQueueOptions } from './views/queue-core.js';
 
 /** What a producer calls: the producer view's ops (the enqueue function's). */
-const PRODUCER_METHODS = ['enqueue', 'enqueueMany', 'get', 'waitFor'] as const;
+const PRODUCER_METHODS = ['enqueue', 'enqueueMany', 'addFlow', 'get', 'waitFor'] as const;
 /** What a worker calls: the worker view's ops (the API function's). */
-const WORKER_METHODS = ['lease', 'ackDone', 'ackFailed', 'renew', 'release', 'leaveReaders'] as const;
+const WORKER_METHODS = ['lease', 'ackDone', 'ackFailed', 'renew', 'release', 'leaveReaders', 'dependencies'] as const;
 /** What an operator calls: the operator view's ops (the admin function's, and the CLI's table calls). */
 const OPERATOR_METHODS = [
   'ensureTable',
@@ -40,9 +40,21 @@ const OPERATOR_METHODS = [
   'flowStatus',
   'groupPosition',
   'counts',
+  'flowTree',
+  'cancelFlow',
+  'dependencyWait',
+  'dependencyPage',
 ] as const;
 /** What the reclaim run calls: the maintenance view's ops. */
-const MAINTENANCE_METHODS = ['reclaimOrphaned', 'advanceGroups', 'checkShardLayout', 'nextQueues', 'markDeadNotified', 'undeliveredDeadNotices'] as const;
+const MAINTENANCE_METHODS = [
+  'reclaimOrphaned',
+  'advanceGroups',
+  'repairDependencies',
+  'checkShardLayout',
+  'nextQueues',
+  'markDeadNotified',
+  'undeliveredDeadNotices',
+] as const;
 
 /**
  * The fenced job queue on one DynamoDB table: producers enqueue, workers lease and ack, operators

@@ -1,4 +1,5 @@
-import type { Json, Lease } from './job.js';
+import type { Json, Lease, StaleOutcome } from './job.js';
+import type { DependencyPage } from './store/deps/dep-read.js';
 import type { AckDoneOutcome } from './store/jobs/ack-done.js';
 import type { AckFailedOutcome } from './store/jobs/ack-failed.js';
 import type { ReleaseOutcome } from './store/jobs/release.js';
@@ -48,10 +49,15 @@ export interface JobStore {
    */
   leaveReaders?(): Promise<void>;
   /**
+   * Optional: the leased job's dependencies with their results, a page at a time (JobQueue and
+   * LambdaJobStore have it; a handler calls it as `ctx.dependencies()`).
+   */
+  dependencies?(lease: Lease, opts?: { cursor?: string; limit?: number }): Promise<DependencyPage | StaleOutcome>;
+  /**
    * Optional: writes the settle counts this store holds (the exact done, failed, dead... counts);
    * the worker calls it when it stops (JobQueue has it; over the Lambda API each invocation writes its own).
    */
   flushCounts?(): Promise<void>;
 }
 
-export type { AckDoneOutcome, AckFailedOutcome, LimitWait };
+export type { AckDoneOutcome, AckFailedOutcome, DependencyPage, LimitWait };

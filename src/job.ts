@@ -4,6 +4,17 @@ export const JOB_STATES = ['pending', 'running', 'done', 'dead', 'cancelled'] as
 /** One of {@link JOB_STATES}. */
 export type JobState = (typeof JOB_STATES)[number];
 
+/**
+ * What a dependent job does when one of its dependencies ends dead or cancelled: `fail` (the
+ * dependent ends dead, with a reason naming the dependency; its own dependents follow their
+ * policies), `ignore` (the dependency counts as finished; its error reaches the dependent's
+ * handler), or `wait` (until the dependency is requeued and finishes, or an operator steps in).
+ */
+export const DEPENDENCY_POLICIES = ['fail', 'ignore', 'wait'] as const;
+
+/** One of {@link DEPENDENCY_POLICIES}. */
+export type DependencyPolicy = (typeof DEPENDENCY_POLICIES)[number];
+
 /** JSON-compatible value: what payloads and results are made of. */
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
@@ -58,6 +69,12 @@ export interface Job {
   readonly withdrawn?: boolean;
   /** The ordered group the job was enqueued in, if any. */
   readonly group?: string;
+  /** How many jobs this job was enqueued to wait for (`dependsOn`), if any (see docs/flows.md). */
+  readonly dependencies?: number;
+  /** What this job does when a dependency ends dead or cancelled (jobs with dependencies only). */
+  readonly onDependencyFailure?: DependencyPolicy;
+  /** The jobs that wait for this one, by id. */
+  readonly dependents?: readonly string[];
   /** The W3C `traceparent` active at enqueue, when tracing was on (see docs/observability.md). */
   readonly traceparent?: string;
   /** The W3C `tracestate` that came with it, if any. */
@@ -111,6 +128,10 @@ export interface Lease {
   readonly slot?: number;
   /** The job's ordered group, if any: when it finishes, the next job of the group is let go. */
   readonly group?: string;
+  /** Set when other jobs wait for this one: its end is then told to them (see docs/flows.md). */
+  readonly hasDependents?: boolean;
+  /** Set when this job waited for dependencies: the handler may read their results (`ctx.dependencies()`). */
+  readonly dependencies?: number;
   /** The job's stored W3C `traceparent`, if any: the worker's spans continue its trace. */
   readonly traceparent?: string;
   /** The job's stored W3C `tracestate`, if any. */

@@ -79,6 +79,40 @@ export const QUEUE_REGISTRY_ID_PREFIX = '~queue|';
 /** Ids of ordered-group items (`~group|<queue>|<group>`): the one other item a producer writes, enqueueing into a group. */
 export const GROUP_ID_PREFIX = '~group|';
 
+/** The id prefix of a dependent job's dependency buckets (`~deps|<job id>|<k>`: src/store/deps/dep-items.ts). */
+export const DEPS_ID_PREFIX = '~deps|';
+
+/**
+ * Index partition of a pending job waiting for its dependencies (no lease call reads it), sorted by
+ * when the reclaim run next checks it: `<check at>|<id>`.
+ */
+export function waitingPartition(shard: number): string {
+  return `wait|${shard}`;
+}
+
+/** Index keys of a job waiting for its dependencies, next checked at `checkAt`, on one of `globalShards` shards. */
+export function waitingKeys(id: string, checkAt: number, globalShards: number = GLOBAL_SHARDS): IndexKeys {
+  return { gpk: waitingPartition(shardOf(id, globalShards)), gsk: `${pad(checkAt, 15)}|${id}` };
+}
+
+/**
+ * Index partition of a finished job (done, dead or cancelled) whose dependents have not all been
+ * told yet, sorted by when it finished: the reclaim run tells them if its settler could not.
+ */
+export function notifyPartition(shard: number): string {
+  return `notify|${shard}`;
+}
+
+/** Index keys of a finished job whose dependents are still to be told, finished at `at`. */
+export function notifyKeys(id: string, at: number, globalShards: number = GLOBAL_SHARDS): IndexKeys {
+  return { gpk: notifyPartition(shardOf(id, globalShards)), gsk: `${pad(at, 15)}|${id}` };
+}
+
+/** The sort key bound that selects the entries of a waiting or notify partition due at `now`. */
+export function dueSortKeyBound(now: number): string {
+  return `${pad(now, 15)}|~`;
+}
+
 /** The id prefix of the settle count items (one per queue and hour: src/store/maintenance/count-items.ts). */
 export const COUNT_ID_PREFIX = '~count|';
 

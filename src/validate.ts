@@ -246,6 +246,9 @@ function assertLease(field: string, value: unknown): asserts value is Lease {
   checkInt(`${field}.maxAttempts`, l.maxAttempts, 1, 1_000_000);
   if (l.slot !== undefined) checkInt(`${field}.slot`, l.slot, 0, 999);
   if (l.group !== undefined) checkGroup(`${field}.group`, l.group);
+  if (l.hasDependents !== undefined && typeof l.hasDependents !== 'boolean')
+    throw new ValidationError(`${field}.hasDependents`, l.hasDependents, 'must be a boolean');
+  if (l.dependencies !== undefined) checkInt(`${field}.dependencies`, l.dependencies, 1, 1_000_000);
   if (l.traceparent !== undefined) checkTraceparent(`${field}.traceparent`, l.traceparent);
   if (l.tracestate !== undefined) checkTracestate(`${field}.tracestate`, l.tracestate);
 }

@@ -14,6 +14,7 @@ import { readSettleCounts, type QueueCounts } from '../store/maintenance/count-i
 import { findUndeliveredDeadNotices, markDeadNotifiedIfUndelivered } from '../store/maintenance/dead-notices.js';
 import { reclaimOrphaned, type ReclaimCounts } from '../store/maintenance/reclaim-orphaned.js';
 import { advanceAllGroups } from '../store/plans/settle.js';
+import { repairDependencies, type DependencyRepairCounts } from '../store/deps/dep-repair.js';
 import { measureStats, measureTotals, readJob } from './reads.js';
 import * as check from './op-inputs.js';
 import type { QueueCore } from './queue-core.js';
@@ -36,6 +37,14 @@ export class MaintenanceView {
   /** Advances every ordered group that is stuck (an interrupted advance, a purged dead head, a producer that died). */
   async advanceGroups(opts: { max?: number } = {}): Promise<number> {
     return advanceAllGroups(this.core.ctx, check.advanceGroups({ options: opts }).max);
+  }
+
+  /**
+   * Repairs dependencies a crash left behind (docs/flows.md): tells the dependents of finished jobs
+   * whose settler did not, and checks waiting jobs whose check is due, up to `max` (default 500) each.
+   */
+  async repairDependencies(opts: { max?: number } = {}): Promise<DependencyRepairCounts> {
+    return repairDependencies(this.core.ctx, check.repairDependencies({ options: opts }).max);
   }
 
   /** Records `shards` as the table's shard layout (the stack's configured counts). */

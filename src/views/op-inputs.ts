@@ -93,6 +93,12 @@ interface LeaseArgs {
 const OP_ARGS = {
   enqueue: [['job'], []],
   enqueueMany: [['jobs'], []],
+  addFlow: [['flow'], []],
+  dependencies: [['lease'], ['options']],
+  flowTree: [['id'], ['options']],
+  cancelFlow: [['id'], []],
+  dependencyWait: [['id'], []],
+  repairDependencies: [[], ['options']],
   get: [['id'], []],
   lease: [['lease'], []],
   ackDone: [['lease'], ['result', 'countNow']],
@@ -143,6 +149,36 @@ export const enqueueMany = (a: OpArgs): { jobs: readonly unknown[] } => {
   if (!Array.isArray(a.jobs)) throw new ValidationError('jobs', a.jobs, 'must be an array');
   return { jobs: a.jobs };
 };
+
+/** Checks addFlow's arguments: `{ flow }` (its jobs are checked by flowJobs and checkEnqueue). */
+export const addFlow = (a: OpArgs): { flow: unknown } => ({ flow: a.flow });
+
+/** Checks dependencies's arguments: the lease, and `{ cursor, limit }`. */
+export const dependencies = (a: OpArgs): LeaseArgs & { cursor?: string; limit: number } => {
+  const o = options('options', a.options, ['cursor', 'limit']);
+  if (o.cursor !== undefined && (typeof o.cursor !== 'string' || !/^\d{1,6}$/.test(o.cursor)))
+    throw new ValidationError('options.cursor', o.cursor, 'must be a cursor from the previous page');
+  return {
+    lease: checkLease('lease', a.lease),
+    limit: intOr('options.limit', o.limit, 1, 1000, 100),
+    ...(typeof o.cursor === 'string' ? { cursor: o.cursor } : {}),
+  };
+};
+
+/** Checks flowTree's arguments: `{ id, options: { maxNodes } }`. */
+export const flowTree = (a: OpArgs): { id: string; maxNodes: number } => ({
+  id: checkId('id', a.id),
+  maxNodes: intOr('options.maxNodes', options('options', a.options, ['maxNodes']).maxNodes, 1, 10_001, 1000),
+});
+
+/** Checks cancelFlow's arguments: `{ id }`. */
+export const cancelFlow = byId;
+
+/** Checks dependencyWait's arguments: `{ id }`. */
+export const dependencyWait = byId;
+
+/** Checks repairDependencies's arguments: `{ options: { max } }`. */
+export const repairDependencies = (a: OpArgs): { max: number } => ({ max: intOr('options.max', options('options', a.options, ['max']).max, 1, 10_000, 500) });
 
 /** Checks get's arguments: `{ id }`. */
 export const get = byId;

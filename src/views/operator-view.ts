@@ -4,7 +4,11 @@
  * function's op set (and the CLI's and the dashboard's); the operator's IAM grants these.
  */
 import type { Job } from '../job.js';
-import { UnknownQueueError } from '../errors.js';
+import { JobNotFoundError, UnknownQueueError } from '../errors.js';
+import { checkId } from '../validate.js';
+import { readItem } from '../store/core/io.js';
+import { dependencyPage, dependencyWait, flowTree, type DependencyPage, type DependencyWait, type FlowTreeNode } from '../store/deps/dep-read.js';
+import { cancelFlow, type CancelFlowOutcome } from '../store/plans/flow-cancel.js';
 import type { QueueLimits } from '../flow-limits.js';
 import { Schedules } from '../schedules.js';
 import { ensureTable } from '../store/core/ensure-table.js';
@@ -95,6 +99,30 @@ export class OperatorView {
   async queuePage(args: { limit?: number; cursor?: string } = {}): Promise<QueuePage> {
     const { limit, after } = check.queues({ queues: args });
     return this.core.queuePage(limit, after);
+  }
+
+  /** A flow's tree from `id` down its dependencies, with each job's state (at most `maxNodes` jobs, default 1,000). */
+  async flowTree(id: string, opts: { maxNodes?: number } = {}): Promise<{ root: FlowTreeNode; nodes: number; truncated: boolean }> {
+    const a = check.flowTree({ id, options: opts });
+    return flowTree(this.core.ctx, a.id, a.maxNodes);
+  }
+
+  /** Cancels every job of the flow under `id` that has not finished, the root first. */
+  async cancelFlow(id: string): Promise<CancelFlowOutcome> {
+    return cancelFlow(this.core.ctx, check.cancelFlow({ id }).id);
+  }
+
+  /** What a job waits for ("3 of 5 dependencies finished; waiting for: a running, ..."), or null when it has no dependencies. */
+  async dependencyWait(id: string): Promise<DependencyWait | null> {
+    const { ctx } = this.core;
+    const item = await readItem(ctx, check.dependencyWait({ id }).id);
+    if (!item) throw new JobNotFoundError(id);
+    return (await dependencyWait(ctx, item)) ?? null;
+  }
+
+  /** A job's dependencies with their results, a page at a time (see the worker view's `dependencies`). */
+  async dependencyPage(id: string, opts: { cursor?: string; limit?: number } = {}): Promise<DependencyPage> {
+    return dependencyPage(this.core.ctx, checkId('id', id), opts);
   }
 
   /** Cancels a pending or running job (a running holder's acks become stale); a grouped job's group moves on. */

@@ -4,7 +4,8 @@
  * worker's IAM grants exactly these. Every settle and renew matches `(id, generation, running)`,
  * so a stale or forged lease gets `{ outcome: 'stale' }` and writes nothing.
  */
-import type { Json, Lease } from '../job.js';
+import type { Json, Lease, StaleOutcome } from '../job.js';
+import { dependenciesOfLease, type DependencyPage } from '../store/deps/dep-read.js';
 import type { JobStore, LeaseRequest, LeaseResult } from '../job-store.js';
 import type { AckDoneOutcome } from '../store/jobs/ack-done.js';
 import type { AckFailedOutcome } from '../store/jobs/ack-failed.js';
@@ -45,6 +46,16 @@ export class WorkerView implements JobStore {
     // Limits are read once per queue per refresh period; one plan ranks every queue's jobs (lease-plan.ts).
     const limits = await ctx.limits.limitsOf(ctx, queues);
     return leaseAcrossQueues(ctx, { owner, queues, limits, ttlMs, max });
+  }
+
+  /**
+   * The leased job's dependencies with their results (and errors, for those its policy ignored), a
+   * page of about `limit` (default 100) at a time in the order `dependsOn` gave them: pass `cursor`
+   * back for the next. `{ outcome: 'stale' }` when the lease no longer holds the job.
+   */
+  async dependencies(lease: Lease, opts: { cursor?: string; limit?: number } = {}): Promise<DependencyPage | StaleOutcome> {
+    const a = check.dependencies({ lease, options: opts });
+    return dependenciesOfLease(this.core.ctx, a.lease, a);
   }
 
   /** Marks the leased job done with `result` (default null). Stale leases get `{ outcome: 'stale' }`. */

@@ -1,5 +1,5 @@
 import type { Json, Lease } from '../job.js';
-import type { JobStore } from '../job-store.js';
+import type { DependencyPage, JobStore } from '../job-store.js';
 import type { Logger } from '../log.js';
 import type { WorkerTimers } from './timers.js';
 
@@ -48,6 +48,13 @@ export interface HandlerContext {
    * so reporting often costs no extra writes and a superseded run cannot overwrite its successor's.
    */
   progress(value?: Json): Promise<Lease>;
+  /**
+   * The job's dependencies (`dependsOn`, a flow job's children) with their results, and errors for
+   * those its policy ignored: a page of about `limit` (default 100), in the order given; pass the
+   * page's `cursor` for the next. Rejects with LeaseLostError when the lease is gone. A job with no
+   * dependencies gets an empty page. See docs/flows.md.
+   */
+  dependencies(opts?: { cursor?: string; limit?: number }): Promise<DependencyPage>;
 }
 
 /** Runs one job; its return value (JSON, or nothing for null) is recorded as the job's result. */

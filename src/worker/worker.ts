@@ -11,7 +11,7 @@ import { ACK_RETRY, Backoff, backoffDelay } from '../retry-policy.js';
 import { leaseLogFields, startJobTrace, traceCall } from '../tracing.js';
 import { checkInt } from '../validate.js';
 import { installCrashGuard, runInScope } from './crash-guard.js';
-import { HandlerCrashError, HandlerTimeoutError, type LeaseLostError, PayloadInvalidError, ResultInvalidError, WorkerStoppedError } from './errors.js';
+import { HandlerCrashError, HandlerTimeoutError, LeaseLostError, PayloadInvalidError, ResultInvalidError, WorkerStoppedError } from './errors.js';
 import { WorkerEvents } from './events.js';
 import { HeldLease, type LeaseHost } from './held-lease.js';
 import { resolveWorkerOptions, WORKER_DEFAULTS, type ResolvedWorkerOptions } from './options.js';
@@ -318,6 +318,13 @@ export class Worker {
       progress: async (value) => {
         o.logger.info('worker.job_progress', { ...leaseLogFields(lease), progress: value });
         return h.reportProgress(value === undefined ? null : value);
+      },
+      dependencies: async (opts = {}) => {
+        if (lease.dependencies === undefined) return { items: [] };
+        if (!o.store.dependencies) throw new FenceqError('this store cannot read dependencies (JobQueue and LambdaJobStore can)');
+        const page = await o.store.dependencies(h.lease, opts);
+        if ('outcome' in page) throw new LeaseLostError(lease.id, lease.generation, page.currentGeneration, page.currentState);
+        return page;
       },
     };
     let fail!: (error: unknown, reason: string) => void;

@@ -4,7 +4,7 @@
  * else does the store turn an item's attributes into typed fields. (A schedule item, a different
  * kind of item, is decoded beside its type: `itemToSchedule` in schedules.ts.)
  */
-import { JOB_STATES, type Job, type JobState, type Lease, type SettledBy } from '../../job.js';
+import { DEPENDENCY_POLICIES, JOB_STATES, type DependencyPolicy, type Job, type JobState, type Lease, type SettledBy } from '../../job.js';
 import { TABLE_SCHEMA } from '../../schema.js';
 import { MalformedItemError } from '../../errors.js';
 import { parseJson } from '../../validate.js';
@@ -42,6 +42,8 @@ export interface ItemFields {
   strings(field: string): string[];
   /** A map of string to number, empty when absent. */
   numbers(field: string): Record<string, number>;
+  /** A number set (or list of numbers), empty when absent. */
+  numberSet(field: string): number[];
 }
 
 /** The {@link ItemFields} of `item`, an item of `kind` (for the error's message). */
@@ -88,6 +90,12 @@ export function fields(kind: string, item: Item): ItemFields {
       if (absent(v)) return [];
       const list: unknown[] = v instanceof Set ? [...v] : Array.isArray(v) ? v : bad(f, 'a list of strings');
       return list.map((x) => (isStr(x) ? x : bad(f, 'a list of strings')));
+    },
+    numberSet: (f) => {
+      const v = item[f];
+      if (absent(v)) return [];
+      const list: unknown[] = v instanceof Set ? [...v] : Array.isArray(v) ? v : bad(f, 'a set of numbers');
+      return list.map((x) => (isNum(x) ? x : bad(f, 'a set of numbers')));
     },
     numbers: (f) => {
       const v = item[f];
@@ -136,6 +144,12 @@ export interface JobItem {
   readonly withdrawn: boolean | undefined;
   readonly traceparent: string | undefined;
   readonly tracestate: string | undefined;
+  /** `<job>|<bucket>|<policy>` entries of the jobs that wait for this one (deps/dep-items.ts). */
+  readonly dependents: readonly string[];
+  /** How many dependencies it was enqueued with, if any. */
+  readonly depsTotal: number | undefined;
+  /** Its policy for a dependency that ends dead or cancelled, if it has dependencies. */
+  readonly depPolicy: DependencyPolicy | undefined;
 }
 
 /** Decodes a whole stored job item (kind `job`); a missing or mistyped attribute is a {@link MalformedItemError}. */
@@ -168,6 +182,9 @@ export function decodeJob(item: Item): JobItem {
     withdrawn: f.optBool('withdrawn'),
     traceparent: f.optStr('traceparent'),
     tracestate: f.optStr('tracestate'),
+    dependents: f.strings('dependents'),
+    depsTotal: f.optNum('depsTotal'),
+    depPolicy: f.optOneOf('depPolicy', DEPENDENCY_POLICIES),
   };
 }
 
@@ -197,6 +214,9 @@ export function itemToJob(item: Item): Job {
     deadNotified: j.deadNotified,
     withdrawn: j.withdrawn,
     group: j.group,
+    dependencies: j.depsTotal,
+    onDependencyFailure: j.depPolicy,
+    dependents: j.dependents.length > 0 ? [...new Set(j.dependents.map((e) => e.slice(0, e.indexOf('|'))))] : undefined,
     traceparent: j.traceparent,
     tracestate: j.tracestate,
     progress: parseJson(j.progress),
@@ -233,6 +253,7 @@ export function itemToLease(item: Item, secret: string): Lease {
   const group = f.optStr('group');
   const traceparent = f.optStr('traceparent');
   const tracestate = f.optStr('tracestate');
+  const dependencies = f.optNum('depsTotal');
   return {
     id: f.str('id'),
     generation: f.num('leaseGeneration'),
@@ -245,6 +266,8 @@ export function itemToLease(item: Item, secret: string): Lease {
     queue: f.str('queue'),
     payload: parseJson(f.optStr('payload')) ?? null,
     ...(group === undefined ? {} : { group }),
+    ...(f.strings('dependents').length > 0 ? { hasDependents: true } : {}),
+    ...(dependencies === undefined ? {} : { dependencies }),
     ...(traceparent === undefined ? {} : { traceparent }),
     ...(tracestate === undefined ? {} : { tracestate }),
   };

@@ -321,3 +321,72 @@ export function parkedIn(partition: unknown): Guard {
 export function legacyNamesPresent(): Guard {
   return { ConditionExpression: 'attribute_exists(#names)', ExpressionAttributeNames: { '#names': 'names' }, ExpressionAttributeValues: {} };
 }
+
+/** A pending job waiting for its dependencies (in a `wait|` partition, where no lease call reads). */
+export function waitingForDependencies(): Guard {
+  return {
+    ConditionExpression: '#state = :pending AND begins_with(#gpk, :waitPrefix)',
+    ExpressionAttributeNames: { '#state': 'state', '#gpk': 'gpk' },
+    ExpressionAttributeValues: { ':pending': 'pending', ':waitPrefix': 'wait|' },
+  };
+}
+
+/** A job not waiting for dependencies (an operator's run-now must not start one early). */
+export function notWaitingForDependencies(): Guard {
+  return {
+    ConditionExpression: 'attribute_not_exists(#gpk) OR NOT begins_with(#gpk, :waitPrefix)',
+    ExpressionAttributeNames: { '#gpk': 'gpk' },
+    ExpressionAttributeValues: { ':waitPrefix': 'wait|' },
+  };
+}
+
+/** A dependency bucket that still counts `dep` as pending: each dependency is counted once. */
+export function dependencyPending(dep: string): Guard {
+  return { ConditionExpression: 'contains(#pending, :dep)', ExpressionAttributeNames: { '#pending': 'pending' }, ExpressionAttributeValues: { ':dep': dep } };
+}
+
+/** A waiting job that still lists bucket `k` as unfinished: a bucket is cleared once. */
+export function bucketUnfinished(k: number): Guard {
+  return allOf(waitingForDependencies(), {
+    ConditionExpression: 'contains(#depBuckets, :k)',
+    ExpressionAttributeNames: { '#depBuckets': 'depBuckets' },
+    ExpressionAttributeValues: { ':k': k },
+  });
+}
+
+/** A waiting job with no unfinished bucket left: it is let go once. */
+export function dependenciesFinished(): Guard {
+  return allOf(waitingForDependencies(), {
+    ConditionExpression: 'attribute_not_exists(#depBuckets)',
+    ExpressionAttributeNames: { '#depBuckets': 'depBuckets' },
+    ExpressionAttributeValues: {},
+  });
+}
+
+/**
+ * A pending job that may be told it has a new dependent: only a pending job (one not yet leased)
+ * takes one, since a lease tells its worker whether the job has dependents and an ack relies on it.
+ */
+export function takesDependents(): Guard {
+  return { ConditionExpression: '#state = :pending', ExpressionAttributeNames: { '#state': 'state' }, ExpressionAttributeValues: { ':pending': 'pending' } };
+}
+
+/** A finished job still in the notify partition, as the notifier read it (same state and generation). */
+export function notifyingAsRead(state: string, generation: number): Guard {
+  return {
+    ConditionExpression: '#state = :seenState AND #leaseGeneration = :seen AND begins_with(#gpk, :notifyPrefix)',
+    ExpressionAttributeNames: { '#state': 'state', '#leaseGeneration': 'leaseGeneration', '#gpk': 'gpk' },
+    ExpressionAttributeValues: { ':seenState': state, ':seen': generation, ':notifyPrefix': 'notify|' },
+  };
+}
+
+/** A job with exactly `count` dependents as read (a cancel decided on that read tells them all). */
+export function dependentsAsRead(count: number): Guard {
+  return count === 0
+    ? { ConditionExpression: 'attribute_not_exists(#dependents)', ExpressionAttributeNames: { '#dependents': 'dependents' }, ExpressionAttributeValues: {} }
+    : {
+        ConditionExpression: 'size(#dependents) = :dependentCount',
+        ExpressionAttributeNames: { '#dependents': 'dependents' },
+        ExpressionAttributeValues: { ':dependentCount': count },
+      };
+}

@@ -3,7 +3,8 @@
  * Guard:   leaseHeld (state = running AND leaseGeneration = :gen AND incarnation = :inc AND
  *          leaseSecretHash = SHA-256(lease.secret)).
  * Writes:  result, settledGeneration = :gen, settledBy = done, settledSecretHash (the live hash
- *          moves there), TTL (finished-job retention); leaves the index.
+ *          moves there), TTL (finished-job retention); leaves the index, or (a job others wait
+ *          for: `lease.hasDependents`) moves to the notify partition, whose dependents are told next.
  * Lost race: the job as it stands classifies it (the copy DynamoDB sends with the failure,
  *   ALL_OLD; else a consistent read). The job settled as done by this same generation
  *   with this same secret means an earlier try landed and its answer was lost: success
@@ -11,6 +12,7 @@
  *   generation and state.
  */
 import type { Lease, StaleOutcome } from '../../job.js';
+import { notifyKeys } from '../../keys.js';
 import { leaseLogFields } from '../../tracing.js';
 import { classifyLostRace } from '../core/classify.js';
 import type { StoreContext } from '../core/context.js';
@@ -19,6 +21,7 @@ import { guarded, leaseHeld } from '../core/guards.js';
 import { updateElseLoss } from '../core/io.js';
 import { leaseSecretHash } from '../core/lease-secret.js';
 import { finishedJobExpiry } from '../core/retention.js';
+import { shardLayout } from '../layout/shard-layout.js';
 
 /** Outcome of ackDone. */
 export type AckDoneOutcome = { readonly outcome: 'done'; readonly id: string; readonly generation: number; readonly repeated: boolean } | StaleOutcome;
@@ -26,6 +29,8 @@ export type AckDoneOutcome = { readonly outcome: 'done'; readonly id: string; re
 /** Marks the leased job done with `resultText` (JSON text), if the lease still holds it. */
 export async function ackDoneIfLeaseHeld(ctx: StoreContext, lease: Lease, resultText: string): Promise<AckDoneOutcome> {
   const now = ctx.clock();
+  // A job others wait for goes to the notify partition: its dependents are told next (settle.ts).
+  const notify = lease.hasDependents === true ? notifyKeys(lease.id, now, (await shardLayout(ctx)).globalShards) : undefined;
   const update = buildUpdate({
     set: {
       state: 'done',
@@ -35,8 +40,9 @@ export async function ackDoneIfLeaseHeld(ctx: StoreContext, lease: Lease, result
       settledSecretHash: leaseSecretHash(lease.secret),
       updatedAt: now,
       ...finishedJobExpiry(ctx, now),
+      ...notify,
     },
-    remove: ['leaseOwner', 'leaseExpiresAt', 'leaseRenewedUntil', 'leaseSecretHash', 'gpk', 'gsk'],
+    remove: ['leaseOwner', 'leaseExpiresAt', 'leaseRenewedUntil', 'leaseSecretHash', ...(notify ? [] : ['gpk', 'gsk'])],
   });
   // Stryker disable next-line BooleanLiteral: ReturnValues NONE or ALL_NEW, the reply is unused: a cost, not a behaviour
   const result = await updateElseLoss(ctx, { Key: { id: lease.id }, ...guarded(update, leaseHeld(lease)) }, false);

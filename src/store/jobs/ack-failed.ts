@@ -11,7 +11,7 @@
  * Lost race: as ackDone, a repeat of this same failure is success; anything else is stale.
  */
 import type { Lease, StaleOutcome } from '../../job.js';
-import { deadKeys, scheduledKeys } from '../../keys.js';
+import { deadKeys, notifyKeys, scheduledKeys } from '../../keys.js';
 import { backoffDelay } from '../../retry-policy.js';
 import { leaseLogFields } from '../../tracing.js';
 import { classifyLostRace } from '../core/classify.js';
@@ -52,7 +52,8 @@ export async function ackFailedIfLeaseHeld(ctx: StoreContext, lease: Lease, erro
           ...common,
           state: 'dead',
           deadNotified: false,
-          ...deadKeys(lease.id, lease.queue, now, globalShards),
+          // A job others wait for goes to the notify partition first: its dependents are told next (settle.ts).
+          ...(lease.hasDependents === true ? notifyKeys(lease.id, now, globalShards) : deadKeys(lease.id, lease.queue, now, globalShards)),
         },
         remove: ['leaseOwner', 'leaseExpiresAt', 'leaseRenewedUntil', 'leaseSecretHash'],
       });

@@ -12,7 +12,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { EnqueueIncompleteError, ThrottledError, ValidationError } from '../../errors.js';
-import { JOB_STATES, type Json, type Job, type JobState, type TraceContext } from '../../job.js';
+import { DEPENDENCY_POLICIES, JOB_STATES, type DependencyPolicy, type Json, type Job, type JobState, type TraceContext } from '../../job.js';
 import { pendingKeys } from '../../keys.js';
 import { BATCH_WRITE_RETRY, backoffDelay } from '../../retry-policy.js';
 import { traceLogFields } from '../../tracing.js';
@@ -23,6 +23,7 @@ import {
   checkKnownKeys,
   checkObject,
   checkGroup,
+  checkId,
   checkNewJobId,
   checkPriority,
   checkQueue,
@@ -62,6 +63,13 @@ export interface EnqueueInput extends JobRunFields {
    * span active at the call, when `@opentelemetry/api` is installed; else none is stored.
    */
   readonly traceContext?: TraceContext;
+  /**
+   * Jobs this one waits for (up to 10,000 ids, existing or enqueued in the same call): it becomes
+   * due only when every one has finished. See docs/flows.md. Not with `group`.
+   */
+  readonly dependsOn?: readonly string[];
+  /** What this job does when a dependency ends dead or cancelled: `fail` (default), `ignore` or `wait`. */
+  readonly onDependencyFailure?: DependencyPolicy;
 }
 
 /** Validates the {@link JobRunFields} of `o` (named `<field>.queue`, ...) and fills in the defaults. */
@@ -112,7 +120,10 @@ function created(job: Job): EnqueueOutcome {
 /** Attempts allowed when the producer does not say. */
 export const DEFAULT_MAX_ATTEMPTS = 5;
 
-const KNOWN = ['queue', 'payload', 'id', 'runAt', 'priority', 'maxAttempts', 'group', 'traceContext'] as const;
+const KNOWN = ['queue', 'payload', 'id', 'runAt', 'priority', 'maxAttempts', 'group', 'traceContext', 'dependsOn', 'onDependencyFailure'] as const;
+
+/** Most dependencies one job may have. */
+export const MAX_DEPENDENCIES = 10_000;
 
 /**
  * Validates one input and builds the item it will write, on one of `queueShards` ready or
@@ -145,7 +156,10 @@ export function checkEnqueue(field: string, input: unknown, now: number, ambient
   const group = o.group === undefined ? undefined : checkGroup(`${field}.group`, o.group);
   // The producer's trace: given (a transport carries its caller's), else the span active now.
   const trace = o.traceContext === undefined ? ambientTrace?.() : checkTraceContext(`${field}.traceContext`, o.traceContext);
+  const deps = checkDependencies(field, o, id);
+  if (deps && group !== undefined) throw new ValidationError(`${field}.group`, group, 'a job with dependsOn cannot be in an ordered group');
   return {
+    ...deps,
     // Stryker disable next-line ConditionalExpression: equivalent, the document client drops an undefined group (removeUndefinedValues)
     ...(group === undefined ? {} : { group }),
     ...trace,
@@ -164,6 +178,33 @@ export function checkEnqueue(field: string, input: unknown, now: number, ambient
     createdAt: now,
     updatedAt: now,
   };
+}
+
+/**
+ * The checked `dependsOn` and `onDependencyFailure` of an enqueue input, as the item's transient
+ * fields (the dependency plan moves them into buckets: plans/enqueue-dependents.ts), or undefined.
+ */
+function checkDependencies(field: string, o: Record<string, unknown>, id: string): { dependsOn: string[]; onDependencyFailure: DependencyPolicy } | undefined {
+  if (o.dependsOn === undefined) {
+    if (o.onDependencyFailure !== undefined)
+      throw new ValidationError(`${field}.onDependencyFailure`, o.onDependencyFailure, 'applies only to a job with dependsOn');
+    return undefined;
+  }
+  if (!Array.isArray(o.dependsOn) || o.dependsOn.length === 0 || o.dependsOn.length > MAX_DEPENDENCIES) {
+    throw new ValidationError(`${field}.dependsOn`, o.dependsOn, `must be a list of 1 to ${MAX_DEPENDENCIES} job ids`);
+  }
+  const seen = new Set<string>();
+  const dependsOn = o.dependsOn.map((d: unknown, i: number) => {
+    const dep = checkId(`${field}.dependsOn[${i}]`, d);
+    if (dep === id) throw new ValidationError(`${field}.dependsOn[${i}]`, d, 'a job cannot depend on itself');
+    if (seen.has(dep)) throw new ValidationError(`${field}.dependsOn[${i}]`, d, 'appears twice');
+    seen.add(dep);
+    return dep;
+  });
+  const policy = o.onDependencyFailure === undefined ? 'fail' : DEPENDENCY_POLICIES.find((p) => p === o.onDependencyFailure);
+  if (policy === undefined)
+    throw new ValidationError(`${field}.onDependencyFailure`, o.onDependencyFailure, `must be one of ${DEPENDENCY_POLICIES.join(', ')}`);
+  return { dependsOn, onDependencyFailure: policy };
 }
 
 /**

@@ -23,7 +23,7 @@ import { traceLogFields } from '../../tracing.js';
 import { decodeJob } from '../core/codec.js';
 import { fireHook, type StoreContext } from '../core/context.js';
 import { buildUpdate } from '../core/expression.js';
-import { guarded, pendingAsSeen } from '../core/guards.js';
+import { allOf, guarded, notWaitingForDependencies, pendingAsSeen, waitingForDependencies } from '../core/guards.js';
 import { readItem, updateElseLoss } from '../core/io.js';
 import { shardLayout } from '../layout/shard-layout.js';
 
@@ -45,10 +45,13 @@ export async function runNowIfScheduled(ctx: StoreContext, id: string): Promise<
     if (previousRunAt <= now) return { outcome: 'already-due', id, runAt: previousRunAt };
     const seen = job.leaseGeneration;
     const { queueShards } = await shardLayout(ctx);
+    // A job waiting for dependencies stays waiting: it becomes due now once they have all finished.
+    const waiting = typeof item.gpk === 'string' && item.gpk.startsWith('wait|');
     const update = buildUpdate({
-      set: { runAt: now, updatedAt: now, ...readyKeys(id, job.queue, job.priority, now, queueShards) },
+      set: { runAt: now, updatedAt: now, ...(waiting ? {} : readyKeys(id, job.queue, job.priority, now, queueShards)) },
     });
-    const result = await updateElseLoss(ctx, { Key: { id }, ...guarded(update, pendingAsSeen(seen)) });
+    const where = allOf(pendingAsSeen(seen), waiting ? waitingForDependencies() : notWaitingForDependencies());
+    const result = await updateElseLoss(ctx, { Key: { id }, ...guarded(update, where) });
     if (!result.written) {
       item = await result.current(); // leased, cancelled or changed meanwhile: decide again
       continue;

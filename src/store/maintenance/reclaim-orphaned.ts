@@ -14,13 +14,14 @@
  *          dies, the same as when a worker's lease call takes the orphan over directly.
  * Lost race: counted in `lostRaces` and left alone; the winner's write stands.
  */
-import { deadKeys, leasePartition, scheduledKeys } from '../../keys.js';
+import { deadKeys, leasePartition, notifyKeys, scheduledKeys } from '../../keys.js';
 import { traceLogFields } from '../../tracing.js';
 import { fields, type Item } from '../core/codec.js';
 import { fireHook, type StoreContext } from '../core/context.js';
 import { buildUpdate } from '../core/expression.js';
 import { guarded, lapsedAsRead } from '../core/guards.js';
-import { updateElseNull } from '../core/io.js';
+import { readItem, updateElseNull } from '../core/io.js';
+import { tellDependents } from '../deps/dep-notify.js';
 import { queryPartitions, shardPartitions } from '../core/query.js';
 import { shardLayout, type ShardCounts } from '../layout/shard-layout.js';
 
@@ -101,10 +102,13 @@ async function reclaimOne(ctx: StoreContext, item: LapsedLease, now: number, lay
   const owner = item.leaseOwner;
   const lastError = `lease of ${owner ?? 'unknown owner'} expired at ${new Date(item.leaseExpiresAt).toISOString()} (attempt ${attempts} of ${maxAttempts})`;
   const dead = attempts >= maxAttempts;
+  // A job at its cap that others wait for goes to the notify partition first (read now: a running
+  // job takes no new dependents, so the read stays true until the write's guard).
+  const notify = dead && (await readItem(ctx, id))?.dependents !== undefined;
   const runAt = now;
   const update = buildUpdate({
     set: dead
-      ? { state: 'dead', lastError, updatedAt: now, deadNotified: false, ...deadKeys(id, queue, now, layout.globalShards) }
+      ? { state: 'dead', lastError, updatedAt: now, deadNotified: false, ...(notify ? notifyKeys(id, now, layout.globalShards) : deadKeys(id, queue, now, layout.globalShards)) }
       : { state: 'pending', lastError, updatedAt: now, runAt, ...scheduledKeys(id, queue, runAt, layout.queueShards) },
     setExpr: { leaseGeneration: ':seen + :one' },
     remove: ['leaseOwner', 'leaseExpiresAt', 'leaseRenewedUntil', 'leaseSecretHash'],
@@ -122,6 +126,7 @@ async function reclaimOne(ctx: StoreContext, item: LapsedLease, now: number, lay
     ctx.counts.add(queue, 'dead', now);
     ctx.logger.error('job.dead', { id, queue, generation: seen + 1, attempts, error: lastError, by: 'reclaim', ...job });
     fireHook(ctx, 'onJobDead', () => ctx.hooks.onJobDead?.({ id, queue, attempts, lastError, generation: seen + 1 }));
+    if (notify) await tellDependents(ctx, written);
     return 'dead';
   }
   ctx.logger.warn('job.reclaimed', { id, queue, generation: seen + 1, previousOwner: owner, attempts, ...job });

@@ -6,6 +6,9 @@
  *   settleReleased  running -> pending      (release.ts), then its slot freed (the group waits);
  *   renewUnderLimits running -> running     (renew.ts), its slot renewed first;
  *   cancelWithGroup pending|running -> cancelled (cancel.ts), then its group on.
+ * Each that finishes a job others wait for (done, dead, cancelled) then tells them its end
+ * (deps/dep-notify.ts); a crash before that is repaired by the reclaim run (the job waits in the
+ * notify partition until its dependents were told).
  * Guard:   the job's transition is guarded on the lease (id, generation, state = running, secret);
  *          the slot on (job, generation) holding it (concurrency-slots.ts, slotHeldBy); the group's
  *          advance on the group item's version (group-order.ts).
@@ -25,6 +28,7 @@ import { fireHook, type StoreContext } from '../core/context.js';
 import { advanceGroup, groupOnDeadOf, listedGroups } from '../flow/group-order.js';
 import { readItem } from '../core/io.js';
 import { countSettle } from '../memory/settle-counts.js';
+import { tellDependents } from '../deps/dep-notify.js';
 import { releaseIfLeaseHeld, type ReleaseOutcome } from '../jobs/release.js';
 import { renewIfLeaseHeld, type RenewOutcome } from '../jobs/renew.js';
 
@@ -35,6 +39,7 @@ export async function settleDone(ctx: StoreContext, lease: Lease, resultText: st
   countSettle(ctx.counts, lease.queue, out, ctx.clock());
   await freeSlot(ctx, lease);
   if (out.outcome === 'done') await advanceGroupOf(ctx, lease);
+  if (out.outcome === 'done' && lease.hasDependents === true) await tellDependents(ctx, lease.id);
   return out;
 }
 
@@ -44,6 +49,7 @@ export async function settleFailed(ctx: StoreContext, lease: Lease, error: strin
   countSettle(ctx.counts, lease.queue, out, ctx.clock());
   await freeSlot(ctx, lease);
   if (out.outcome === 'dead') await advanceGroupOf(ctx, lease);
+  if (out.outcome === 'dead' && lease.hasDependents === true) await tellDependents(ctx, lease.id);
   return out;
 }
 
@@ -81,6 +87,7 @@ export async function cancelWithGroup(ctx: StoreContext, id: string): Promise<Ca
     const job = await readItem(ctx, id);
     if (typeof job?.queue === 'string') ctx.counts.add(job.queue, 'cancelled', ctx.clock());
     if (typeof job?.group === 'string' && typeof job.queue === 'string') await advanceGroupOf(ctx, { queue: job.queue, group: job.group });
+    if (out.notify === true && job) await tellDependents(ctx, job);
   }
   return out;
 }

@@ -1,0 +1,178 @@
+/**
+ * Dependencies (issue 32, docs/flows.md): a job with `dependsOn` waits where no lease reads until
+ * each dependency finished; dead or cancelled ones follow its policy; a cycle or a missing
+ * dependency is refused before anything is written; a dependency that already finished counts at once.
+ */
+import { describe, expect, it } from 'vitest';
+import { DependencyError, ValidationError } from '../../src/errors.js';
+import type { JobQueue } from '../../src/job-queue.js';
+import { freshQueue } from '../support/harness.js';
+
+/** Leases one job of `queue` (or throws) and acks it done with `result`. */
+async function runOne(queue: JobQueue, q: string, result: unknown = null): Promise<string> {
+  const { leases } = await queue.lease({ owner: 'w', queues: [q], ttlMs: 60_000 });
+  if (leases.length !== 1) throw new Error(`expected one lease of ${q}, got ${leases.length}`);
+  expect((await queue.ackDone(leases[0]!, result as null)).outcome).toBe('done');
+  return leases[0]!.id;
+}
+
+/** The ids a lease call gets from `queues`, all acked done at once. */
+async function leasable(queue: JobQueue, q: string): Promise<string[]> {
+  const { leases } = await queue.lease({ owner: 'w', queues: [q], ttlMs: 60_000, max: 10 });
+  for (const l of leases) await queue.release(l);
+  return leases.map((l) => l.id);
+}
+
+describe('dependencies', () => {
+  it('a dependent is not leased until every dependency is done, then it is due at once', async () => {
+    const { queue } = await freshQueue();
+    await queue.enqueueMany([
+      { id: 'a', queue: 'kids', payload: 1 },
+      { id: 'b', queue: 'kids', payload: 2 },
+      { id: 'p', queue: 'parents', payload: null, dependsOn: ['a', 'b'] },
+    ]);
+    expect(await leasable(queue, 'parents')).toEqual([]);
+    expect((await queue.get('p'))?.dependencies).toBe(2);
+    expect((await queue.get('a'))?.dependents).toEqual(['p']);
+    await runOne(queue, 'kids', { n: 1 });
+    expect(await leasable(queue, 'parents')).toEqual([]);
+    expect((await queue.dependencyWait('p'))?.text).toMatch(/^1 of 2 dependencies finished; waiting for: [ab] pending$/);
+    await runOne(queue, 'kids', { n: 2 });
+    expect(await leasable(queue, 'parents')).toEqual(['p']);
+    const page = await queue.dependencyPage('p');
+    expect(page.items.map((i) => [i.id, i.state])).toEqual([
+      ['a', 'done'],
+      ['b', 'done'],
+    ]);
+    expect(page.cursor).toBeUndefined();
+  });
+
+  it('a dependency that is already done counts at once: the dependent is written due', async () => {
+    const { queue } = await freshQueue();
+    await queue.enqueue({ id: 'a', queue: 'kids', payload: null });
+    await runOne(queue, 'kids');
+    await queue.enqueue({ id: 'p', queue: 'parents', payload: null, dependsOn: ['a'] });
+    expect(await leasable(queue, 'parents')).toEqual(['p']);
+  });
+
+  it('a dependency on an existing pending job registers with it, and its ack lets the dependent go', async () => {
+    const { queue } = await freshQueue();
+    await queue.enqueue({ id: 'a', queue: 'kids', payload: null });
+    await queue.enqueue({ id: 'p', queue: 'parents', payload: null, dependsOn: ['a'] });
+    expect((await queue.get('a'))?.dependents).toEqual(['p']);
+    expect(await leasable(queue, 'parents')).toEqual([]);
+    await runOne(queue, 'kids');
+    expect(await leasable(queue, 'parents')).toEqual(['p']);
+  });
+
+  it('fail policy: a dead dependency makes the dependent dead, naming it, and the death cascades', async () => {
+    const { queue } = await freshQueue();
+    await queue.enqueueMany([
+      { id: 'a', queue: 'kids', payload: null, maxAttempts: 1 },
+      { id: 'p', queue: 'mid', payload: null, dependsOn: ['a'] },
+      { id: 'top', queue: 'top', payload: null, dependsOn: ['p'] },
+    ]);
+    const { leases } = await queue.lease({ owner: 'w', queues: ['kids'], ttlMs: 60_000 });
+    expect((await queue.ackFailed(leases[0]!, new Error('boom'))).outcome).toBe('dead');
+    const p = await queue.get('p');
+    expect(p).toMatchObject({ state: 'dead' });
+    expect(p?.lastError).toBe('dependency a ended dead: Error: boom');
+    expect((await queue.get('top'))?.lastError).toMatch(/^dependency p ended dead: dependency a ended dead/);
+    // Each dead job ends in the dead partition, listed like any other.
+    const dead = await queue.list({ queue: 'mid', state: 'dead' });
+    expect(dead.jobs.map((j) => j.id)).toEqual(['p']);
+  });
+
+  it('ignore policy: a dead dependency counts as finished, and the handler sees its error', async () => {
+    const { queue } = await freshQueue();
+    await queue.enqueueMany([
+      { id: 'a', queue: 'kids', payload: null, maxAttempts: 1 },
+      { id: 'b', queue: 'kids', payload: null },
+      { id: 'p', queue: 'parents', payload: null, dependsOn: ['a', 'b'], onDependencyFailure: 'ignore' },
+    ]);
+    const first = await queue.lease({ owner: 'w', queues: ['kids'], ttlMs: 60_000, max: 2 });
+    const byId = new Map(first.leases.map((l) => [l.id, l]));
+    await queue.ackFailed(byId.get('a')!, new Error('bad input'));
+    expect(await leasable(queue, 'parents')).toEqual([]);
+    await queue.ackDone(byId.get('b')!, { ok: true });
+    const { leases } = await queue.lease({ owner: 'w', queues: ['parents'], ttlMs: 60_000 });
+    expect(leases.map((l) => l.id)).toEqual(['p']);
+    const page = await queue.dependencies(leases[0]!);
+    expect('items' in page && page.items).toEqual([
+      { id: 'a', queue: 'kids', state: 'dead', error: 'Error: bad input', ignored: true },
+      { id: 'b', queue: 'kids', state: 'done', result: { ok: true } },
+    ]);
+  });
+
+  it('wait policy: a dead dependency holds the dependent until it is requeued and done', async () => {
+    const { queue } = await freshQueue();
+    await queue.enqueueMany([
+      { id: 'a', queue: 'kids', payload: null, maxAttempts: 1 },
+      { id: 'p', queue: 'parents', payload: null, dependsOn: ['a'], onDependencyFailure: 'wait' },
+    ]);
+    const { leases } = await queue.lease({ owner: 'w', queues: ['kids'], ttlMs: 60_000 });
+    await queue.ackFailed(leases[0]!, new Error('boom'));
+    expect((await queue.get('p'))?.state).toBe('pending');
+    expect(await leasable(queue, 'parents')).toEqual([]);
+    expect((await queue.dependencyWait('p'))?.text).toBe('0 of 1 dependencies finished; waiting for: a dead');
+    await queue.requeueDead('a');
+    await runOne(queue, 'kids');
+    expect(await leasable(queue, 'parents')).toEqual(['p']);
+  });
+
+  it('a cancelled dependency fails the dependent under the default policy', async () => {
+    const { queue } = await freshQueue();
+    await queue.enqueueMany([
+      { id: 'a', queue: 'kids', payload: null },
+      { id: 'p', queue: 'parents', payload: null, dependsOn: ['a'] },
+    ]);
+    expect((await queue.cancel('a')).outcome).toBe('cancelled');
+    expect(await queue.get('p')).toMatchObject({ state: 'dead', lastError: 'dependency a ended cancelled' });
+  });
+
+  it('a cycle among the jobs of one call is refused and nothing is written', async () => {
+    const { queue } = await freshQueue();
+    const err = await queue
+      .enqueueMany([
+        { id: 'a', queue: 'q', payload: null, dependsOn: ['c'] },
+        { id: 'b', queue: 'q', payload: null, dependsOn: ['a'] },
+        { id: 'c', queue: 'q', payload: null, dependsOn: ['b'] },
+      ])
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(DependencyError);
+    expect(err).toMatchObject({ reason: 'cycle' });
+    expect((err as DependencyError).ids).toHaveLength(4);
+    for (const id of ['a', 'b', 'c']) expect(await queue.get(id)).toBeNull();
+  });
+
+  it('a dependency that neither exists nor is in the call is refused, naming it, and nothing is written', async () => {
+    const { queue } = await freshQueue();
+    const err = await queue.enqueue({ id: 'p', queue: 'q', payload: null, dependsOn: ['ghost'] }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(DependencyError);
+    expect(err).toMatchObject({ reason: 'not-found', jobId: 'p', ids: ['ghost'] });
+    expect(await queue.get('p')).toBeNull();
+  });
+
+  it('bad dependsOn input is a ValidationError naming the field', async () => {
+    const { queue } = await freshQueue();
+    const cases: [unknown, string][] = [
+      [[], 'job.dependsOn'],
+      ['a', 'job.dependsOn'],
+      [['a', 'a'], 'job.dependsOn[1]'],
+      [['p'], 'job.dependsOn[0]'],
+      [['bad id'], 'job.dependsOn[0]'],
+    ];
+    for (const [dependsOn, field] of cases) {
+      const err = await queue.enqueue({ id: 'p', queue: 'q', payload: null, dependsOn: dependsOn as string[] }).catch((e: unknown) => e);
+      expect(err, JSON.stringify(dependsOn)).toBeInstanceOf(ValidationError);
+      expect((err as ValidationError).field).toBe(field);
+    }
+    const policy = await queue
+      .enqueue({ id: 'p', queue: 'q', payload: null, dependsOn: ['x'], onDependencyFailure: 'explode' as 'fail' })
+      .catch((e: unknown) => e);
+    expect(policy).toMatchObject({ field: 'job.onDependencyFailure' });
+    const grouped = await queue.enqueue({ id: 'p', queue: 'q', payload: null, dependsOn: ['x'], group: 'g' }).catch((e: unknown) => e);
+    expect(grouped).toMatchObject({ field: 'job.group' });
+    expect(await queue.get('p')).toBeNull();
+  });
+});
