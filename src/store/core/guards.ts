@@ -331,15 +331,6 @@ export function waitingForDependencies(): Guard {
   };
 }
 
-/** A job not waiting for dependencies (an operator's run-now must not start one early). */
-export function notWaitingForDependencies(): Guard {
-  return {
-    ConditionExpression: 'attribute_not_exists(#gpk) OR NOT begins_with(#gpk, :waitPrefix)',
-    ExpressionAttributeNames: { '#gpk': 'gpk' },
-    ExpressionAttributeValues: { ':waitPrefix': 'wait|' },
-  };
-}
-
 /** A dependency bucket that still counts `dep` as pending: each dependency is counted once. */
 export function dependencyPending(dep: string): Guard {
   return { ConditionExpression: 'contains(#pending, :dep)', ExpressionAttributeNames: { '#pending': 'pending' }, ExpressionAttributeValues: { ':dep': dep } };

@@ -23,7 +23,7 @@ import { traceLogFields } from '../../tracing.js';
 import { decodeJob } from '../core/codec.js';
 import { fireHook, type StoreContext } from '../core/context.js';
 import { buildUpdate } from '../core/expression.js';
-import { allOf, guarded, notWaitingForDependencies, pendingAsSeen, waitingForDependencies } from '../core/guards.js';
+import { allOf, guarded, pendingAsSeen, waitingForDependencies } from '../core/guards.js';
 import { readItem, updateElseLoss } from '../core/io.js';
 import { shardLayout } from '../layout/shard-layout.js';
 
@@ -50,7 +50,8 @@ export async function runNowIfScheduled(ctx: StoreContext, id: string): Promise<
     const update = buildUpdate({
       set: { runAt: now, updatedAt: now, ...(waiting ? {} : readyKeys(id, job.queue, job.priority, now, queueShards)) },
     });
-    const where = allOf(pendingAsSeen(seen), waiting ? waitingForDependencies() : notWaitingForDependencies());
+    // A job never becomes waiting after it was written (pendingAsSeen keeps a new incarnation out).
+    const where = waiting ? allOf(pendingAsSeen(seen), waitingForDependencies()) : pendingAsSeen(seen);
     const result = await updateElseLoss(ctx, { Key: { id }, ...guarded(update, where) });
     if (!result.written) {
       item = await result.current(); // leased, cancelled or changed meanwhile: decide again

@@ -108,7 +108,13 @@ async function reclaimOne(ctx: StoreContext, item: LapsedLease, now: number, lay
   const runAt = now;
   const update = buildUpdate({
     set: dead
-      ? { state: 'dead', lastError, updatedAt: now, deadNotified: false, ...(notify ? notifyKeys(id, now, layout.globalShards) : deadKeys(id, queue, now, layout.globalShards)) }
+      ? {
+          state: 'dead',
+          lastError,
+          updatedAt: now,
+          deadNotified: false,
+          ...(notify ? notifyKeys(id, now, layout.globalShards) : deadKeys(id, queue, now, layout.globalShards)),
+        }
       : { state: 'pending', lastError, updatedAt: now, runAt, ...scheduledKeys(id, queue, runAt, layout.queueShards) },
     setExpr: { leaseGeneration: ':seen + :one' },
     remove: ['leaseOwner', 'leaseExpiresAt', 'leaseRenewedUntil', 'leaseSecretHash'],
