@@ -8,6 +8,8 @@ import { dynamoClient, JobQueue } from '../../src/job-queue.js';
 import type { StoreContext } from '../../src/store/core/context.js';
 import { clearBucket, countDependency, failDependent, releaseDependent } from '../../src/store/deps/dep-count.js';
 import { notifyDependents } from '../../src/store/deps/dep-notify.js';
+import { expireBuckets } from '../../src/store/deps/dep-expire.js';
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { gateNext } from '../support/gate.js';
 import { endpoint, freshQueue } from '../support/harness.js';
 
@@ -125,5 +127,16 @@ describe('dependency guards against a race already lost', () => {
     await clearBucket(ctx, 'p', 0);
     expect((await t.raw.get('p'))?.gsk).toBe(after?.gsk);
     expect((await t.raw.get('p'))?.updatedAt).toBe(after?.updatedAt);
+  });
+
+  it('present: expiring the buckets of a job whose bucket is gone creates no bucket', async () => {
+    const t = await freshQueue();
+    await t.queue.enqueueMany([
+      { id: 'a', queue: 'kids', payload: null },
+      { id: 'p', queue: 'parents', payload: null, dependsOn: ['a'] },
+    ]);
+    await t.doc.send(new DeleteCommand({ TableName: t.tableName, Key: { id: '~deps|p|0' } }));
+    await expireBuckets(ctxOf(t.queue), 'p');
+    expect(await t.raw.get('~deps|p|0')).toBeUndefined();
   });
 });

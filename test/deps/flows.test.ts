@@ -136,4 +136,18 @@ describe('flows', () => {
     }
     expect((await queue.list({ queue: 'q', state: 'pending' })).jobs).toEqual([]);
   });
+
+  it("a done or cancelled dependent's buckets get its TTL; a waiting one's keep none", async () => {
+    const { queue, raw } = await freshQueue();
+    await queue.addFlow(tree);
+    expect((await raw.get('~deps|f1|0'))?.expireAt).toBeUndefined();
+    await drain(queue, ['report', 'fetch']);
+    const root = await raw.get('f1');
+    expect(typeof root?.expireAt).toBe('number');
+    expect((await raw.get('~deps|f1|0'))?.expireAt).toBe(root?.expireAt);
+    expect((await raw.get('~deps|f1.0|0'))?.expireAt).toBe((await raw.get('f1.0'))?.expireAt);
+    await queue.addFlow({ ...tree, flowId: 'f2' });
+    await queue.cancel('f2');
+    expect(typeof (await raw.get('~deps|f2|0'))?.expireAt).toBe('number');
+  });
 });

@@ -29,6 +29,7 @@ import { advanceGroup, groupOnDeadOf, listedGroups } from '../flow/group-order.j
 import { readItem } from '../core/io.js';
 import { countSettle } from '../memory/settle-counts.js';
 import { tellDependents } from '../deps/dep-notify.js';
+import { expireBuckets } from '../deps/dep-expire.js';
 import { releaseIfLeaseHeld, type ReleaseOutcome } from '../jobs/release.js';
 import { renewIfLeaseHeld, type RenewOutcome } from '../jobs/renew.js';
 
@@ -40,6 +41,7 @@ export async function settleDone(ctx: StoreContext, lease: Lease, resultText: st
   await freeSlot(ctx, lease);
   if (out.outcome === 'done') await advanceGroupOf(ctx, lease);
   if (out.outcome === 'done' && lease.hasDependents === true) await tellDependents(ctx, lease.id);
+  if (out.outcome === 'done' && lease.dependencies !== undefined) await expireBuckets(ctx, lease.id);
   return out;
 }
 
@@ -88,6 +90,7 @@ export async function cancelWithGroup(ctx: StoreContext, id: string): Promise<Ca
     if (typeof job?.queue === 'string') ctx.counts.add(job.queue, 'cancelled', ctx.clock());
     if (typeof job?.group === 'string' && typeof job.queue === 'string') await advanceGroupOf(ctx, { queue: job.queue, group: job.group });
     if (out.notify === true && job) await tellDependents(ctx, job);
+    if (job?.depBucketCount !== undefined) await expireBuckets(ctx, job);
   }
   return out;
 }
