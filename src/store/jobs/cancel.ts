@@ -63,6 +63,6 @@ export async function cancelIfLive(ctx: StoreContext, id: string): Promise<Cance
       attempt: job.attempts,
       ...traceLogFields(job),
     });
-    return { outcome: 'cancelled', id, generation: seen + 1, previousState: state, notify: notify !== undefined };
+    return { outcome: 'cancelled', id, generation: seen + 1, previousState: state, ...(notify ? { notify: true } : {}) };
   }
 }

@@ -5,7 +5,8 @@
  *          dependent (waiting in `wait|<shard>`, or due when every dependency already finished
  *          done), then its dependencies, each written with its `dependents` entries. So no
  *          dependency can finish before the buckets that count it exist.
- * Guard:   each job's and bucket's put is attribute_not_exists(id): an existing job (a repeated
+ * Guard:   each job's and bucket's put is attribute_not_exists(id) (a schedule's fire: or a tick's
+ *          job its pause withdrew, absentOrWithdrawn): an existing job (a repeated
  *          call, or one that died half-way) is left as it is, and its dependencies are registered
  *          with it again (dep-register.ts), so repeating the call completes the flow.
  * Refused before anything is written: a cycle among the call's jobs, or a dependency that neither
@@ -21,7 +22,7 @@ import { DEPENDENCY_POLICIES, type DependencyPolicy } from '../../job.js';
 import { waitingKeys } from '../../keys.js';
 import { fields, type Item } from '../core/codec.js';
 import type { StoreContext } from '../core/context.js';
-import { absent, guarded } from '../core/guards.js';
+import { absent, absentOrWithdrawn, guarded, type Guard } from '../core/guards.js';
 import { readItem, translate } from '../core/io.js';
 import { inLanes } from '../core/query.js';
 import { shardLayout } from '../layout/shard-layout.js';
@@ -48,7 +49,12 @@ interface Node {
  * Writes checked `items` (from checkEnqueue, with their index keys), some with `dependsOn`;
  * returns each job's outcome by id. Throws DependencyError before writing anything.
  */
-export async function enqueueWithDependencies(ctx: StoreContext, items: readonly Item[]): Promise<Map<string, EnqueueOutcome>> {
+export async function enqueueWithDependencies(
+  ctx: StoreContext,
+  items: readonly Item[],
+  opts: { replaceWithdrawn?: boolean } = {},
+): Promise<Map<string, EnqueueOutcome>> {
+  const guard = opts.replaceWithdrawn === true ? absentOrWithdrawn() : undefined;
   const nodes = new Map<string, Node>();
   for (const raw of items) {
     const f = fields('job', raw);
@@ -78,7 +84,7 @@ export async function enqueueWithDependencies(ctx: StoreContext, items: readonly
   const { globalShards } = await shardLayout(ctx);
   for (const level of levels(nodes)) {
     await inLanes(level, WRITERS, async (n) => {
-      out.set(n.id, await writeNode(ctx, n, entries.get(n.id) ?? [], found, now, globalShards));
+      out.set(n.id, await writeNode(ctx, n, entries.get(n.id) ?? [], found, now, globalShards, guard));
     });
   }
   // Register every edge the writes did not: external dependencies, and dependencies or dependents that existed.
@@ -106,11 +112,13 @@ async function writeNode(
   found: ReadonlyMap<string, string>,
   now: number,
   globalShards: number,
+  guard: Guard | undefined,
 ): Promise<EnqueueOutcome> {
   let item: Item = dependents.length > 0 ? { ...n.item, dependents: new Set(dependents.map(dependentEntry)) } : n.item;
   if (n.dependsOn.length > 0) {
     const existing = await readItem(ctx, n.id);
-    if (existing) return (await putElseCurrent(ctx, item)).outcome; // answered `exists`, and logged as such
+    // Answered `exists` and logged as such; a schedule's withdrawn tick (guard absentOrWithdrawn) is written again.
+    if (existing && !(guard && existing.state === 'cancelled' && existing.withdrawn === true)) return (await putElseCurrent(ctx, item, guard)).outcome;
     const open: number[] = [];
     await inLanes(
       n.buckets.map((ids, k) => ({ ids, k })),
@@ -129,7 +137,7 @@ async function writeNode(
       ...(open.length > 0 ? { depBuckets: new Set(open), ...waitingKeys(n.id, now + DEPENDENCY_GRACE_MS, globalShards) } : {}),
     };
   }
-  return (await putElseCurrent(ctx, item)).outcome;
+  return (await putElseCurrent(ctx, item, guard)).outcome;
 }
 
 /** Puts a new bucket; one that exists (an earlier try of the same call) is left as it is. */

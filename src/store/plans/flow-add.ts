@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { ValidationError } from '../../errors.js';
-import { checkKnownKeys, checkNewJobId, checkObject } from '../../validate.js';
+import { checkId, checkKnownKeys, checkNewJobId, checkObject } from '../../validate.js';
 import type { EnqueueInput } from '../jobs/enqueue.js';
 
 /** One job of a flow: an enqueue input whose `children` it waits for. */
@@ -36,6 +36,16 @@ export function flowJobs(flow: unknown): { flowId: string; rootId: string; jobs:
   const f = checkObject('flow', flow);
   checkKnownKeys('flow', f, ['flowId', 'root']);
   const flowId = f.flowId === undefined ? randomUUID() : checkNewJobId('flow.flowId', f.flowId);
+  const { rootId, jobs } = treeJobs(flowId, f.root, 'flow.root', { ownIds: true });
+  return { flowId, rootId, jobs };
+}
+
+/**
+ * The jobs of the tree under `root` (a {@link FlowJob}, checked here: a ValidationError names
+ * `field` and below), root first, ids from `flowId` where a job gives none. With `ownIds` false a
+ * job may not give its own id (a schedule's template: every tick needs ids of its own).
+ */
+export function treeJobs(flowId: string, root: unknown, field: string, opts: { ownIds: boolean }): { rootId: string; jobs: Record<string, unknown>[] } {
   const jobs: Record<string, unknown>[] = [];
   const walk = (node: unknown, field: string, path: readonly number[]): string => {
     const o = checkObject(field, node);
@@ -47,8 +57,11 @@ export function flowJobs(flow: unknown): { flowId: string; rootId: string; jobs:
       );
     if (jobs.length >= MAX_FLOW_JOBS) throw new ValidationError('flow', `more than ${MAX_FLOW_JOBS} jobs`, `a flow has at most ${MAX_FLOW_JOBS} jobs`);
     const { children, ...input } = o;
+    if (!opts.ownIds && input.id !== undefined) throw new ValidationError(`${field}.id`, input.id, "a schedule's jobs take ids of its ticks: give none");
     const id = input.id === undefined ? (path.length === 0 ? flowId : `${flowId}.${path.join('.')}`) : input.id;
-    checkNewJobId(`${field}.id`, id);
+    // A generated id is checked for its length (a long flow id and a deep path); a given one also for the reserved prefixes.
+    if (input.id !== undefined) checkNewJobId(`${field}.id`, id);
+    else checkId(`${field}.id`, id);
     const slot = jobs.length;
     jobs.push({ ...input, id }); // each field checked by checkEnqueue
     if (children !== undefined) {
@@ -58,6 +71,6 @@ export function flowJobs(flow: unknown): { flowId: string; rootId: string; jobs:
     }
     return String(id);
   };
-  const rootId = walk(f.root, 'flow.root', []);
-  return { flowId, rootId, jobs };
+  const rootId = walk(root, field, []);
+  return { rootId, jobs };
 }

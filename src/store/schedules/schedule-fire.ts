@@ -39,7 +39,9 @@ import { withdrawJobs } from './schedule-withdraw.js';
 import { readItem, updateElseLoss } from '../core/io.js';
 import { FAN_OUT_LANES, inLanes, queryItems } from '../core/query.js';
 import { shardLayout } from '../layout/shard-layout.js';
-import { cronOf, itemToSchedule, MAX_TICKS_PER_FIRE, tickAfter, tickJobId, type Schedule } from './schedule-item.js';
+import { cronOf, itemToSchedule, MAX_TICKS_PER_FIRE, tickAfter, tickJobId, tickJobIds, type Schedule } from './schedule-item.js';
+import { enqueueWithDependencies } from '../plans/enqueue-dependents.js';
+import { treeJobs } from '../plans/flow-add.js';
 import { scheduleKeys } from '../../keys.js';
 
 /** What one fire pass did. */
@@ -138,6 +140,13 @@ export async function fireSchedule(ctx: StoreContext, s: Schedule, opts: FireOpt
   let squatted = 0;
   const { queueShards } = await shardLayout(ctx);
   for (const tick of ticks) {
+    if (s.children !== undefined) {
+      // A flow: the tick's job waits for its children, all due at the tick (no squatting: tick ids are reserved).
+      const out = await fireFlowTick(ctx, s, tick, now, queueShards);
+      if (out === 'created') createdTicks.push(tick);
+      else existed++;
+      continue;
+    }
     const job = checkEnqueue('schedule', { queue: s.queue, payload: s.payload, runAt: tick, priority: s.priority, maxAttempts: s.maxAttempts }, now);
     // The tick's id is the store's own (reserved, so no caller's id check would pass it): it replaces the generated one.
     const item = withPendingKeys({ ...job, id: tickJobId(s.name, tick), schedule: s.name }, now, queueShards);
@@ -175,16 +184,33 @@ export async function fireSchedule(ctx: StoreContext, s: Schedule, opts: FireOpt
     // these enqueues: then the jobs this pass created are for a paused schedule. Withdraw them.
     const current = createdTicks.length > 0 ? await advanced.current() : undefined;
     if (current?.state === 'paused') {
-      const withdrawn = await withdrawJobs(
-        ctx,
-        createdTicks.map((t) => tickJobId(s.name, t)),
+      const withdrawn = new Set(
+        await withdrawJobs(
+          ctx,
+          createdTicks.flatMap((t) => tickJobIds(s, t)),
+        ),
       );
-      return { created: created - withdrawn.length, existed, squatted, missed, lostRaces: 1 };
+      const gone = createdTicks.filter((t) => withdrawn.has(tickJobId(s.name, t))).length;
+      return { created: created - gone, existed, squatted, missed, lostRaces: 1 };
     }
     return { created, existed, squatted, missed, lostRaces: 1 };
   }
   ctx.logger.info('schedule.fired', { name: s.name, queue: s.queue, created, existed, squatted, missed, nextTick: next });
   return { created, existed, squatted, missed, lostRaces: 0 };
+}
+
+/** Writes one tick's flow (its job and the children it waits for, each marked as the schedule's); whether its job was created. */
+async function fireFlowTick(ctx: StoreContext, s: Schedule, tick: number, now: number, queueShards: number): Promise<'created' | 'exists'> {
+  const root = tickJobId(s.name, tick);
+  const tree = { queue: s.queue, payload: s.payload, priority: s.priority, maxAttempts: s.maxAttempts, children: s.children };
+  const { jobs } = treeJobs(root, tree, 'schedule', { ownIds: false });
+  const items = jobs.map((input) => {
+    const { id, ...rest } = input;
+    // Each id is the store's own (the tick's, reserved): it replaces the generated one.
+    return withPendingKeys({ ...checkEnqueue('schedule', { ...rest, runAt: tick }, now), id, schedule: s.name }, now, queueShards);
+  });
+  const out = await enqueueWithDependencies(ctx, items, { replaceWithdrawn: true });
+  return out.get(root)?.outcome === 'created' ? 'created' : 'exists';
 }
 
 /**

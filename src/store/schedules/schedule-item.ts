@@ -12,7 +12,8 @@ import { scheduleJobId, scheduleKeys } from '../../keys.js';
 import { isRecord } from '../../type-guards.js';
 import { checkInt, checkJson, checkKnownKeys, checkObject, parseJson } from '../../validate.js';
 import { fields, type Item, type ItemFields } from '../core/codec.js';
-import { checkJobRunFields, type JobRunFields } from '../jobs/enqueue.js';
+import { checkEnqueue, checkJobRunFields, type JobRunFields } from '../jobs/enqueue.js';
+import { treeJobs, type FlowJob } from '../plans/flow-add.js';
 
 /** What happens to ticks that passed while nothing fired them (the stack was down, the schedule paused). */
 export type CatchUp = 'skip' | 'latest' | { readonly max: number };
@@ -29,6 +30,11 @@ export interface ScheduleInput extends JobRunFields {
   readonly payload?: Json;
   /** Missed ticks: none (`skip`), the last one (`latest`), or the last `max`. @default 'skip' */
   readonly catchUp?: CatchUp;
+  /**
+   * Fire a flow: each tick's job waits for these jobs (and they for theirs), all enqueued with it
+   * for the tick (docs/flows.md). Their ids are the tick's (`<tick job id>.<i>.<j>`): give none.
+   */
+  readonly children?: readonly FlowJob[];
 }
 
 /** A stored schedule. */
@@ -47,6 +53,8 @@ export interface Schedule {
   readonly nextTick: number | null;
   /** Epoch ms of the last tick a job was enqueued for. */
   readonly lastTick?: number;
+  /** The flow each tick's job waits for, if it fires a flow (as given). */
+  readonly children?: Json;
   /** Bumped by every change; the guard of every write. */
   readonly version: number;
   readonly createdAt: number;
@@ -63,7 +71,7 @@ export const MAX_TICKS_PER_FIRE = 1_000;
 const MAX_CATCH_UP = 1_000;
 
 const NAME_RE = /^[A-Za-z0-9_][A-Za-z0-9_.@=+-]{0,127}$/;
-const KNOWN = ['name', 'cron', 'timezone', 'queue', 'payload', 'priority', 'maxAttempts', 'catchUp'] as const;
+const KNOWN = ['name', 'cron', 'timezone', 'queue', 'payload', 'priority', 'maxAttempts', 'catchUp', 'children'] as const;
 
 /** A schedule name (see {@link ScheduleInput.name}). */
 export function checkScheduleName(field: string, value: unknown): string {
@@ -125,6 +133,8 @@ export interface ScheduleDefinition {
   readonly priority: number;
   readonly maxAttempts: number;
   readonly catchUp: CatchUp;
+  /** The flow template's JSON text, when it fires a flow. */
+  readonly childrenText?: string;
 }
 
 /** Validates a put; throws a ValidationError naming the field and writes nothing. */
@@ -143,7 +153,24 @@ export function checkScheduleInput(field: string, input: unknown): ScheduleDefin
     ...checkJobRunFields(field, o),
     payloadText: checkJson(`${field}.payload`, o.payload === undefined ? null : o.payload),
     catchUp: o.catchUp === undefined ? 'skip' : checkCatchUp(`${field}.catchUp`, o.catchUp),
+    ...(o.children === undefined ? {} : { childrenText: checkChildren(field, o, name) }),
   };
+}
+
+/** A schedule's flow template: checked as a flow (no job ids), its JSON text at most 64 KiB (as a payload). */
+function checkChildren(field: string, o: Record<string, unknown>, name: string): string {
+  const text = checkJson(`${field}.children`, o.children);
+  // The tree a tick fires, checked now with a tick's ids (the longest a tick's id can be).
+  const { jobs } = treeJobs(scheduleJobId(name, 8_640_000_000_000_000), { queue: o.queue, payload: null, children: o.children }, field, { ownIds: false });
+  jobs.forEach((job, i) => checkEnqueue(`${field}.jobs[${i}]`, { ...job, id: undefined }, 0));
+  return text;
+}
+
+/** The ids of one tick's jobs: the tick's job, then the flow's below it (when it fires a flow). */
+export function tickJobIds(s: Pick<Schedule, 'name' | 'queue' | 'children'>, tick: number): string[] {
+  const root = tickJobId(s.name, tick);
+  if (s.children === undefined) return [root];
+  return treeJobs(root, { queue: s.queue, payload: null, children: s.children }, 'schedule', { ownIds: false }).jobs.map((j) => String(j.id));
 }
 
 /** The first tick strictly after `after` (epoch ms), or null when there is none. */
@@ -185,6 +212,7 @@ export function scheduleToItem(def: ScheduleDefinition, s: ScheduleItemState): I
   };
   if (s.nextTick !== null) item.runAt = s.nextTick;
   if (s.lastTick !== undefined) item.lastTick = s.lastTick;
+  if (def.childrenText !== undefined) item.children = def.childrenText;
   return item;
 }
 
@@ -208,6 +236,7 @@ export function itemToSchedule(item: Item): Schedule {
     // Stored as `runAt` (and the pause as `state`): see scheduleToItem.
     nextTick: f.optNum('runAt') ?? null,
     ...(lastTick === undefined ? {} : { lastTick }),
+    ...(f.optStr('children') === undefined ? {} : { children: jsonField(f, 'children') ?? null }),
     version: f.num('version'),
     createdAt: f.num('createdAt'),
     updatedAt: f.num('updatedAt'),

@@ -24,7 +24,7 @@ import { atVersion, guarded } from '../core/guards.js';
 import { readItem, updateElseLoss } from '../core/io.js';
 import type { ScheduleChangeOutcome } from './schedule-put.js';
 import { withdrawJobs } from './schedule-withdraw.js';
-import { cronOf, itemToSchedule, tickAfter, type Schedule } from './schedule-item.js';
+import { cronOf, itemToSchedule, tickAfter, tickJobIds, type Schedule } from './schedule-item.js';
 
 const ATTEMPTS = 5;
 
@@ -65,7 +65,7 @@ export async function setSchedulePaused(ctx: StoreContext, name: string, paused:
     }
     const withdrawn = await withdrawJobs(
       ctx,
-      ahead.ticks.map((t) => scheduleJobId(name, t)),
+      ahead.ticks.flatMap((t) => tickJobIds(schedule, t)),
     );
     ctx.logger.info('schedule.paused', { name, withdrawn: withdrawn.length, nextTick: schedule.nextTick });
     return { outcome: 'paused', schedule, withdrawn };
