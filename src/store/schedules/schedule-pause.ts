@@ -17,7 +17,7 @@
  *          created itself (schedule-fire.ts).
  */
 import { ScheduleConflictError } from '../../errors.js';
-import { scheduleJobId, scheduleKeys } from '../../keys.js';
+import { scheduleKeys } from '../../keys.js';
 import type { StoreContext } from '../core/context.js';
 import { buildUpdate } from '../core/expression.js';
 import { atVersion, guarded } from '../core/guards.js';
