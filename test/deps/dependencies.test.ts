@@ -175,4 +175,16 @@ describe('dependencies', () => {
     expect(grouped).toMatchObject({ field: 'job.group' });
     expect(await queue.get('p')).toBeNull();
   });
+
+  it('list shows the jobs of a queue waiting for dependencies under `waiting`, and not under `pending`', async () => {
+    const { queue } = await freshQueue();
+    await queue.enqueueMany([
+      { id: 'a', queue: 'kids', payload: null },
+      { id: 'p', queue: 'parents', payload: null, dependsOn: ['a'] },
+      { id: 'other', queue: 'others', payload: null, dependsOn: ['a'] },
+      { id: 'plain', queue: 'parents', payload: null },
+    ]);
+    expect((await queue.list({ queue: 'parents', state: 'waiting' })).jobs.map((j) => j.id)).toEqual(['p']);
+    expect((await queue.list({ queue: 'parents', state: 'pending' })).jobs.map((j) => j.id)).toEqual(['plain']);
+  });
 });

@@ -5,7 +5,7 @@
  */
 import type { QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ValidationError } from '../../errors.js';
-import { deadPartition, leasePartition, prioritizedPartition, readyPartition, scheduledPartition } from '../../keys.js';
+import { deadPartition, leasePartition, prioritizedPartition, readyPartition, scheduledPartition, waitingPartition } from '../../keys.js';
 import { isRecord } from '../../type-guards.js';
 import { TABLE_SCHEMA } from '../../schema.js';
 import { itemToSummary, type JobSummary } from '../core/codec.js';
@@ -36,11 +36,15 @@ export interface QueueStats {
   readonly oldestDueAgeMs: number;
 }
 
-/** The states `list` can show (done and cancelled are reachable only by id). */
-export const LISTABLE_STATES = ['pending', 'running', 'dead'] as const;
+/**
+ * The states `list` can show (done and cancelled are reachable only by id). `waiting`: pending jobs
+ * that wait for their dependencies (docs/flows.md), in the order the reclaim run next checks them;
+ * `pending` lists the others.
+ */
+export const LISTABLE_STATES = ['pending', 'waiting', 'running', 'dead'] as const;
 
 /** The partitions of one queue in one state, over every shard readers cover (`read`, from the table's layout). */
-function partitionsFor(queue: string, state: string, read: ShardCounts): { pk: string; prefix?: string }[] {
+function partitionsFor(queue: string, state: string, read: ShardCounts): { pk: string; prefix?: string; ofQueue?: string }[] {
   switch (state) {
     case 'pending':
       return [
@@ -51,13 +55,17 @@ function partitionsFor(queue: string, state: string, read: ShardCounts): { pk: s
       return Array.from({ length: read.globalShards }, (_, s) => ({ pk: leasePartition(s), prefix: `${queue}|` }));
     case 'dead':
       return Array.from({ length: read.globalShards }, (_, s) => ({ pk: deadPartition(s), prefix: `${queue}|` }));
+    case 'waiting':
+      // Waiting jobs of every queue share these partitions: the queue is filtered (read, not returned).
+      return Array.from({ length: read.globalShards }, (_, s) => ({ pk: waitingPartition(s), ofQueue: queue }));
     default:
       throw new ValidationError('state', state, `list shows ${LISTABLE_STATES.join(', ')}; done and cancelled jobs are read by id`);
   }
 }
 
 /** The Query of one partition a listing reads: all of it, or the entries under its queue's prefix. */
-function listingQuery(ctx: StoreContext, p: { pk: string; prefix?: string }): QueryCommandInput {
+function listingQuery(ctx: StoreContext, p: { pk: string; prefix?: string; ofQueue?: string }): QueryCommandInput {
+  if (p.ofQueue !== undefined) return partitionQuery(ctx, p.pk, { filter: '#queue = :queue', names: { '#queue': 'queue' }, values: { ':queue': p.ofQueue } });
   return partitionQuery(
     ctx,
     p.pk,
