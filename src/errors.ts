@@ -166,23 +166,26 @@ export class ShardLayoutBusyError extends FenceqError {
 
 /**
  * A job's `dependsOn` cannot be accepted: it would close a cycle (`reason: 'cycle'`, `ids` the
- * cycle in order), or it names jobs that neither exist nor are enqueued in the same call
- * (`reason: 'not-found'`, `ids` those jobs). Nothing was written.
+ * cycle in order), it names jobs that neither exist nor are enqueued in the same call
+ * (`reason: 'not-found'`, `ids` those jobs), or jobs that would then have more than 1,000 jobs
+ * waiting for them (`reason: 'too-many-dependents'`). Nothing was written.
  */
 export class DependencyError extends FenceqError {
   override name = 'DependencyError';
   /** Why the dependencies were refused. */
-  readonly reason: 'cycle' | 'not-found';
+  readonly reason: 'cycle' | 'not-found' | 'too-many-dependents';
   /** The jobs concerned: the cycle, or the missing dependencies. */
   readonly ids: readonly string[];
   /** The job whose `dependsOn` was refused. */
   readonly jobId: string;
-  constructor(reason: 'cycle' | 'not-found', jobId: string, ids: readonly string[], options?: { cause?: unknown }) {
+  constructor(reason: 'cycle' | 'not-found' | 'too-many-dependents', jobId: string, ids: readonly string[], options?: { cause?: unknown }) {
     const shown = ids.slice(0, 10).join(reason === 'cycle' ? ' -> ' : ', ') + (ids.length > 10 ? `, ... (${ids.length})` : '');
     super(
       reason === 'cycle'
         ? `job ${jobId} cannot depend on these jobs: they form a cycle (${shown})`
-        : `job ${jobId} depends on jobs that neither exist nor are enqueued in the same call: ${shown}`,
+        : reason === 'not-found'
+          ? `job ${jobId} depends on jobs that neither exist nor are enqueued in the same call: ${shown}`
+          : `job ${jobId} cannot depend on these jobs: each would have more than 1000 dependents (${shown})`,
       options,
     );
     this.reason = reason;

@@ -9,6 +9,8 @@ import type { StoreContext } from '../../src/store/core/context.js';
 import { clearBucket, countDependency, failDependent, releaseDependent } from '../../src/store/deps/dep-count.js';
 import { notifyDependents } from '../../src/store/deps/dep-notify.js';
 import { expireBuckets } from '../../src/store/deps/dep-expire.js';
+import { registerDependent } from '../../src/store/deps/dep-register.js';
+import { DependencyError } from '../../src/errors.js';
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { gateNext } from '../support/gate.js';
 import { endpoint, freshQueue } from '../support/harness.js';
@@ -138,5 +140,20 @@ describe('dependency guards against a race already lost', () => {
     await t.doc.send(new DeleteCommand({ TableName: t.tableName, Key: { id: '~deps|p|0' } }));
     await expireBuckets(ctxOf(t.queue), 'p');
     expect(await t.raw.get('~deps|p|0')).toBeUndefined();
+  });
+
+  it('takesDependents: a job with 1,000 dependents takes no more; the enqueue is refused, and a racing registration is left to the repair', async () => {
+    const t = await freshQueue();
+    await t.queue.enqueue({ id: 'a', queue: 'kids', payload: null });
+    await t.raw.set('a', { dependents: new Set(Array.from({ length: 1000 }, (_, i) => `x${i}|0|fail`)) });
+    const err = await t.queue.enqueue({ id: 'p', queue: 'parents', payload: null, dependsOn: ['a'] }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(DependencyError);
+    expect(err).toMatchObject({ reason: 'too-many-dependents', ids: ['a'] });
+    expect(await t.queue.get('p')).toBeNull();
+    // A registration that raced past that check: not written, the dependency marked late in its bucket.
+    await t.raw.put({ id: '~deps|q|0', job: 'q', k: 0, all: ['a'], pending: new Set(['a']), policy: 'fail', createdAt: 0 });
+    expect((await registerDependent(ctxOf(t.queue), 'a', { job: 'q', k: 0, policy: 'fail' })).outcome).toBe('late');
+    expect(((await t.raw.get('a'))?.dependents as Set<string>).size).toBe(1000);
+    expect([...((await t.raw.get('~deps|q|0'))?.late as Set<string>)]).toEqual(['a']);
   });
 });

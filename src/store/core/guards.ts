@@ -356,10 +356,15 @@ export function dependenciesFinished(): Guard {
 
 /**
  * A pending job that may be told it has a new dependent: only a pending job (one not yet leased)
- * takes one, since a lease tells its worker whether the job has dependents and an ack relies on it.
+ * takes one, since a lease tells its worker whether the job has dependents and an ack relies on it;
+ * and only while it has fewer than `max` (its item must stay inside DynamoDB's 400 KB).
  */
-export function takesDependents(): Guard {
-  return { ConditionExpression: '#state = :pending', ExpressionAttributeNames: { '#state': 'state' }, ExpressionAttributeValues: { ':pending': 'pending' } };
+export function takesDependents(max: number): Guard {
+  return {
+    ConditionExpression: '#state = :pending AND (attribute_not_exists(#dependents) OR size(#dependents) < :maxDependents)',
+    ExpressionAttributeNames: { '#state': 'state', '#dependents': 'dependents' },
+    ExpressionAttributeValues: { ':pending': 'pending', ':maxDependents': max },
+  };
 }
 
 /** A finished job still in the notify partition, as the notifier read it (same state and generation). */

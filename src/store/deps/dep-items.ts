@@ -19,6 +19,12 @@ import { fields, type Item } from '../core/codec.js';
 /** How long a waiting job's dependency may take to appear before the reclaim run fails the job. */
 export const DEPENDENCY_GRACE_MS = 60_000;
 
+/**
+ * Most jobs that may wait for one job: its `dependents` entries (up to about 210 bytes each) stay
+ * well inside DynamoDB's 400 KB item with a 64 KiB payload. A fan-in has no such limit.
+ */
+export const MAX_DEPENDENTS = 1_000;
+
 /** Most dependency ids in one bucket. */
 export const BUCKET_MAX_IDS = 25;
 /** A bucket is closed once its ids reach this many bytes (a bucket item then stays under 1 KB). */

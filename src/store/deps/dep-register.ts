@@ -3,8 +3,9 @@
  * Guard:   takesDependents (state = pending): a job not yet leased, so the lease that later runs
  *          it tells its worker the job has dependents, and the ack that ends it tells them.
  * Lost race: the dependency as it stands decides:
- *   running:  the entry is not written; the dependency is marked late in its bucket, and the
- *             reclaim run's check of the dependent tells it the dependency's end;
+ *   running, or pending with MAX_DEPENDENTS entries already: the entry is not written; the
+ *             dependency is marked late in its bucket, and the reclaim run's check of the
+ *             dependent (every run while it is late) tells it the dependency's end;
  *   finished: its end is told at once (counted, or by the policy);
  *   missing:  nothing (the reclaim run fails the dependent after the grace if it never appears).
  * Adding an entry twice is harmless: `dependents` is a string set.
@@ -16,7 +17,7 @@ import type { StoreContext } from '../core/context.js';
 import { guarded, takesDependents } from '../core/guards.js';
 import { itemAfterLoss, translate } from '../core/io.js';
 import { countDependency, markLate } from './dep-count.js';
-import { dependentEntry, type DependentEntry } from './dep-items.js';
+import { dependentEntry, MAX_DEPENDENTS, type DependentEntry } from './dep-items.js';
 
 /** What registering a dependent found. */
 export type RegisterOutcome = 'registered' | 'late' | 'counted' | 'missing';
@@ -38,7 +39,7 @@ export async function registerDependent(ctx: StoreContext, dep: string, entry: D
             ExpressionAttributeNames: { '#dependents': 'dependents' },
             ExpressionAttributeValues: { ':entry': new Set([dependentEntry(entry)]) },
           },
-          takesDependents(),
+          takesDependents(MAX_DEPENDENTS),
         ),
       }),
     );
@@ -49,7 +50,9 @@ export async function registerDependent(ctx: StoreContext, dep: string, entry: D
   }
   if (!current) return { outcome: 'missing', died: null };
   const job = decodeJob(current);
-  if (job.state === 'running') {
+  // Running (its lease says no dependents), or pending with no room for one more entry (a race past
+  // the enqueue's check): the reclaim run's check of the dependent finds its end.
+  if (job.state === 'running' || (job.state === 'pending' && job.dependents.length >= MAX_DEPENDENTS)) {
     await markLate(ctx, entry, dep);
     return { outcome: 'late', died: null };
   }

@@ -121,6 +121,7 @@ export async function checkWaiting(ctx: StoreContext, id: string): Promise<void>
           await notifyDependents(ctx, r.died);
           return;
         }
+        soon ||= r.outcome === 'late';
       }
       soon ||= state === 'running';
     }

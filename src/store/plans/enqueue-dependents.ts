@@ -27,7 +27,7 @@ import { readItem, translate } from '../core/io.js';
 import { inLanes } from '../core/query.js';
 import { shardLayout } from '../layout/shard-layout.js';
 import { putElseCurrent, type EnqueueOutcome } from '../jobs/enqueue.js';
-import { bucketItem, chunkDependencies, DEPENDENCY_GRACE_MS, dependentEntry, type DependentEntry } from '../deps/dep-items.js';
+import { bucketItem, chunkDependencies, DEPENDENCY_GRACE_MS, dependentEntry, MAX_DEPENDENTS, type DependentEntry } from '../deps/dep-items.js';
 import { readItems } from '../deps/batch-read.js';
 import { registerDependent } from '../deps/dep-register.js';
 import { notifyDependents } from '../deps/dep-notify.js';
@@ -67,10 +67,16 @@ export async function enqueueWithDependencies(
   }
   refuseCycles(nodes);
   const external = [...new Set([...nodes.values()].flatMap((n) => n.dependsOn.filter((d) => !nodes.has(d))))];
-  const found = await readStates(ctx, external);
+  const { states: found, dependents: had } = await readStates(ctx, external);
+  const adding = new Map<string, number>();
   for (const n of nodes.values()) {
     const missing = n.dependsOn.filter((d) => !nodes.has(d) && !found.has(d));
     if (missing.length > 0) throw new DependencyError('not-found', n.id, missing);
+    for (const d of n.dependsOn) adding.set(d, (adding.get(d) ?? 0) + 1);
+  }
+  for (const n of nodes.values()) {
+    const full = n.dependsOn.filter((d) => (had.get(d) ?? 0) + adding.get(d)! > MAX_DEPENDENTS);
+    if (full.length > 0) throw new DependencyError('too-many-dependents', n.id, full);
   }
   // Each job's entries in its in-call dependencies' `dependents`.
   const entries = new Map<string, DependentEntry[]>();
@@ -201,8 +207,11 @@ function refuseCycles(nodes: ReadonlyMap<string, Node>): void {
   }
 }
 
-/** The states of existing jobs `ids`, by id; absent ids are left out. */
-async function readStates(ctx: StoreContext, ids: readonly string[]): Promise<Map<string, string>> {
-  const items = await readItems(ctx, ids, ['state']);
-  return new Map([...items].map(([id, item]) => [id, fields('job', item).str('state')]));
+/** The states of existing jobs `ids` and how many dependents each has, by id; absent ids are left out. */
+async function readStates(ctx: StoreContext, ids: readonly string[]): Promise<{ states: Map<string, string>; dependents: Map<string, number> }> {
+  const items = await readItems(ctx, ids, ['state', 'dependents']);
+  return {
+    states: new Map([...items].map(([id, item]) => [id, fields('job', item).str('state')])),
+    dependents: new Map([...items].map(([id, item]) => [id, fields('job', item).strings('dependents').length])),
+  };
 }
