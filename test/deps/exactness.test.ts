@@ -175,4 +175,26 @@ describe('exact fan-in', () => {
     expect(sum).toBe((599 * 600) / 2);
     expect(pages).toBeGreaterThanOrEqual(2);
   }, 60_000);
+
+  it('a lease whose hasDependents a worker dropped still tells the dependents (done and dead)', async () => {
+    const { queue, logger } = await freshQueue();
+    await queue.enqueueMany([
+      { id: 'a', queue: 'kids', payload: null },
+      { id: 'b', queue: 'kids', payload: null, maxAttempts: 1 },
+      { id: 'p', queue: 'parents', payload: null, dependsOn: ['a'] },
+      { id: 'q', queue: 'parents', payload: null, dependsOn: ['b'], onDependencyFailure: 'ignore' },
+    ]);
+    const { leases } = await queue.lease({ owner: 'w', queues: ['kids'], ttlMs: 60_000, max: 2 });
+    const strip = (id: string) => {
+      const l = leases.find((x) => x.id === id)!;
+      expect(l.hasDependents).toBe(true);
+      const { hasDependents, ...rest } = l;
+      void hasDependents;
+      return rest;
+    };
+    expect(await queue.ackDone(strip('a'))).toMatchObject({ outcome: 'done', repeated: false, notify: true });
+    expect(await queue.ackFailed(strip('b'), new Error('x'))).toMatchObject({ outcome: 'dead', notify: true });
+    expect((await leasable(queue, 'parents')).sort()).toEqual(['p', 'q']);
+    expect(counted(logger, 'a')).toBe(1);
+  });
 });

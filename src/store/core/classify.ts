@@ -34,6 +34,23 @@ export function classifyLostRace(ctx: StoreContext, op: LeaseOp, lease: Lease, i
 }
 
 /**
+ * Whether `item` is still running under exactly this lease but others wait for it, though the
+ * lease said none did (`hasDependents` not set: a lease from before a registration could not be,
+ * so a worker changed it): the ack that lost on that alone is made again as a job with dependents.
+ */
+export function heldWithUntoldDependents(item: Item | undefined, lease: Lease): boolean {
+  return (
+    lease.hasDependents !== true &&
+    item !== undefined &&
+    item.state === 'running' &&
+    item.leaseGeneration === lease.generation &&
+    item.incarnation === lease.incarnation &&
+    item.leaseSecretHash === leaseSecretHash(lease.secret) &&
+    item.dependents !== undefined
+  );
+}
+
+/**
  * The outcome of a lease call that lost its condition and is no repeat (a renew never is): logs
  * `lease.stale` with the job's current generation and state when it is the same job (the same
  * incarnation), else nulls.

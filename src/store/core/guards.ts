@@ -28,6 +28,19 @@ export function leaseHeld(lease: Lease): Guard {
 }
 
 /**
+ * {@link leaseHeld}, and, for a lease that says no job waits for this one, that none does: an ack
+ * that trusted a changed `hasDependents` would leave its dependents untold (ack-done.ts, ack-failed.ts).
+ */
+export function leaseHeldAsLeased(lease: Lease): Guard {
+  if (lease.hasDependents === true) return leaseHeld(lease);
+  return allOf(leaseHeld(lease), {
+    ConditionExpression: 'attribute_not_exists(#dependents)',
+    ExpressionAttributeNames: { '#dependents': 'dependents' },
+    ExpressionAttributeValues: {},
+  });
+}
+
+/**
  * A dead job exactly as a read saw it: still dead, at the same generation. A requeue bumps the
  * generation, so a job requeued since the read (even one that died again) never matches.
  */

@@ -1,7 +1,9 @@
 /**
  * ackDone: running -> done.
  * Guard:   leaseHeld (state = running AND leaseGeneration = :gen AND incarnation = :inc AND
- *          leaseSecretHash = SHA-256(lease.secret)).
+ *          leaseSecretHash = SHA-256(lease.secret)); for a lease without `hasDependents`, also no
+ *          `dependents` (leaseHeldAsLeased): a lease whose flag a worker dropped loses on that alone
+ *          and is made again as a job with dependents, so none is left untold.
  * Writes:  result, settledGeneration = :gen, settledBy = done, settledSecretHash (the live hash
  *          moves there), TTL (finished-job retention); leaves the index, or (a job others wait
  *          for: `lease.hasDependents`) moves to the notify partition, whose dependents are told next.
@@ -14,17 +16,26 @@
 import type { Lease, StaleOutcome } from '../../job.js';
 import { notifyKeys } from '../../keys.js';
 import { leaseLogFields } from '../../tracing.js';
-import { classifyLostRace } from '../core/classify.js';
+import { classifyLostRace, heldWithUntoldDependents } from '../core/classify.js';
 import type { StoreContext } from '../core/context.js';
 import { buildUpdate } from '../core/expression.js';
-import { guarded, leaseHeld } from '../core/guards.js';
+import { guarded, leaseHeldAsLeased } from '../core/guards.js';
 import { updateElseLoss } from '../core/io.js';
 import { leaseSecretHash } from '../core/lease-secret.js';
 import { finishedJobExpiry } from '../core/retention.js';
 import { shardLayout } from '../layout/shard-layout.js';
 
 /** Outcome of ackDone. */
-export type AckDoneOutcome = { readonly outcome: 'done'; readonly id: string; readonly generation: number; readonly repeated: boolean } | StaleOutcome;
+export type AckDoneOutcome =
+  | {
+      readonly outcome: 'done';
+      readonly id: string;
+      readonly generation: number;
+      readonly repeated: boolean;
+      /** Other jobs wait for this one: it is in the notify partition, and they are told next. */
+      readonly notify?: true;
+    }
+  | StaleOutcome;
 
 /** Marks the leased job done with `resultText` (JSON text), if the lease still holds it. */
 export async function ackDoneIfLeaseHeld(ctx: StoreContext, lease: Lease, resultText: string): Promise<AckDoneOutcome> {
@@ -45,12 +56,14 @@ export async function ackDoneIfLeaseHeld(ctx: StoreContext, lease: Lease, result
     remove: ['leaseOwner', 'leaseExpiresAt', 'leaseRenewedUntil', 'leaseSecretHash', ...(notify ? [] : ['gpk', 'gsk'])],
   });
   // Stryker disable next-line BooleanLiteral: ReturnValues NONE or ALL_NEW, the reply is unused: a cost, not a behaviour
-  const result = await updateElseLoss(ctx, { Key: { id: lease.id }, ...guarded(update, leaseHeld(lease)) }, false);
+  const result = await updateElseLoss(ctx, { Key: { id: lease.id }, ...guarded(update, leaseHeldAsLeased(lease)) }, false);
   if (result.written) {
     ctx.logger.info('job.done', leaseLogFields(lease));
-    return { outcome: 'done', id: lease.id, generation: lease.generation, repeated: false };
+    return { outcome: 'done', id: lease.id, generation: lease.generation, repeated: false, ...(notify ? { notify: true } : {}) };
   }
-  const lost = classifyLostRace(ctx, 'ackDone', lease, await result.current(), 'done');
+  const current = await result.current();
+  if (heldWithUntoldDependents(current, lease)) return ackDoneIfLeaseHeld(ctx, { ...lease, hasDependents: true }, resultText);
+  const lost = classifyLostRace(ctx, 'ackDone', lease, current, 'done');
   if (lost.kind === 'repeat') return { outcome: 'done', id: lease.id, generation: lease.generation, repeated: true };
   return lost.outcome;
 }

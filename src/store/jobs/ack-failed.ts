@@ -14,11 +14,11 @@ import type { Lease, StaleOutcome } from '../../job.js';
 import { deadKeys, notifyKeys, scheduledKeys } from '../../keys.js';
 import { backoffDelay } from '../../retry-policy.js';
 import { leaseLogFields } from '../../tracing.js';
-import { classifyLostRace } from '../core/classify.js';
+import { classifyLostRace, heldWithUntoldDependents } from '../core/classify.js';
 import { fields } from '../core/codec.js';
 import { fireHook, type StoreContext } from '../core/context.js';
 import { buildUpdate } from '../core/expression.js';
-import { guarded, leaseHeld } from '../core/guards.js';
+import { guarded, leaseHeldAsLeased } from '../core/guards.js';
 import { updateElseLoss } from '../core/io.js';
 import { leaseSecretHash } from '../core/lease-secret.js';
 import { shardLayout } from '../layout/shard-layout.js';
@@ -26,7 +26,14 @@ import { shardLayout } from '../layout/shard-layout.js';
 /** Outcome of ackFailed. */
 export type AckFailedOutcome =
   | { readonly outcome: 'retrying'; readonly id: string; readonly generation: number; readonly runAt: number; readonly repeated: boolean }
-  | { readonly outcome: 'dead'; readonly id: string; readonly generation: number; readonly repeated: boolean }
+  | {
+      readonly outcome: 'dead';
+      readonly id: string;
+      readonly generation: number;
+      readonly repeated: boolean;
+      /** Other jobs wait for this one: it is in the notify partition, and they are told next. */
+      readonly notify?: true;
+    }
   | StaleOutcome;
 
 /** Records a failed attempt of the leased job, if the lease still holds it. */
@@ -57,7 +64,7 @@ export async function ackFailedIfLeaseHeld(ctx: StoreContext, lease: Lease, erro
         },
         remove: ['leaseOwner', 'leaseExpiresAt', 'leaseRenewedUntil', 'leaseSecretHash'],
       });
-  const result = await updateElseLoss(ctx, { Key: { id: lease.id }, ...guarded(update, leaseHeld(lease)) });
+  const result = await updateElseLoss(ctx, { Key: { id: lease.id }, ...guarded(update, leaseHeldAsLeased(lease)) });
   if (result.written) {
     if (retry) {
       ctx.logger.warn('job.failed', {
@@ -77,9 +84,11 @@ export async function ackFailedIfLeaseHeld(ctx: StoreContext, lease: Lease, erro
     fireHook(ctx, 'onJobDead', () =>
       ctx.hooks.onJobDead?.({ id: lease.id, queue: lease.queue, attempts: lease.attempt, lastError: error, generation: lease.generation }),
     );
-    return { outcome: 'dead', id: lease.id, generation: lease.generation, repeated: false };
+    return { outcome: 'dead', id: lease.id, generation: lease.generation, repeated: false, ...(lease.hasDependents === true ? { notify: true } : {}) };
   }
-  const lost = classifyLostRace(ctx, 'ackFailed', lease, await result.current(), 'failed');
+  const current = await result.current();
+  if (heldWithUntoldDependents(current, lease)) return ackFailedIfLeaseHeld(ctx, { ...lease, hasDependents: true }, error, retryable);
+  const lost = classifyLostRace(ctx, 'ackFailed', lease, current, 'failed');
   if (lost.kind === 'repeat') {
     return lost.item.state === 'dead'
       ? { outcome: 'dead', id: lease.id, generation: lease.generation, repeated: true }

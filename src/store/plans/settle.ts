@@ -40,7 +40,7 @@ export async function settleDone(ctx: StoreContext, lease: Lease, resultText: st
   countSettle(ctx.counts, lease.queue, out, ctx.clock());
   await freeSlot(ctx, lease);
   if (out.outcome === 'done') await advanceGroupOf(ctx, lease);
-  if (out.outcome === 'done' && lease.hasDependents === true) await tellDependents(ctx, lease.id);
+  if (out.outcome === 'done' && (lease.hasDependents === true || out.notify === true)) await tellDependents(ctx, lease.id);
   if (out.outcome === 'done' && lease.dependencies !== undefined) await expireBuckets(ctx, lease.id);
   return out;
 }
@@ -51,7 +51,7 @@ export async function settleFailed(ctx: StoreContext, lease: Lease, error: strin
   countSettle(ctx.counts, lease.queue, out, ctx.clock());
   await freeSlot(ctx, lease);
   if (out.outcome === 'dead') await advanceGroupOf(ctx, lease);
-  if (out.outcome === 'dead' && lease.hasDependents === true) await tellDependents(ctx, lease.id);
+  if (out.outcome === 'dead' && (lease.hasDependents === true || out.notify === true)) await tellDependents(ctx, lease.id);
   return out;
 }
 
