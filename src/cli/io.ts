@@ -53,7 +53,16 @@ export function processIo(): CliIo {
 
 /** Where a payload comes from: an argument, `--file PATH`, or stdin (`-` or nothing given with stdin piped). */
 export async function readPayload(io: CliIo, arg: string | undefined, file: string | undefined): Promise<Json> {
-  if (arg !== undefined && file !== undefined) throw new CliError(EXIT.usage, 'give the payload either as an argument or with --file, not both');
+  return readJsonInput(io, arg, file, 'payload', ` (a string payload needs quotes, e.g. '"hello"')`);
+}
+
+/**
+ * Where a JSON document (`what`: `payload`, `flow`) comes from: an argument, `--file PATH`, or
+ * stdin (`-` or nothing given with stdin piped). Any problem is a usage error naming its source;
+ * `hint` follows the message of text that is not JSON.
+ */
+export async function readJsonInput(io: CliIo, arg: string | undefined, file: string | undefined, what: string, hint = ''): Promise<Json> {
+  if (arg !== undefined && file !== undefined) throw new CliError(EXIT.usage, `give the ${what} either as an argument or with --file, not both`);
   let text: string | undefined;
   let from: string;
   if (file !== undefined) {
@@ -62,21 +71,26 @@ export async function readPayload(io: CliIo, arg: string | undefined, file: stri
       text = await readFile(file, 'utf8');
     } catch (err) {
       const code = errorCode(err);
-      throw new CliError(EXIT.usage, `cannot read --file ${file}: ${code === 'ENOENT' ? 'no such file' : (code ?? 'unreadable')}`);
+      throw new CliError(EXIT.usage, `cannot read --file ${file}: ${code === 'ENOENT' ? 'no such file' : (code ?? 'unreadable')}`, {
+        field: '--file',
+        value: file,
+      });
     }
   } else if (arg !== undefined && arg !== '-') {
-    from = 'the payload argument';
+    from = `the ${what} argument`;
     text = arg;
   } else {
     from = 'stdin';
     text = await io.readStdin();
     if (text === undefined || text.trim() === '') {
-      throw new CliError(EXIT.usage, 'no payload: give it as an argument (JSON), with --file PATH, or on stdin');
+      throw new CliError(EXIT.usage, `no ${what}: give it as an argument (JSON), with --file PATH, or on stdin`);
     }
   }
   try {
     return parseJson(text)!;
   } catch {
-    throw new CliError(EXIT.usage, `${from} is not JSON (a string payload needs quotes, e.g. '"hello"')`);
+    throw new CliError(EXIT.usage, `${from} is not JSON${hint}`, {
+      ...(file === undefined ? {} : { field: '--file', value: file }),
+    });
   }
 }

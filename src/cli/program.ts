@@ -10,6 +10,7 @@ import { describeError, errorJson, EXIT } from './exit-codes.js';
 import type { CliIo } from './io.js';
 import { packageVersion } from './version.js';
 import { cancelCommand, purgeCommand, reclaimCommand, releaseCommand, requeueCommand } from './commands/admin.js';
+import { flowAddCommand, flowCancelCommand, flowTreeCommand } from './commands/flow.js';
 import { enqueueCommand, getCommand, inspectCommand, listCommand, statsCommand } from './commands/jobs.js';
 import { limitsGetCommand, limitsSetCommand } from './commands/limits.js';
 import { registerSchedules } from './commands/schedules.js';
@@ -71,7 +72,7 @@ type ContextFactory = (options: GlobalOptions) => CommandContext;
 function buildProgram(io: CliIo, json: boolean, context: ContextFactory, setExit: (code: number) => void): Command {
   const program = new Command('fenceq')
     .description(
-      'Operate a fenceq job queue: enqueue, inspect, list, release, requeue, cancel, reclaim, recurring schedules, run workers, serve the dashboard, or start the local stack.',
+      'Operate a fenceq job queue: enqueue, inspect, list, release, requeue, cancel, reclaim, flows, recurring schedules, run workers, serve the dashboard, or start the local stack.',
     )
     .version(packageVersion())
     .exitOverride()
@@ -98,6 +99,8 @@ function buildProgram(io: CliIo, json: boolean, context: ContextFactory, setExit
     .option('--priority <n>', 'larger runs first (default 0)')
     .option('--max-attempts <n>', 'attempts before the job is dead (default 5)')
     .option('--group <key>', 'ordered group: jobs of one group run one at a time, in enqueue order')
+    .option('--depends-on <ids>', 'comma-separated job ids this job waits for (it runs once they have all finished)')
+    .option('--on-dependency-failure <policy>', 'with --depends-on: fail (default), ignore or wait when a dependency ends dead or cancelled')
     .action(async (queue: string, payload: string | undefined, o, cmd: Command) => enqueueCommand(ctx(cmd), queue, payload, o));
 
   sub('get')
@@ -111,9 +114,9 @@ function buildProgram(io: CliIo, json: boolean, context: ContextFactory, setExit
     .action(async (id: string, _o, cmd: Command) => inspectCommand(ctx(cmd), id));
 
   sub('list')
-    .description('list jobs by queue and state (pending, running, dead), a page at a time')
+    .description('list jobs by queue and state (pending, waiting for dependencies, running, dead), a page at a time')
     .option('--queue <name>', 'only this queue (default every queue)')
-    .addOption(new Option('--state <state>', 'only this state (default all three)'))
+    .addOption(new Option('--state <state>', 'only this state: pending, waiting, running or dead (default all four)'))
     .option('--limit <n>', 'jobs per page, 1-1000 (default 50)')
     .option('--cursor <cursor>', 'continue after the page that printed this cursor')
     .action(async (o, cmd: Command) => listCommand(ctx(cmd), o));
@@ -153,6 +156,29 @@ function buildProgram(io: CliIo, json: boolean, context: ContextFactory, setExit
     .action(async (o, cmd: Command) => purgeCommand(ctx(cmd), o));
 
   registerSchedules(sub, ctx);
+
+  const flow = sub('flow')
+    .description("a flow's tree from job ID down its dependencies, with each job's queue and state; or cancel or add a flow")
+    .argument('<id>', 'the root job id (any job: its tree is what it waits for)')
+    .option('--max-nodes <n>', 'most jobs shown, 1-10001 (default 1000)')
+    .action(async (id: string, o: { maxNodes?: string }, cmd: Command) => flowTreeCommand(ctx(cmd), id, o));
+  flow
+    .command('show')
+    .description('the same tree (for a root whose id is also a subcommand name)')
+    .argument('<id>', 'the root job id')
+    .option('--max-nodes <n>', 'most jobs shown, 1-10001 (default 1000)')
+    .action(async (id: string, o: { maxNodes?: string }, cmd: Command) => flowTreeCommand(ctx(cmd), id, o));
+  flow
+    .command('cancel')
+    .description('cancel every job of the flow under ID that has not finished, the root first (finished jobs are left)')
+    .argument('<id>', 'the root job id')
+    .action(async (id: string, _o, cmd: Command) => flowCancelCommand(ctx(cmd), id));
+  flow
+    .command('add')
+    .description('add a flow from JSON ({"flowId"?, "root": {"queue", "payload", "children"?: [...]}}): safe to repeat with the same flowId')
+    .argument('[flow]', 'the flow as JSON ("-" or omitted: read stdin)')
+    .option('--file <path>', 'read the flow from a file')
+    .action(async (arg: string | undefined, o: { file?: string }, cmd: Command) => flowAddCommand(ctx(cmd), arg, o));
 
   const limits = sub('limits').description("a queue's flow limits: how many run at once, how fast they start, what a dead job does to its group");
   limits

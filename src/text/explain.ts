@@ -5,10 +5,22 @@
  */
 import type { Job } from '../job.js';
 import { parseScheduleJobId } from '../keys.js';
+import type { DependencyWait } from '../store/deps/dep-read.js';
+import { policySentence } from './dependencies.js';
 import { formatDuration, formatInstant, oneLine } from './format.js';
 
 /** A stable code for the situation, for scripts (`inspect --json`). */
-type WaitReason = 'scheduled' | 'retry-scheduled' | 'waiting-for-worker' | 'running' | 'lease-expired' | 'reclaim-overdue' | 'dead' | 'done' | 'cancelled';
+type WaitReason =
+  | 'scheduled'
+  | 'retry-scheduled'
+  | 'waiting-for-dependencies'
+  | 'waiting-for-worker'
+  | 'running'
+  | 'lease-expired'
+  | 'reclaim-overdue'
+  | 'dead'
+  | 'done'
+  | 'cancelled';
 
 /** What `inspect` says about a job. */
 export interface Explanation {
@@ -25,6 +37,11 @@ export interface Explanation {
 export interface ExplainOptions {
   /** How often the reclaim pass runs (the EventBridge rule's rate, or the local stack's timer). */
   readonly reclaimPeriodMs: number;
+  /**
+   * What the job waits for (`JobQueue.dependencyWait`), when it has dependencies: a pending job
+   * still waiting for them is not due, and a job its dependency failed says so.
+   */
+  readonly dependencyWait?: DependencyWait;
 }
 
 /** A waiting job that has been due this long without a worker gets a hint to check the workers. */
@@ -44,11 +61,11 @@ export function explainJob(job: Job, now: number, opts: ExplainOptions): Explana
 function explainState(job: Job, now: number, opts: ExplainOptions): Explanation {
   switch (job.state) {
     case 'pending':
-      return explainPending(job, now);
+      return opts.dependencyWait?.waiting ? explainWaiting(job, opts.dependencyWait) : explainPending(job, now);
     case 'running':
       return explainRunning(job, now, opts);
     case 'dead':
-      return explainDead(job);
+      return explainDead(job, opts.dependencyWait);
     case 'done':
       return {
         reason: 'done',
@@ -115,6 +132,17 @@ function explainPending(job: Job, now: number): Explanation {
   };
 }
 
+function explainWaiting(job: Job, wait: DependencyWait): Explanation {
+  return {
+    reason: 'waiting-for-dependencies',
+    summary: `Waiting for its dependencies, so not due: ${wait.text}.`,
+    details: [
+      policySentence(wait.policy),
+      `Once every dependency has finished it becomes due, and the next worker polling queue "${job.queue}" takes it (fenceq flow ${job.id} shows the tree).`,
+    ],
+  };
+}
+
 function pendingHistory(job: Job): string[] {
   if (job.settledBy === 'released' && job.settledGeneration === job.leaseGeneration - 1) {
     return [`Its last worker handed it back (graceful stop)${job.lastError ? `: ${oneLine(job.lastError)}` : ''}; that attempt was not counted.`];
@@ -163,11 +191,13 @@ function explainRunning(job: Job, now: number, opts: ExplainOptions): Explanatio
   return { reason: 'lease-expired', summary, details, nextChangeAt: reclaimBy };
 }
 
-function explainDead(job: Job): Explanation {
+function explainDead(job: Job, wait: DependencyWait | undefined): Explanation {
   const why =
-    job.attempts >= job.maxAttempts
-      ? `it used all ${job.maxAttempts} attempts`
-      : `its error was not retryable (after ${job.attempts} of ${job.maxAttempts} attempts)`;
+    wait?.failedBy !== undefined
+      ? `its dependency ${wait.failedBy} ended dead or cancelled and its policy is fail (it did not run)`
+      : job.attempts >= job.maxAttempts
+        ? `it used all ${job.maxAttempts} attempts`
+        : `its error was not retryable (after ${job.attempts} of ${job.maxAttempts} attempts)`;
   const notice =
     job.deadNotified === true
       ? 'The dead-job notification was delivered.'

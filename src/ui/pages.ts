@@ -1,10 +1,14 @@
 /**
  * The dashboard's pages, rendered on the server as plain HTML: the queues overview, a listing of
- * jobs by queue and state, and one job with its `inspect` explanation and (when allowed) actions.
+ * jobs by queue and state, one job with its `inspect` explanation, its dependencies and dependents
+ * and (when allowed) actions, and a flow's tree.
  * Pure functions of their data and `now`, so they render the same in a test and in the server.
  */
 import type { Job } from '../job.js';
 import type { JobSummary } from '../types.js';
+import type { DependencyPage, DependencyWait, FlowTreeNode } from '../store/deps/dep-read.js';
+import { LISTABLE_STATES } from '../store/maintenance/browse.js';
+import { policySentence } from '../text/dependencies.js';
 import { explainJob } from '../text/explain.js';
 import { formatDuration, formatInstant } from '../text/format.js';
 import { html, type SafeHtml } from './html.js';
@@ -14,7 +18,7 @@ import type { QueueFigures, Reading } from './sampler.js';
 /** What every page's frame shows. */
 export interface PageFrame {
   readonly title: string;
-  /** `queues`, `jobs`, `job` or `error`: the browser script picks its behaviour from it. */
+  /** `queues`, `jobs`, `job`, `flow` or `error`: the browser script picks its behaviour from it. */
   readonly page: string;
   readonly tableName: string;
   readonly target: string;
@@ -115,7 +119,7 @@ export function jobsPage(v: JobsView, now: number): SafeHtml {
   return html`<h1>Jobs</h1>
 <form method="get" action="/jobs" class="filters">
 <label>Queue <select name="queue">${v.queues.map((q) => html`<option${q === v.queue ? html` selected` : ''}>${q}</option>`)}</select></label>
-<label>State <select name="state">${['pending', 'running', 'dead'].map((s) => html`<option${s === v.state ? html` selected` : ''}>${s}</option>`)}</select></label>
+<label>State <select name="state">${LISTABLE_STATES.map((s) => html`<option${s === v.state ? html` selected` : ''}>${s}</option>`)}</select></label>
 <label>Id prefix <input name="prefix" value="${v.prefix}" placeholder="any"></label>
 <button type="submit">Show</button>
 </form>
@@ -147,12 +151,23 @@ export interface ActionOutcome {
   readonly text: string;
 }
 
-/** One job: the live part (explanation, fields, actions) inside the page. */
-export function jobPage(job: Job, now: number, opts: JobViewOptions, outcome?: ActionOutcome): SafeHtml {
+/** One job: the live part (explanation, fields, dependencies, actions) inside the page. */
+export function jobPage(job: Job, now: number, opts: JobViewOptions, outcome?: ActionOutcome, deps: JobDependencies = {}): SafeHtml {
   return html`<h1>Job <code>${job.id}</code></h1>
 ${outcome ? html`<div id="outcome" class="${outcome.ok ? 'ok' : 'error'}" role="status">${outcome.text}</div>` : ''}
-<div id="job-live" data-id="${job.id}">${jobLive(job, now, opts)}</div>`;
+<div id="job-live" data-id="${job.id}">${jobLive(job, now, opts, deps)}</div>`;
 }
+
+/** What a job's page shows of its dependencies, as the server read them (one page, so the reads stay bounded). */
+export interface JobDependencies {
+  /** What it waits for (`dependencyWait`): read for a pending or dead job with dependencies. */
+  readonly wait?: DependencyWait;
+  /** The first page of its dependencies with their states (`dependencyPage`). */
+  readonly page?: DependencyPage;
+}
+
+/** Most dependents a job's page links to; the rest are counted. */
+const DEPENDENTS_LINKED = 100;
 
 /** Options of the job view. */
 export interface JobViewOptions {
@@ -162,8 +177,8 @@ export interface JobViewOptions {
 }
 
 /** The part of a job's page that the live refresh replaces. */
-export function jobLive(job: Job, now: number, opts: JobViewOptions): SafeHtml {
-  const explanation = explainJob(job, now, { reclaimPeriodMs: opts.reclaimPeriodMs });
+export function jobLive(job: Job, now: number, opts: JobViewOptions, deps: JobDependencies = {}): SafeHtml {
+  const explanation = explainJob(job, now, { reclaimPeriodMs: opts.reclaimPeriodMs, ...(deps.wait ? { dependencyWait: deps.wait } : {}) });
   const progress = job.progress;
   const field = (name: string, label: string, value: SafeHtml | string | number) => html`<tr data-field="${name}"><th>${label}</th><td>${value}</td></tr>`;
   return html`<section id="explanation" data-reason="${explanation.reason}">
@@ -189,7 +204,63 @@ ${field('updated', 'Updated', formatInstant(job.updatedAt))}
 <pre id="payload">${pretty(job.payload)}</pre>
 ${job.result !== undefined ? html`<h2>Result</h2><pre id="result">${pretty(job.result)}</pre>` : ''}
 ${job.lastError !== undefined ? html`<h2>Last error</h2><pre id="last-error">${job.lastError}</pre>` : ''}
+${dependencySection(job, deps)}
+${dependentsSection(job)}
 ${actions(job, now, opts)}`;
+}
+
+/** A job id linked to its page. */
+function jobLink(id: string): SafeHtml {
+  return html`<a href="/job?id=${encodeURIComponent(id)}">${id}</a>`;
+}
+
+/** The jobs this one waits for, with their states (the first page), what it waits for in words, and a link to the flow's tree. */
+function dependencySection(job: Job, deps: JobDependencies): SafeHtml {
+  if (job.dependencies === undefined) return html``;
+  const items = deps.page?.items ?? [];
+  return html`<section id="dependencies">
+<h2>Dependencies</h2>
+${deps.wait ? html`<p id="dependency-wait">${deps.wait.text}.</p>` : ''}
+<p class="meta">${policySentence(job.onDependencyFailure ?? 'fail')} <a id="flow-link" href="/flow?id=${encodeURIComponent(job.id)}">The flow's tree from this job</a>.</p>
+<table id="dependency-rows">
+<thead><tr><th>Id</th><th>Queue</th><th>State</th></tr></thead>
+<tbody>${items.map(
+    (d) =>
+      html`<tr data-id="${d.id}"><td>${d.state === 'missing' ? d.id : jobLink(d.id)}</td><td>${d.queue ?? '–'}</td><td data-state="${d.state}">${d.state}${d.ignored ? ' (ignored by its policy)' : ''}</td></tr>`,
+  )}</tbody>
+</table>
+<p class="meta" id="dependency-count">${
+    items.length < job.dependencies
+      ? `Showing the first ${items.length} of ${job.dependencies} dependencies (fenceq flow ${job.id} lists them all).`
+      : `${job.dependencies} ${job.dependencies === 1 ? 'dependency' : 'dependencies'}.`
+  }</p>
+</section>`;
+}
+
+/** The jobs waiting for this one, each linked (the first {@link DEPENDENTS_LINKED}, the rest counted). */
+function dependentsSection(job: Job): SafeHtml {
+  const ids = job.dependents ?? [];
+  if (ids.length === 0) return html``;
+  return html`<section id="dependents">
+<h2>Dependents</h2>
+<p class="meta">${ids.length === 1 ? '1 job waits' : `${ids.length} jobs wait`} for this one${ids.length > DEPENDENTS_LINKED ? `; the first ${DEPENDENTS_LINKED} are linked` : ''}.</p>
+<ul id="dependent-links">${ids.slice(0, DEPENDENTS_LINKED).map((id) => html`<li data-id="${id}">${jobLink(id)}</li>`)}</ul>
+</section>`;
+}
+
+/** A flow's tree from one job down its dependencies: each job linked, with its queue and state. */
+export function flowPage(tree: { readonly root: FlowTreeNode; readonly nodes: number; readonly truncated: boolean }, maxNodes: number): SafeHtml {
+  const node = (n: FlowTreeNode): SafeHtml =>
+    html`<li data-id="${n.id}">${n.state === 'missing' ? n.id : jobLink(n.id)} <span class="meta">${n.queue ?? '–'}</span> <span data-state="${n.state}">${n.state}</span>${
+      n.shared ? html` <span class="meta">(shared: shown in full elsewhere in the tree)</span>` : ''
+    }${n.dependencies.length ? html`<ul>${n.dependencies.map(node)}</ul>` : ''}</li>`;
+  return html`<h1>Flow from <code>${tree.root.id}</code></h1>
+<p class="meta">Each job above the jobs it waits for. ${
+    tree.truncated
+      ? `The first ${tree.nodes} jobs (at most ${maxNodes}); the tree has more: fenceq flow ${tree.root.id} --max-nodes N shows them.`
+      : `${tree.nodes} jobs.`
+  }</p>
+<ul id="flow-tree">${node(tree.root)}</ul>`;
 }
 
 /** The actions a job's state allows, as confirm-guarded forms; a note instead when actions are off. */

@@ -27,7 +27,7 @@ import { listeningPort } from '../type-guards.js';
 import { checkId, checkQueue } from '../validate.js';
 import { formatInstant } from '../text/format.js';
 import { DASHBOARD_CSS, DASHBOARD_JS } from './assets.js';
-import { errorPage, jobLive, jobPage, jobsPage, layout, queueRows, queuesPage, type ActionOutcome } from './pages.js';
+import { errorPage, flowPage, jobLive, jobPage, jobsPage, layout, queueRows, queuesPage, type ActionOutcome, type JobDependencies } from './pages.js';
 import { QueueSampler } from './sampler.js';
 import { checkHost, checkSameOrigin, checkToken, newSessionToken, type Refusal } from './security.js';
 
@@ -65,6 +65,10 @@ export interface Dashboard {
 }
 
 const PAGE_SIZE = 50;
+/** Dependencies a job's page lists (one dependencyPage). */
+const DEPENDENCY_ROWS = 100;
+/** Most jobs the flow page shows. */
+const FLOW_NODES = 500;
 const PREFIX_PAGE = 200;
 const PREFIX_CALLS = 10;
 const ID_PREFIX_RE = /^[A-Za-z0-9_][A-Za-z0-9_.:@=+/-]{0,199}$/;
@@ -218,13 +222,20 @@ function dashboardApp(o: AppOptions): Hono {
     onlyParams(c, ['id', 'outcome']);
     const job = await mustGet(o.queue, c.req.query('id'));
     const outcome = outcomes.read(c.req.query('outcome'), job.id);
-    return c.html(layout(frame(`Job ${job.id}`, 'job'), jobPage(job, clock(), view, outcome)).text);
+    const deps = await readDependencies(o.queue, job);
+    return c.html(layout(frame(`Job ${job.id}`, 'job'), jobPage(job, clock(), view, outcome, deps)).text);
   });
 
   app.get('/job/live', async (c) => {
     onlyParams(c, ['id']);
     const job = await mustGet(o.queue, c.req.query('id'));
-    return c.html(jobLive(job, clock(), view).text);
+    return c.html(jobLive(job, clock(), view, await readDependencies(o.queue, job)).text);
+  });
+
+  app.get('/flow', async (c) => {
+    onlyParams(c, ['id']);
+    const tree = await o.queue.flowTree(checkId('id', c.req.query('id')), { maxNodes: FLOW_NODES });
+    return c.html(layout(frame(`Flow ${tree.root.id}`, 'flow'), flowPage(tree, FLOW_NODES)).text);
   });
 
   app.post('/job/action', bodyLimit({ maxSize: 16 * 1024, onError: (c) => c.text('request body over 16 KiB', 413) }), async (c) => {
@@ -337,6 +348,20 @@ async function perform(queue: JobQueue, action: (typeof ACTIONS)[number], id: st
       return { ok: false, text: `Not run: the job is ${out.state}; only a scheduled pending job can be run now.` };
     }
   }
+}
+
+/**
+ * A job's dependencies for its page: nothing for a job without any; else the first page of them
+ * with their states, and what it waits for when that can matter (pending: waiting or due; dead:
+ * failed by a dependency). Bounded by the job's dependencies, read in batches of 100.
+ */
+async function readDependencies(queue: JobQueue, job: Job): Promise<JobDependencies> {
+  if (job.dependencies === undefined) return {};
+  const [wait, page] = await Promise.all([
+    job.state === 'pending' || job.state === 'dead' ? queue.dependencyWait(job.id) : null,
+    queue.dependencyPage(job.id, { limit: DEPENDENCY_ROWS }),
+  ]);
+  return { page, ...(wait ? { wait } : {}) };
 }
 
 async function mustGet(queue: JobQueue, id: string | undefined): Promise<Job> {

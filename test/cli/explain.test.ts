@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { explainJob, IDLE_HINT_MS } from '../../src/text/explain.js';
+import { dependencyFields, dependencyLines, renderFlowTree } from '../../src/text/dependencies.js';
 import type { Job } from '../../src/job.js';
+import type { DependencyWait } from '../../src/store/deps/dep-read.js';
 
 // Every case runs on a fixed clock: 2030-01-01 00:00:00Z.
 const NOW = Date.UTC(2030, 0, 1, 0, 0, 0);
@@ -158,5 +160,98 @@ describe('explainJob: progress', () => {
   it('a job without progress says nothing about it', () => {
     const e = explainJob(job({ state: 'running', attempts: 1, leaseOwner: 'w1', leaseExpiresAt: NOW + 20 * S }), NOW, opts);
     expect(text(e)).not.toMatch(/progress/i);
+  });
+});
+
+describe('explainJob: dependencies', () => {
+  const wait = (fields: Partial<DependencyWait>): DependencyWait => ({
+    total: 3,
+    finished: 1,
+    policy: 'fail',
+    waiting: true,
+    unfinished: [
+      { id: 'a', state: 'running' },
+      { id: 'b', state: 'pending' },
+    ],
+    byState: { running: 1, pending: 1 },
+    text: '1 of 3 dependencies finished; waiting for: a running, b pending',
+    ...fields,
+  });
+
+  it('a pending job waiting for its dependencies is not due, even with its runAt passed: it says what it waits for and its policy', () => {
+    const e = explainJob(job({ runAt: NOW - 600 * S, dependencies: 3 }), NOW, { ...opts, dependencyWait: wait({ policy: 'ignore' }) });
+    expect(e.reason).toBe('waiting-for-dependencies');
+    expect(e.summary).toBe('Waiting for its dependencies, so not due: 1 of 3 dependencies finished; waiting for: a running, b pending.');
+    expect(text(e)).not.toMatch(/Due since|No worker has taken it/);
+    expect(text(e)).toContain('policy ignore');
+    expect(e.nextChangeAt).toBeUndefined();
+  });
+
+  it('a pending job whose dependencies have all finished is due as any other', () => {
+    const e = explainJob(job({ runAt: NOW - 5 * S, dependencies: 3 }), NOW, { ...opts, dependencyWait: wait({ waiting: false, finished: 3, unfinished: [] }) });
+    expect(e.reason).toBe('waiting-for-worker');
+  });
+
+  it('a dead job its dependency failed names the dependency instead of its attempts', () => {
+    const failed = explainJob(job({ state: 'dead', attempts: 0, dependencies: 3, lastError: 'dependency a ended dead: boom' }), NOW, {
+      ...opts,
+      dependencyWait: wait({ waiting: false, failedBy: 'a' }),
+    });
+    expect(failed.summary).toContain('its dependency a ended dead or cancelled and its policy is fail');
+    const own = explainJob(job({ state: 'dead', attempts: 5, dependencies: 3 }), NOW, { ...opts, dependencyWait: wait({ waiting: false }) });
+    expect(own.summary).toContain('it used all 5 attempts');
+  });
+
+  it("inspect's lines: what it waits for unless the summary says so, its policy while pending, and who waits for it", () => {
+    expect(dependencyLines(job({ dependencies: 3 }), wait({}))).toEqual(['If a dependency ends dead or cancelled, this job ends dead too (policy fail).']);
+    expect(dependencyLines(job({ state: 'done', dependencies: 3 }), wait({ waiting: false, text: 'all 3 dependencies finished' }))).toEqual([
+      'Dependencies: all 3 dependencies finished.',
+    ]);
+    const many = Array.from({ length: 12 }, (_, i) => `d${i}`);
+    expect(dependencyLines(job({ dependents: many }), undefined)).toEqual([
+      '12 jobs wait for this one: d0, d1, d2, d3, d4, d5, d6, d7, d8, d9, and 2 more; they start only after it finishes.',
+    ]);
+    expect(dependencyLines(job({ state: 'done', dependents: ['p'] }), undefined)).toEqual(['1 job waits for this one: p.']);
+    expect(dependencyLines(job({}), undefined)).toEqual([]);
+  });
+
+  it("get's fields name the count and policy, and the dependents", () => {
+    expect(dependencyFields(job({ dependencies: 2, onDependencyFailure: 'wait', dependents: ['x', 'y'] }))).toEqual([
+      ['dependencies', '2 (on failure: wait)'],
+      ['dependents', 'x, y'],
+    ]);
+    expect(dependencyFields(job({}))).toEqual([]);
+  });
+
+  it('the flow tree: indented, aligned, shared jobs marked, truncation said', () => {
+    const leaf = { id: 'leaf', queue: 'fetch', state: 'done' as const, dependencies: [] };
+    const tree = {
+      root: {
+        id: 'root',
+        queue: 'report',
+        state: 'pending' as const,
+        dependencies: [
+          { id: 'mid', queue: 'fetch', state: 'pending' as const, dependencies: [{ ...leaf, shared: true }] },
+          leaf,
+          { id: 'gone', state: 'missing' as const, dependencies: [] },
+        ],
+      },
+      nodes: 4,
+      truncated: false,
+    };
+    expect(renderFlowTree(tree).split('\n')).toEqual([
+      'root      report  pending',
+      '  mid     fetch   pending',
+      '    leaf  fetch   done  (shared: shown in full elsewhere in the tree)',
+      '  leaf    fetch   done',
+      '  gone    -       missing',
+      '',
+      '4 jobs',
+    ]);
+    expect(
+      renderFlowTree({ ...tree, truncated: true })
+        .split('\n')
+        .at(-1),
+    ).toBe('4 jobs shown; the tree has more (truncated): pass a larger --max-nodes to see them');
   });
 });

@@ -45,6 +45,37 @@ describe('read cost', () => {
     expect(requests.counts.Scan).toBeUndefined();
   });
 
+  test("a job's page with dependencies adds one page of them and, pending or dead, what it waits for: a bounded number of reads, never a Query", async () => {
+    const { dashboard, producer, requests, url } = await dashboardOnFreshTable({ refreshMs: 600_000 });
+    await producer.enqueueMany(Array.from({ length: 3 }, (_, i) => ({ queue: 'd', id: `d-${i}`, payload: i })));
+    await producer.enqueue({ queue: 'p', id: 'waits', payload: null, dependsOn: ['d-0', 'd-1', 'd-2'] });
+    const [lease] = (await producer.lease({ owner: 'w', queues: ['d'], ttlMs: 60_000 })).leases;
+    await producer.ackDone(lease!, null);
+    await dashboard.sampler.sample(); // after the start-up reading: readings never overlap
+
+    requests.reset();
+    expect((await fetch(url('/job?id=waits'))).status).toBe(200);
+    // The job; what it waits for (the job again, its dependency bucket, the unfinished dependencies' states);
+    // the first page (the job again, its bucket, the dependencies' states and results).
+    expect(requests.counts).toEqual({ GetItem: 3, BatchGetItem: 4 });
+    requests.reset();
+    expect((await fetch(url('/job/live?id=waits'))).status).toBe(200);
+    expect(requests.counts).toEqual({ GetItem: 3, BatchGetItem: 4 });
+
+    // A dependency's page reads only the job: its dependents are on it.
+    requests.reset();
+    expect((await fetch(url('/job?id=d-0'))).status).toBe(200);
+    expect(requests.counts).toEqual({ GetItem: 1 });
+
+    // A job that is not pending or dead reads only the page of its dependencies.
+    for (const id of ['d-0', 'd-1', 'd-2'])
+      if (id !== lease!.id) await producer.ackDone((await producer.lease({ owner: 'w', queues: ['d'], ttlMs: 60_000 })).leases[0]!, null);
+    await producer.lease({ owner: 'w', queues: ['p'], ttlMs: 60_000 });
+    requests.reset();
+    expect((await fetch(url('/job?id=waits'))).status).toBe(200);
+    expect(requests.counts).toEqual({ GetItem: 2, BatchGetItem: 2 });
+  });
+
   test("the sampler's counts are the ones stats() computes", async () => {
     const { queue, clock } = await freshQueue();
     await queue.enqueueMany(Array.from({ length: 12 }, (_, i) => ({ queue: 'x', payload: i, priority: i % 3 === 0 ? 5 : 0 })));

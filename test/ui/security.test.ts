@@ -100,7 +100,7 @@ describe('bad input', () => {
     const cases: [string, number, string][] = [
       ['/jobs?queue=nope&state=pending', 400, 'invalid queue (&quot;nope&quot;): no such queue; the queues are: q'],
       ['/jobs?queue=bad%20name', 400, 'invalid queue (&quot;bad name&quot;)'],
-      ['/jobs?queue=q&state=done', 400, 'invalid state (&quot;done&quot;): the listing shows pending, running, dead'],
+      ['/jobs?queue=q&state=done', 400, 'invalid state (&quot;done&quot;): the listing shows pending, waiting, running, dead'],
       ['/jobs?queue=q&state=pending&cursor=garbage', 400, 'invalid cursor (&quot;garbage&quot;): is not a cursor of this listing (queue and state)'],
       ['/jobs?queue=q&prefix=%3Cscript%3E', 400, 'invalid prefix (&quot;&lt;script&gt;&quot;)'],
       ['/jobs?queue=q&limit=5', 400, 'invalid limit (&quot;5&quot;): unknown parameter'],

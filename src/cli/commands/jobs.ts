@@ -1,5 +1,5 @@
 /** Read and write commands on jobs: enqueue, get, inspect, list, stats. */
-import type { Job } from '../../job.js';
+import { DEPENDENCY_POLICIES, type DependencyPolicy, type Job } from '../../job.js';
 import type { EnqueueInput } from '../../types.js';
 import { LISTABLE_STATES } from '../../store/maintenance/browse.js';
 import { COUNT_KINDS, type CountKind } from '../../store/memory/settle-counts.js';
@@ -8,10 +8,11 @@ import { reclaimPeriodMs } from '../config.js';
 import type { CommandContext } from '../context.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { explainFlowWait, limitCell } from '../../text/explain-flow.js';
+import { dependencyFields, dependencyLines } from '../../text/dependencies.js';
 import { explainJob } from '../../text/explain.js';
 import { formatDuration, formatInstant, oneLine, parseDuration, renderFields, renderTable } from '../../text/format.js';
 import { readPayload } from '../io.js';
-import { JobNotFoundError } from '../../errors.js';
+import { DependencyError, JobNotFoundError } from '../../errors.js';
 import { isRecord } from '../../type-guards.js';
 
 /** Options of `enqueue`. */
@@ -23,10 +24,15 @@ export interface EnqueueOptions {
   readonly priority?: string;
   readonly maxAttempts?: string;
   readonly group?: string;
+  /** Comma-separated ids of the jobs this one waits for. */
+  readonly dependsOn?: string;
+  /** fail, ignore or wait: what a dependency that ends dead or cancelled does to this job. */
+  readonly onDependencyFailure?: string;
 }
 
 /** `fenceq enqueue QUEUE [PAYLOAD]`: one job, payload from the argument, --file or stdin. */
 export async function enqueueCommand(ctx: CommandContext, queueName: string, payloadArg: string | undefined, o: EnqueueOptions): Promise<void> {
+  const deps = dependencyOptions(o);
   const payload = await readPayload(ctx.io, payloadArg, o.file);
   const now = ctx.io.clock();
   if (o.delay !== undefined && o.runAt !== undefined) throw new CliError(EXIT.usage, 'give --delay or --run-at, not both');
@@ -45,13 +51,42 @@ export async function enqueueCommand(ctx: CommandContext, queueName: string, pay
     ...(o.priority !== undefined ? { priority: integer('--priority', o.priority) } : {}),
     ...(o.maxAttempts !== undefined ? { maxAttempts: integer('--max-attempts', o.maxAttempts) } : {}),
     ...(o.group !== undefined ? { group: o.group } : {}),
+    ...deps,
   };
-  const outcome = await ctx.queue().enqueue(input);
+  const outcome = await ctx
+    .queue()
+    .enqueue(input)
+    .catch((err: unknown) => {
+      // The library names the job; the operator typed the flag.
+      if (err instanceof DependencyError) throw new CliError(EXIT.usage, err.message, { cause: err, field: '--depends-on', value: err.ids.join(',') });
+      throw err;
+    });
   ctx.print(() => {
     if (outcome.outcome === 'exists') return `job ${outcome.id} already exists (${outcome.state ?? 'gone'}); nothing written`;
     const due = runAt === undefined || outcome.runAt <= now ? 'due now' : `due ${formatInstant(outcome.runAt)} (in ${formatDuration(outcome.runAt - now)})`;
     return `enqueued ${outcome.id} on queue ${outcome.queue}, ${due}`;
   }, outcome);
+}
+
+/** `--depends-on a,b` and `--on-dependency-failure POLICY` as enqueue input; a usage error naming the flag for a bad value. */
+function dependencyOptions(o: EnqueueOptions): { dependsOn?: string[]; onDependencyFailure?: DependencyPolicy } {
+  const policy = o.onDependencyFailure;
+  if (policy !== undefined && o.dependsOn === undefined)
+    throw new CliError(EXIT.usage, '--on-dependency-failure applies only with --depends-on', { field: '--on-dependency-failure', value: policy });
+  if (o.dependsOn === undefined) return {};
+  const ids = o.dependsOn.split(',').map((d) => d.trim());
+  if (ids.some((d) => d === ''))
+    throw new CliError(EXIT.usage, `invalid --depends-on ${JSON.stringify(o.dependsOn)}: expected comma-separated job ids such as a,b`, {
+      field: '--depends-on',
+      value: o.dependsOn,
+    });
+  const onDependencyFailure = DEPENDENCY_POLICIES.find((p) => p === policy);
+  if (policy !== undefined && onDependencyFailure === undefined)
+    throw new CliError(EXIT.usage, `invalid --on-dependency-failure ${JSON.stringify(policy)}: expected ${DEPENDENCY_POLICIES.join(', ')}`, {
+      field: '--on-dependency-failure',
+      value: policy,
+    });
+  return { dependsOn: ids, ...(onDependencyFailure === undefined ? {} : { onDependencyFailure }) };
 }
 
 /** `fenceq get ID`: the stored job. */
@@ -65,9 +100,13 @@ export async function inspectCommand(ctx: CommandContext, id: string): Promise<v
   const period = reclaimPeriodMs(ctx.options, ctx.io.env);
   const job = await mustGet(ctx, id);
   const now = ctx.io.clock();
-  const base = explainJob(job, now, { reclaimPeriodMs: period });
-  const flowWait = await flowLines(ctx, job, now);
-  const explanation = flowWait.length ? { ...base, details: [...base.details, ...flowWait] } : base;
+  // Read only for a job enqueued with dependencies: what it waits for, or what failed it.
+  const wait = job.dependencies === undefined ? undefined : ((await ctx.queue().dependencyWait(job.id)) ?? undefined);
+  const base = explainJob(job, now, { reclaimPeriodMs: period, ...(wait ? { dependencyWait: wait } : {}) });
+  // A job waiting for its dependencies is not held back by limits yet.
+  const flowWait = wait?.waiting ? [] : await flowLines(ctx, job, now);
+  const extra = [...dependencyLines(job, wait), ...flowWait];
+  const explanation = extra.length ? { ...base, details: [...base.details, ...extra] } : base;
   ctx.print(
     () =>
       [
@@ -78,7 +117,7 @@ export async function inspectCommand(ctx: CommandContext, id: string): Promise<v
         '',
         renderJob(job, now),
       ].join('\n'),
-    { job, explanation, now },
+    { job, explanation, ...(wait ? { dependencyWait: wait } : {}), now },
   );
 }
 
@@ -202,6 +241,7 @@ function renderJob(job: Job, now = Date.now()): string {
     ['state', job.state],
     ['attempts', `${job.attempts} of ${job.maxAttempts}`],
     ...(job.group === undefined ? [] : [['group', job.group] as const]),
+    ...dependencyFields(job),
     ['generation', job.leaseGeneration],
     ['owner', job.leaseOwner],
     ['lease expires', job.leaseExpiresAt === undefined ? undefined : formatInstant(job.leaseExpiresAt)],
