@@ -7,7 +7,9 @@
  * without progress reports), tracing (client CPU per job with and without an OpenTelemetry
  * tracer provider sampling every span), cpu (client CPU per job on the worker side and the producer
  * side, against the floor: the job's requests times one plain UpdateItem's CPU through a bare
- * client; `--cpu-profile <file>` adds a profiled lease + renew + ack drain). Prints tables and writes JSON plus an SVG chart under bench/results/.
+ * client; `--cpu-profile <file>` adds a profiled lease + renew + ack drain), flows (requests and
+ * units per dependency edge, modelled and measured; 10,000 children fanning in to one parent under
+ * Workers; the price per million edges against Step Functions). Prints tables and writes JSON plus an SVG chart under bench/results/.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem, loadavg } from 'node:os';
@@ -17,6 +19,7 @@ import { compareProfiles, summarizeProfile, type CpuProfile } from './cpu-profil
 import { measureCpuPerJob, measureSides, measureUpdateCpu, summarizeCpuRounds } from './cpu-per-job.js';
 import { modelLives } from './cost.js';
 import { modelFlowCost } from './flow-cost.js';
+import { flowsSection } from './flows.js';
 import { measureGrowth, type GrowthResult } from './growth.js';
 import { measureLatency, type LatencyResult } from './latency.js';
 import { modelReport } from './model.js';
@@ -44,12 +47,12 @@ const TPUT_PRODUCERS = 1;
 /** The cpu section's worker counts (each of `--slots` slots): one, and four sharing the table (lost claims, more reads). */
 const CPU_WORKERS = [1, 4];
 
-const SECTIONS = ['cost', 'throughput', 'throttle', 'latency', 'takeover', 'growth', 'schedules', 'progress', 'tracing', 'cpu'] as const;
+const SECTIONS = ['cost', 'throughput', 'throttle', 'latency', 'takeover', 'growth', 'schedules', 'progress', 'tracing', 'cpu', 'flows'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const program = new Command('bench')
   .description(
-    'fenceq benchmark: ceiling, throughput, requests and modelled cost per job, latency, takeover, growth, schedule start delay, progress writes, handler-span overhead, CPU per job against its floor',
+    'fenceq benchmark: ceiling, throughput, requests and modelled cost per job, latency, takeover, growth, schedule start delay, progress writes, handler-span overhead, CPU per job against its floor, cost per dependency edge (flows)',
   )
   .option('--quick', 'a short run (under a minute on an idle machine)')
   .option('--only <sections>', `comma-separated subset of ${SECTIONS.join(',')}`, (v: string) => {
@@ -139,6 +142,7 @@ const plan = quick
       cpuJobs: 1_000,
       cpuRounds: 2,
       cpuFloorUpdates: 1_500,
+      fanInChildren: 2_000,
     }
   : {
       ...chosen,
@@ -158,6 +162,7 @@ const plan = quick
       cpuJobs: 3_000,
       cpuRounds: 3,
       cpuFloorUpdates: 4_000,
+      fanInChildren: 10_000,
     };
 
 const machine = {
@@ -674,6 +679,11 @@ try {
       };
     }
     results.cpu = out;
+  });
+
+  // 11. Flows: requests and units per dependency edge, modelled and measured; a fan-in of 10,000 children under Workers.
+  await section('flows', async () => {
+    results.flows = await flowsSection(emu.endpoint, { fanInChildren: plan.fanInChildren, workers: 4, slots: plan.slots }, table, log);
   });
 } finally {
   await emu.stop();

@@ -7,7 +7,7 @@
  */
 export * from './types.js';
 export type { JobQueueOptions } from './views/queue-core.js';
-export type { ProducerView } from './views/producer-view.js';
+export type { ProducerView, FlowOutcome } from './views/producer-view.js';
 export type { WorkerView } from './views/worker-view.js';
 export type { OperatorView } from './views/operator-view.js';
 export type { MaintenanceView } from './views/maintenance-view.js';

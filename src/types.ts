@@ -24,7 +24,11 @@ export type { ShardCounts, ShardLayout, ConfigureShardsOutcome } from './store/l
 export type { ShardLayoutCheck } from './store/layout/shard-layout-drain.js';
 export type { FlowStatus } from './store/flow/flow-status.js';
 export type { QueueLimits, GroupOnDead } from './flow-limits.js';
-export type { Job, Lease, Json, JobState, SettledBy, StaleOutcome } from './job.js';
+export type { Job, Lease, Json, JobState, SettledBy, StaleOutcome, DependencyPolicy } from './job.js';
+export type { DependencyPage, DependencyResult, DependencyWait, FlowTreeNode } from './store/deps/dep-read.js';
+export type { DependencyRepairCounts } from './store/deps/dep-repair.js';
+export type { FlowInput, FlowJob } from './store/plans/flow-add.js';
+export type { CancelFlowOutcome } from './store/plans/flow-cancel.js';
 export type { Logger, LogRecord, LogLevel } from './log.js';
 export type { RetryPolicy } from './retry-policy.js';
 export type { Schedule, ScheduleInput, CatchUp, SchedulePutOutcome, ScheduleChangeOutcome, ScheduleFacts, Schedules, FireCounts } from './schedules.js';

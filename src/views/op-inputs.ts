@@ -98,6 +98,7 @@ const OP_ARGS = {
   flowTree: [['id'], ['options']],
   cancelFlow: [['id'], []],
   dependencyWait: [['id'], []],
+  dependencyPage: [['id'], ['options']],
   repairDependencies: [[], ['options']],
   get: [['id'], []],
   lease: [['lease'], []],
@@ -153,16 +154,18 @@ export const enqueueMany = (a: OpArgs): { jobs: readonly unknown[] } => {
 /** Checks addFlow's arguments: `{ flow }` (its jobs are checked by flowJobs and checkEnqueue). */
 export const addFlow = (a: OpArgs): { flow: unknown } => ({ flow: a.flow });
 
-/** Checks dependencies's arguments: the lease, and `{ cursor, limit }`. */
-export const dependencies = (a: OpArgs): LeaseArgs & { cursor?: string; limit: number } => {
-  const o = options('options', a.options, ['cursor', 'limit']);
+/** A dependency page's options `{ cursor, limit }` (absent: the first page of 100). */
+function pageOptions(value: unknown): { cursor?: string; limit: number } {
+  const o = options('options', value, ['cursor', 'limit']);
   if (o.cursor !== undefined && (typeof o.cursor !== 'string' || !/^\d{1,6}$/.test(o.cursor)))
     throw new ValidationError('options.cursor', o.cursor, 'must be a cursor from the previous page');
-  return {
-    lease: checkLease('lease', a.lease),
-    limit: intOr('options.limit', o.limit, 1, 1000, 100),
-    ...(typeof o.cursor === 'string' ? { cursor: o.cursor } : {}),
-  };
+  return { limit: intOr('options.limit', o.limit, 1, 1000, 100), ...(typeof o.cursor === 'string' ? { cursor: o.cursor } : {}) };
+}
+
+/** Checks dependencies's arguments: the lease, and `{ cursor, limit }`. */
+export const dependencies = (a: OpArgs): LeaseArgs & { cursor?: string; limit: number } => {
+  const page = pageOptions(a.options);
+  return { lease: checkLease('lease', a.lease), ...page };
 };
 
 /** Checks flowTree's arguments: `{ id, options: { maxNodes } }`. */
@@ -176,6 +179,12 @@ export const cancelFlow = byId;
 
 /** Checks dependencyWait's arguments: `{ id }`. */
 export const dependencyWait = byId;
+
+/** Checks dependencyPage's arguments: `{ id, options: { cursor, limit } }` (the options as the worker's `dependencies` takes them). */
+export const dependencyPage = (a: OpArgs): { id: string; cursor?: string; limit: number } => {
+  const page = pageOptions(a.options);
+  return { id: checkId('id', a.id), ...page };
+};
 
 /** Checks repairDependencies's arguments: `{ options: { max } }`. */
 export const repairDependencies = (a: OpArgs): { max: number } => ({ max: intOr('options.max', options('options', a.options, ['max']).max, 1, 10_000, 500) });
@@ -363,9 +372,9 @@ export const markDeadNotified = (a: OpArgs) => ({
 export const undeliveredDeadNotices = (a: OpArgs) => ({ max: intOr('max', a.max, 1, 10_000, 100) });
 
 /** The producer's operations: the enqueue function's op set. */
-export const PRODUCER_OPS = ['enqueue', 'enqueueMany', 'get'] as const satisfies readonly OpName[];
+export const PRODUCER_OPS = ['enqueue', 'enqueueMany', 'addFlow', 'get'] as const satisfies readonly OpName[];
 /** The worker's operations: the API function's op set. */
-export const WORKER_OPS = ['lease', 'ackDone', 'ackFailed', 'renew', 'release', 'addCounts'] as const satisfies readonly OpName[];
+export const WORKER_OPS = ['lease', 'dependencies', 'ackDone', 'ackFailed', 'renew', 'release', 'addCounts'] as const satisfies readonly OpName[];
 /** The operator's operations: the admin function's op set. */
 export const OPERATOR_OPS = [
   'releaseUnowned',
@@ -387,6 +396,10 @@ export const OPERATOR_OPS = [
   'limitsGet',
   'limitsSet',
   'flowStatus',
+  'flowTree',
+  'cancelFlow',
+  'dependencyWait',
+  'dependencyPage',
 ] as const satisfies readonly OpName[];
 
 /**

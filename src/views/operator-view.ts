@@ -20,7 +20,8 @@ import { groupPosition } from '../store/flow/group-order.js';
 import type { CancelOutcome } from '../store/jobs/cancel.js';
 import type { ReleaseUnownedOutcome } from '../store/jobs/release-unowned.js';
 import { releaseUnownedIfLive } from '../store/jobs/release-unowned.js';
-import { requeueIfDead, type RequeueOutcome } from '../store/jobs/requeue-dead.js';
+import type { RequeueOutcome } from '../store/jobs/requeue-dead.js';
+import { requeueDeadJob } from '../store/plans/flow-requeue.js';
 import { runNowIfScheduled, type RunNowOutcome } from '../store/jobs/run-now.js';
 import { configureShards, readShardLayout, type ConfigureShardsOutcome, type ShardCounts, type ShardLayout } from '../store/layout/shard-layout.js';
 import { listJobs, type IndexTotals, type JobPage, type QueueStats } from '../store/maintenance/browse.js';
@@ -130,9 +131,12 @@ export class OperatorView {
     return cancelWithGroup(this.core.ctx, check.cancel({ id }).id);
   }
 
-  /** Puts a dead job back to pending with its attempts reset. */
+  /**
+   * Puts a dead job back to pending with its attempts reset; a job with dependencies not finished
+   * (one a dependency failed) goes back to waiting for them (docs/flows.md).
+   */
   async requeueDead(id: string): Promise<RequeueOutcome> {
-    return requeueIfDead(this.core.ctx, check.requeueDead({ id }).id);
+    return requeueDeadJob(this.core.ctx, check.requeueDead({ id }).id);
   }
 
   /** The force-release by id: bumps the generation, returns a running job to pending; never touches a finished job. */

@@ -187,4 +187,32 @@ describe('dependencies', () => {
     expect((await queue.list({ queue: 'parents', state: 'waiting' })).jobs.map((j) => j.id)).toEqual(['p']);
     expect((await queue.list({ queue: 'parents', state: 'pending' })).jobs.map((j) => j.id)).toEqual(['plain']);
   });
+
+  it('a job a dependency failed, requeued, waits again for what has not finished; under fail it dies again while the dependency is dead', async () => {
+    const { queue } = await freshQueue();
+    await queue.enqueueMany([
+      { id: 'a', queue: 'kids', payload: null, maxAttempts: 1 },
+      { id: 'b', queue: 'kids', payload: null },
+      { id: 'c', queue: 'kids', payload: null },
+      { id: 'p', queue: 'parents', payload: null, dependsOn: ['a', 'b', 'c'] },
+    ]);
+    const { leases } = await queue.lease({ owner: 'w', queues: ['kids'], ttlMs: 60_000, max: 3 });
+    const by = new Map(leases.map((l) => [l.id, l]));
+    await queue.ackDone(by.get('c')!);
+    await queue.ackFailed(by.get('a')!, new Error('boom'));
+    await queue.release(by.get('b')!);
+    expect((await queue.get('p'))?.state).toBe('dead');
+    // `a` is still dead: the requeued job applies its policy again.
+    await queue.requeueDead('p');
+    expect(await queue.get('p')).toMatchObject({ state: 'dead', lastError: 'dependency a ended dead: Error: boom' });
+    // `a` requeued first: the job waits for `a` and `b` (not `c`, done), then runs.
+    await queue.requeueDead('a');
+    await queue.requeueDead('p');
+    expect((await queue.get('p'))?.state).toBe('pending');
+    expect((await queue.dependencyWait('p'))?.text).toBe('1 of 3 dependencies finished; waiting for: a pending, b pending');
+    expect(await leasable(queue, 'parents')).toEqual([]);
+    await runOne(queue, 'kids');
+    await runOne(queue, 'kids');
+    expect(await leasable(queue, 'parents')).toEqual(['p']);
+  });
 });

@@ -25,7 +25,7 @@ import type { Item } from '../core/codec.js';
 import { fields } from '../core/codec.js';
 import { fireHook, type StoreContext } from '../core/context.js';
 import { buildUpdate } from '../core/expression.js';
-import { bucketUnfinished, dependenciesFinished, dependencyPending, guarded, waitingForDependencies } from '../core/guards.js';
+import { bucketUnfinished, dependenciesFinished, dependencyPending, guarded, present, waitingForDependencies } from '../core/guards.js';
 import { readItem, translate, updateElseLoss, updateElseNull } from '../core/io.js';
 import { shardLayout } from '../layout/shard-layout.js';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
@@ -143,6 +143,18 @@ export async function failDependent(ctx: StoreContext, job: string, dep: string,
     ctx.hooks.onJobDead?.({ id: job, queue, attempts: f.num('attempts'), lastError: reason, generation: f.num('leaseGeneration') }),
   );
   return written;
+}
+
+/**
+ * Sets bucket `k` of `job` back to waiting for `pending` (a requeue of a job a dependency failed:
+ * plans/flow-requeue.ts), its failure and late marks cleared. Guard: present (never creates one).
+ */
+export async function resetBucket(ctx: StoreContext, job: string, k: number, pending: readonly string[]): Promise<void> {
+  const update = buildUpdate({
+    set: { updatedAt: ctx.clock(), ...(pending.length > 0 ? { pending: new Set(pending) } : {}) },
+    remove: ['failedBy', 'failedReason', 'late', ...(pending.length > 0 ? [] : ['pending'])],
+  });
+  await updateElseNull(ctx, { Key: { id: depBucketId(job, k) }, ...guarded(update, present()) }, false);
 }
 
 /**

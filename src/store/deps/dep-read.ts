@@ -84,9 +84,11 @@ async function dependencyPageOf(ctx: StoreContext, item: Item, opts: { cursor?: 
     throw new ValidationError('cursor', opts.cursor, 'must be a cursor from the previous page');
   const buckets: DepBucket[] = [];
   let k = start;
-  for (let ids = 0; k < count && ids < limit;) {
-    // Buckets hold 1-25 ids: read enough for the rest of the page, at most 100 at once.
-    const want = Math.min(count - k, Math.max(1, Math.ceil((limit - ids) / 10)), 100);
+  for (let ids = 0, seen = 0; k < count && ids < limit;) {
+    // Buckets hold 1-25 ids: read what the rest of the page needs at the ids per bucket seen so far
+    // (25 before any: a page may take a second read, and rarely reads a bucket it then leaves), at most 100 at once.
+    const perBucket = seen === 0 ? 25 : Math.max(1, ids / seen);
+    const want = Math.min(count - k, Math.max(1, Math.ceil((limit - ids) / perBucket)), 100);
     const read = await readItems(
       ctx,
       Array.from({ length: want }, (_, i) => depBucketId(id, k + i)),
@@ -97,6 +99,7 @@ async function dependencyPageOf(ctx: StoreContext, item: Item, opts: { cursor?: 
       const bucket = decodeBucket(b);
       buckets.push(bucket);
       ids += bucket.all.length;
+      seen++;
     }
   }
   const deps = buckets.flatMap((b) => b.all);
@@ -135,7 +138,7 @@ export interface DependencyWait {
   readonly waiting: boolean;
   /** The unfinished ones (up to `show`), with their states. */
   readonly unfinished: readonly { readonly id: string; readonly state: JobState | 'missing' }[];
-  /** The unfinished ones by state, all of them. */
+  /** The unfinished ones shown (`unfinished`) by state. */
   readonly byState: Readonly<Partial<Record<JobState | 'missing', number>>>;
   /** The dependency that failed it, when one did. */
   readonly failedBy?: string;
@@ -143,7 +146,11 @@ export interface DependencyWait {
   readonly text: string;
 }
 
-/** What job `item` waits for, or undefined when it has no dependencies. Reads every unfinished one. */
+/**
+ * What job `item` waits for, or undefined when it has no dependencies. Reads its buckets (100 to a
+ * request) and the states of the first `show` unfinished dependencies: a fixed cost per bucket
+ * count, whatever the fan-in (10,000 dependencies: about 5 requests).
+ */
 export async function dependencyWait(ctx: StoreContext, item: Item, show = 20): Promise<DependencyWait | undefined> {
   const f = fields('job', item);
   const total = f.optNum('depsTotal');
@@ -156,8 +163,8 @@ export async function dependencyWait(ctx: StoreContext, item: Item, show = 20): 
   );
   const buckets = [...bucketItems.values()].map(decodeBucket).sort((a, b) => a.k - b.k);
   const pending = buckets.flatMap((b) => b.all.filter((d) => b.pending.has(d)));
-  const states = await readItems(ctx, pending, ['state']);
-  const unfinished = pending.map((id) => {
+  const states = await readItems(ctx, pending.slice(0, show), ['state']);
+  const unfinished = pending.slice(0, show).map((id) => {
     const s = states.get(id);
     return { id, state: s ? fields('job', s).oneOf('state', ['pending', 'running', 'done', 'dead', 'cancelled'] as const) : ('missing' as const) };
   });
@@ -166,12 +173,12 @@ export async function dependencyWait(ctx: StoreContext, item: Item, show = 20): 
   const failedBy = buckets.find((b) => b.failedBy !== undefined)?.failedBy;
   const waiting = job.state === 'pending' && typeof item.gpk === 'string' && item.gpk.startsWith('wait|');
   const finished = total - pending.length;
-  const named = unfinished.slice(0, show).map((u) => `${u.id} ${u.state}`);
-  const more = unfinished.length > show ? `, and ${unfinished.length - show} more` : '';
+  const named = unfinished.map((u) => `${u.id} ${u.state}`);
+  const more = pending.length > show ? `, and ${pending.length - show} more` : '';
   const text =
     failedBy !== undefined
       ? `failed by dependency ${failedBy} (policy fail); ${finished} of ${total} dependencies had finished`
-      : unfinished.length === 0
+      : pending.length === 0
         ? `all ${total} dependencies finished`
         : `${finished} of ${total} dependencies finished; waiting for: ${named.join(', ')}${more}`;
   return {
@@ -179,7 +186,7 @@ export async function dependencyWait(ctx: StoreContext, item: Item, show = 20): 
     finished,
     policy: job.depPolicy ?? 'fail',
     waiting,
-    unfinished: unfinished.slice(0, show),
+    unfinished,
     byState,
     ...(failedBy === undefined ? {} : { failedBy }),
     text,

@@ -49,6 +49,7 @@ export async function repairDependencies(ctx: StoreContext, max: number): Promis
 /** Tells the dependents of up to `max` finished jobs left in the notify partition; returns how many jobs. */
 export async function tellUntoldDependents(ctx: StoreContext, max: number): Promise<number> {
   const entries = await dueEntries(ctx, notifyPartition, ctx.clock() - NOTIFY_MIN_AGE_MS, max);
+  // tellDependents logs and swallows its own failure: one job that cannot be told stops no other.
   for (const e of entries) await tellDependents(ctx, fields('job', e).str('id'));
   return entries.length;
 }
@@ -56,7 +57,15 @@ export async function tellUntoldDependents(ctx: StoreContext, max: number): Prom
 /** Checks up to `max` waiting jobs whose check is due; returns how many. */
 export async function checkWaitingJobs(ctx: StoreContext, max: number): Promise<number> {
   const entries = await dueEntries(ctx, waitingPartition, ctx.clock(), max);
-  for (const e of entries) await checkWaiting(ctx, fields('job', e).str('id'));
+  for (const e of entries) {
+    const id = fields('job', e).str('id');
+    try {
+      await checkWaiting(ctx, id);
+    } catch (err) {
+      // One job whose check fails (a malformed item, a throttle) stops no other; it is checked again next run.
+      ctx.logger.warn('dependencies.check_failed', { id, error: String(err) });
+    }
+  }
   return entries.length;
 }
 

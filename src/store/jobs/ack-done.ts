@@ -21,6 +21,7 @@ import type { StoreContext } from '../core/context.js';
 import { buildUpdate } from '../core/expression.js';
 import { guarded, leaseHeldAsLeased } from '../core/guards.js';
 import { updateElseLoss } from '../core/io.js';
+import type { Item } from '../core/codec.js';
 import { leaseSecretHash } from '../core/lease-secret.js';
 import { finishedJobExpiry } from '../core/retention.js';
 import { shardLayout } from '../layout/shard-layout.js';
@@ -37,8 +38,12 @@ export type AckDoneOutcome =
     }
   | StaleOutcome;
 
-/** Marks the leased job done with `resultText` (JSON text), if the lease still holds it. */
-export async function ackDoneIfLeaseHeld(ctx: StoreContext, lease: Lease, resultText: string): Promise<AckDoneOutcome> {
+/**
+ * Marks the leased job done with `resultText` (JSON text), if the lease still holds it. A job with
+ * dependents or dependencies is sent back as written (ALL_NEW) to `written`, so its settle tells
+ * them and expires its buckets without reading it again.
+ */
+export async function ackDoneIfLeaseHeld(ctx: StoreContext, lease: Lease, resultText: string, written?: (item: Item) => void): Promise<AckDoneOutcome> {
   const now = ctx.clock();
   // A job others wait for goes to the notify partition: its dependents are told next (settle.ts).
   const notify = lease.hasDependents === true ? notifyKeys(lease.id, now, (await shardLayout(ctx)).globalShards) : undefined;
@@ -55,14 +60,15 @@ export async function ackDoneIfLeaseHeld(ctx: StoreContext, lease: Lease, result
     },
     remove: ['leaseOwner', 'leaseExpiresAt', 'leaseRenewedUntil', 'leaseSecretHash', ...(notify ? [] : ['gpk', 'gsk'])],
   });
-  // Stryker disable next-line BooleanLiteral: ReturnValues NONE or ALL_NEW, the reply is unused: a cost, not a behaviour
-  const result = await updateElseLoss(ctx, { Key: { id: lease.id }, ...guarded(update, leaseHeldAsLeased(lease)) }, false);
+  const wanted = written !== undefined && (notify !== undefined || lease.dependencies !== undefined);
+  const result = await updateElseLoss(ctx, { Key: { id: lease.id }, ...guarded(update, leaseHeldAsLeased(lease)) }, wanted);
   if (result.written) {
+    if (wanted) written(result.written);
     ctx.logger.info('job.done', leaseLogFields(lease));
     return { outcome: 'done', id: lease.id, generation: lease.generation, repeated: false, ...(notify ? { notify: true } : {}) };
   }
   const current = await result.current();
-  if (heldWithUntoldDependents(current, lease)) return ackDoneIfLeaseHeld(ctx, { ...lease, hasDependents: true }, resultText);
+  if (heldWithUntoldDependents(current, lease)) return ackDoneIfLeaseHeld(ctx, { ...lease, hasDependents: true }, resultText, written);
   const lost = classifyLostRace(ctx, 'ackDone', lease, current, 'done');
   if (lost.kind === 'repeat') return { outcome: 'done', id: lease.id, generation: lease.generation, repeated: true };
   return lost.outcome;

@@ -15,7 +15,7 @@ import { deadKeys, notifyKeys, scheduledKeys } from '../../keys.js';
 import { backoffDelay } from '../../retry-policy.js';
 import { leaseLogFields } from '../../tracing.js';
 import { classifyLostRace, heldWithUntoldDependents } from '../core/classify.js';
-import { fields } from '../core/codec.js';
+import { fields, type Item } from '../core/codec.js';
 import { fireHook, type StoreContext } from '../core/context.js';
 import { buildUpdate } from '../core/expression.js';
 import { guarded, leaseHeldAsLeased } from '../core/guards.js';
@@ -36,8 +36,14 @@ export type AckFailedOutcome =
     }
   | StaleOutcome;
 
-/** Records a failed attempt of the leased job, if the lease still holds it. */
-export async function ackFailedIfLeaseHeld(ctx: StoreContext, lease: Lease, error: string, retryable: boolean): Promise<AckFailedOutcome> {
+/** Records a failed attempt of the leased job, if the lease still holds it; the item as written goes to `written` (for its settle). */
+export async function ackFailedIfLeaseHeld(
+  ctx: StoreContext,
+  lease: Lease,
+  error: string,
+  retryable: boolean,
+  written?: (item: Item) => void,
+): Promise<AckFailedOutcome> {
   const { queueShards, globalShards } = await shardLayout(ctx);
   const now = ctx.clock();
   const retry = retryable && lease.attempt < lease.maxAttempts;
@@ -66,6 +72,7 @@ export async function ackFailedIfLeaseHeld(ctx: StoreContext, lease: Lease, erro
       });
   const result = await updateElseLoss(ctx, { Key: { id: lease.id }, ...guarded(update, leaseHeldAsLeased(lease)) });
   if (result.written) {
+    written?.(result.written);
     if (retry) {
       ctx.logger.warn('job.failed', {
         maxAttempts: lease.maxAttempts,
@@ -87,7 +94,7 @@ export async function ackFailedIfLeaseHeld(ctx: StoreContext, lease: Lease, erro
     return { outcome: 'dead', id: lease.id, generation: lease.generation, repeated: false, ...(lease.hasDependents === true ? { notify: true } : {}) };
   }
   const current = await result.current();
-  if (heldWithUntoldDependents(current, lease)) return ackFailedIfLeaseHeld(ctx, { ...lease, hasDependents: true }, error, retryable);
+  if (heldWithUntoldDependents(current, lease)) return ackFailedIfLeaseHeld(ctx, { ...lease, hasDependents: true }, error, retryable, written);
   const lost = classifyLostRace(ctx, 'ackFailed', lease, current, 'failed');
   if (lost.kind === 'repeat') {
     return lost.item.state === 'dead'

@@ -27,6 +27,7 @@ import { releaseSlotIfHeld, renewSlotIfHeld } from '../flow/concurrency-slots.js
 import { fireHook, type StoreContext } from '../core/context.js';
 import { advanceGroup, groupOnDeadOf, listedGroups } from '../flow/group-order.js';
 import { readItem } from '../core/io.js';
+import type { Item } from '../core/codec.js';
 import { countSettle } from '../memory/settle-counts.js';
 import { tellDependents } from '../deps/dep-notify.js';
 import { expireBuckets } from '../deps/dep-expire.js';
@@ -35,23 +36,26 @@ import { renewIfLeaseHeld, type RenewOutcome } from '../jobs/renew.js';
 
 /** Marks the leased job done with `resultText` (its JSON), frees its slot and lets its group go on. */
 export async function settleDone(ctx: StoreContext, lease: Lease, resultText: string): Promise<AckDoneOutcome> {
-  const out = await ackDoneIfLeaseHeld(ctx, lease, resultText);
+  let item: Item | undefined;
+  const out = await ackDoneIfLeaseHeld(ctx, lease, resultText, (i) => (item = i));
   // Counted once: a repeated ack (its first reply lost) found the job already done by this lease.
   countSettle(ctx.counts, lease.queue, out, ctx.clock());
   await freeSlot(ctx, lease);
   if (out.outcome === 'done') await advanceGroupOf(ctx, lease);
-  if (out.outcome === 'done' && (lease.hasDependents === true || out.notify === true)) await tellDependents(ctx, lease.id);
-  if (out.outcome === 'done' && lease.dependencies !== undefined) await expireBuckets(ctx, lease.id);
+  // The item as the ack wrote it, when it sent one back (a repeated ack reads it).
+  if (out.outcome === 'done' && (lease.hasDependents === true || out.notify === true)) await tellDependents(ctx, item ?? lease.id);
+  if (out.outcome === 'done' && lease.dependencies !== undefined) await expireBuckets(ctx, item ?? lease.id);
   return out;
 }
 
 /** Records a failed attempt (retry or dead), frees the slot, and lets the group go on when the job died. */
 export async function settleFailed(ctx: StoreContext, lease: Lease, error: string, retryable: boolean): Promise<AckFailedOutcome> {
-  const out = await ackFailedIfLeaseHeld(ctx, lease, error, retryable);
+  let item: Item | undefined;
+  const out = await ackFailedIfLeaseHeld(ctx, lease, error, retryable, (i) => (item = i));
   countSettle(ctx.counts, lease.queue, out, ctx.clock());
   await freeSlot(ctx, lease);
   if (out.outcome === 'dead') await advanceGroupOf(ctx, lease);
-  if (out.outcome === 'dead' && (lease.hasDependents === true || out.notify === true)) await tellDependents(ctx, lease.id);
+  if (out.outcome === 'dead' && (lease.hasDependents === true || out.notify === true)) await tellDependents(ctx, item ?? lease.id);
   return out;
 }
 
