@@ -1,7 +1,7 @@
 import { Grant, type IGrantable } from 'aws-cdk-lib/aws-iam';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
-import { COUNT_ID_PREFIX, GROUP_ID_PREFIX, QUEUE_REGISTRY_ID_PREFIX, RESERVED_JOB_ID_PREFIXES } from '../src/keys.js';
+import { COUNT_ID_PREFIX, DEPS_ID_PREFIX, GROUP_ID_PREFIX, QUEUE_REGISTRY_ID_PREFIX, RESERVED_JOB_ID_PREFIXES } from '../src/keys.js';
 import { TABLE_SCHEMA } from '../src/schema.js';
 
 /**
@@ -60,6 +60,26 @@ const JOB_PUT = [
   'gsk',
 ];
 
+/** What an enqueue with dependencies adds to a new job (src/store/plans/enqueue-dependents.ts): its buckets' summary, and its in-call dependents. */
+const JOB_DEPS_PUT = ['dependents', 'depsTotal', 'depBucketCount', 'depPolicy', 'depBuckets'];
+
+/** A new dependency bucket (`~deps|<job>|<k>`, src/store/deps/dep-items.ts bucketItem). */
+const BUCKET_PUT = ['id', 'job', 'k', 'all', 'pending', 'policy', 'createdAt'];
+
+/**
+ * A dependency's end counted in a bucket (src/store/deps/dep-count.ts countDependency; condition on
+ * `pending`), and a finished dependent's buckets given its TTL (dep-expire.ts; condition on `id`).
+ */
+const BUCKET_COUNT = ['id', 'pending', 'ignored', 'failedBy', 'failedReason', 'updatedAt', 'expireAt'];
+
+/**
+ * What telling a waiting job of a dependency's end writes in it (src/store/deps/dep-count.ts):
+ * a bucket cleared (`depBuckets`, its next check in `gsk`), the job let go (its pending keys) or
+ * failed by the `fail` policy (dead, with the dependency named, its generation bumped), its next
+ * check moved; each guarded on `state` and the `wait|` partition.
+ */
+const JOB_TOLD = ['id', 'state', 'gpk', 'gsk', 'updatedAt', 'depBuckets', 'lastError', 'failedDependency', 'deadNotified', 'leaseGeneration'];
+
 /** What the worker's transitions read in their conditions and write in a job (lease, renew, ack-done, ack-failed, release, group unpark): never its queue or payload. */
 const JOB_WORK = [
   'id',
@@ -85,6 +105,11 @@ const JOB_WORK = [
   'expireAt',
   'gpk',
   'gsk',
+  // Telling its dependents of a job's end (JOB_TOLD): a bucket cleared, a dependent failed by its policy.
+  'depBuckets',
+  'failedDependency',
+  // Read, not written: an ack is guarded on the job's dependents as leased (src/store/jobs/ack-done.ts).
+  'dependents',
 ];
 
 /** A queue's registry item as a producer registers it (never its flow limits). */
@@ -97,6 +122,8 @@ const SLOT_HOLD = ['id', 'state', 'holderId', 'leaseGeneration', 'holderSecretHa
 const RATE_BUCKET = ['id', 'tokens', 'at', 'queue', 'version'];
 /** A queue's settle counts of ten minutes: ADD of one number per kind and minute (src/store/maintenance/count-items.ts). */
 const COUNT_ENTRY = ['id', 'queue', 'block', 'expireAt', 'done_*', 'failed_*', 'retried_*', 'dead_*', 'cancelled_*', 'reclaimed_*'];
+/** Only the dead counts: a job an enqueue made dead (a dependency that had already failed it, under the `fail` policy). */
+const COUNT_DEAD = ['id', 'queue', 'block', 'expireAt', 'dead_*'];
 /** A queue's readers item: one `rd_<token>` entry per reader (src/store/lease/readers.ts). */
 const READERS_ENTRY = ['id', 'rd_*', 'expireAt'];
 
@@ -116,16 +143,23 @@ export const ACCESS = {
   /**
    * Producers: enqueue one (conditional PutItem of a job) or many (BatchWriteItem, store-made ids
    * only), read any item, wait for jobs; register a queue name and append to an ordered group
-   * (UpdateItem of those items, not their flow limits); wake the worker. No job UpdateItem: a
-   * producer's credentials cannot ack, release or cancel.
+   * (UpdateItem of those items, not their flow limits); wake the worker. Dependencies and flows:
+   * put a dependent's buckets, register it with an existing dependency (UpdateItem of a job's
+   * `dependents`), and when that dependency already finished, count it (the bucket, then the
+   * dependent's JOB_TOLD attributes; a dependent failed by it is counted dead). A producer's job
+   * UpdateItem names no result, lease or settlement attribute: it cannot ack, renew or release.
    */
   producer: {
-    table: ['dynamodb:GetItem'],
+    table: ['dynamodb:GetItem', 'dynamodb:BatchGetItem'],
     items: [
-      { actions: ['dynamodb:PutItem'], items: 'newJobs', attributes: JOB_PUT },
+      { actions: ['dynamodb:PutItem'], items: 'newJobs', attributes: [...JOB_PUT, ...JOB_DEPS_PUT] },
       { actions: ['dynamodb:BatchWriteItem'], items: [GENERATED_ID], attributes: JOB_PUT },
       { actions: ['dynamodb:UpdateItem'], items: [`${QUEUE_REGISTRY_ID_PREFIX}*`], attributes: REGISTRY_ENTRY },
       { actions: ['dynamodb:UpdateItem'], items: [`${GROUP_ID_PREFIX}*`], attributes: GROUP_ENTRY },
+      { actions: ['dynamodb:PutItem'], items: [`${DEPS_ID_PREFIX}*`], attributes: BUCKET_PUT },
+      { actions: ['dynamodb:UpdateItem'], items: [`${DEPS_ID_PREFIX}*`], attributes: [...BUCKET_COUNT, 'late'] },
+      { actions: ['dynamodb:UpdateItem'], items: 'jobs', attributes: [...JOB_TOLD, 'dependents'] },
+      { actions: ['dynamodb:UpdateItem'], items: [`${COUNT_ID_PREFIX}*`], attributes: COUNT_DEAD },
     ],
     index: [],
     sendTo: ['wake'],
@@ -133,12 +167,15 @@ export const ACCESS = {
   /**
    * Workers (the API function, the Lambda worker, a Fargate worker): lease, renew, progress,
    * ack-done, ack-failed, release; the read share's readers item, slots and rate tokens of limited
-   * queues, ordered groups' heads. Never a job's queue or payload, a registry item or a schedule.
+   * queues, ordered groups' heads; a job's dependencies read (BatchGetItem), and its end told to
+   * its dependents (their buckets counted, the dependents let go or failed). Never a job's queue or
+   * payload, a registry item or a schedule.
    */
   worker: {
-    table: ['dynamodb:GetItem'],
+    table: ['dynamodb:GetItem', 'dynamodb:BatchGetItem'],
     items: [
       { actions: ['dynamodb:UpdateItem'], items: 'jobs', attributes: JOB_WORK },
+      { actions: ['dynamodb:UpdateItem'], items: [`${DEPS_ID_PREFIX}*`], attributes: BUCKET_COUNT },
       { actions: ['dynamodb:UpdateItem'], items: ['~readers|*'], attributes: READERS_ENTRY },
       { actions: ['dynamodb:UpdateItem'], items: ['~slot|*'], attributes: SLOT_HOLD },
       { actions: ['dynamodb:UpdateItem'], items: ['~rate|*'], attributes: RATE_BUCKET },
@@ -148,13 +185,21 @@ export const ACCESS = {
     index: ['dynamodb:Query'],
     sendTo: ['wake', 'dead'],
   },
-  /** Operators: force-release, cancel, requeue, run-now, inspect, list, stats, purge dead jobs, schedules. */
-  admin: { table: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem'], index: ['dynamodb:Query'], sendTo: ['wake'] },
-  /** The scheduled reclaim: schedules fired ahead (conditional PutItem), lapsed leases, undelivered dead-job notices, figures. */
-  reclaim: { table: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'], index: ['dynamodb:Query'], sendTo: ['wake', 'dead'] },
+  /** Operators: force-release, cancel, requeue, run-now, inspect, list, stats, purge dead jobs, schedules; a flow's tree, its cancel, a job's dependencies (BatchGetItem). */
+  admin: {
+    table: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem'],
+    index: ['dynamodb:Query'],
+    sendTo: ['wake'],
+  },
+  /** The scheduled reclaim: schedules fired ahead (conditional PutItem), lapsed leases, dependencies repaired (BatchGetItem of buckets and dependencies), undelivered dead-job notices, figures. */
+  reclaim: {
+    table: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'],
+    index: ['dynamodb:Query'],
+    sendTo: ['wake', 'dead'],
+  },
   /** Full trust (grantDirectAccess): everything the other profiles may do, together. */
   direct: {
-    table: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:BatchWriteItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
+    table: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem', 'dynamodb:BatchWriteItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
     index: ['dynamodb:Query'],
     sendTo: ['wake', 'dead'],
   },

@@ -8,6 +8,7 @@ import { basename, dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { minify } from 'terser';
+import { withoutRegionDescriptions } from './lambda-shims/slim-partitions.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const outRoot = join(root, 'dist', 'lambda');
@@ -55,6 +56,7 @@ export const SHIMS = {
       /@smithy[\\/]core[\\/]dist-es[\\/]submodules[\\/]config[\\/]/,
     ],
     [/\/store\/core\/ensure-table\.js$/, shim('absent-ensure-table.mjs'), /[\\/]src[\\/]views[\\/]operator-view\.ts$/],
+    [/^\.\/HeaderFormatter$/, shim('no-event-signing.mjs'), /@smithy[\\/]signature-v4[\\/]dist-es[\\/]/],
   ],
   api: [NO_CRON],
   worker: [NO_CRON],
@@ -136,10 +138,14 @@ const NOTICES_ONLY = {
     '../store/layout/shard-layout.js': ['configureShards'],
     '../store/layout/shard-layout-drain.js': ['checkShardLayout'],
     './reads.js': ['measureStats', 'measureTotals', 'readJob'],
+    // Repairing dependencies is the reclaim run's; a lease holder tells a settled job's dependents through settle.ts.
+    '../store/deps/dep-repair.js': ['repairDependencies'],
   },
 };
 // The admin and enqueue functions send to the wake-up queue only (infra/access.ts sendTo): with no
-// FENCEQ_DEAD_QUEUE_URL, src/aws/runtime.ts never builds a dead-job notifier there.
+// FENCEQ_DEAD_QUEUE_URL, src/aws/runtime.ts never builds a dead-job notifier there. A job they make
+// dead (a dependent failed by its dependency's end) keeps `deadNotified: false`, and the reclaim
+// run sends its notice.
 const NO_NOTIFIER = { 'src/aws/runtime.ts': { './dead-job-notifier.js': ['DeadJobNotifier'] } };
 const SCHEDULE_WRITES = {
   './store/schedules/schedule-put.js': ['putSchedule', 'removeSchedule'],
@@ -150,11 +156,11 @@ export const ABSENT = {
   // Lease holders: the worker view (the Lambda worker runs its Worker over it too).
   api: { [AT_QUEUE]: { ...VIEWS.producer, ...VIEWS.operator }, ...NOTICES_ONLY },
   worker: { [AT_QUEUE]: { ...VIEWS.producer, ...VIEWS.operator }, ...NOTICES_ONLY },
-  // Operators: the admin ops of the operator view (src/aws/operations.ts runAdminOp); they make no
-  // job dead, so no notice is marked (no maintenance view).
+  // Operators: the admin ops of the operator view (src/aws/operations.ts runAdminOp); no notice is
+  // marked here (no maintenance view): a dependent a cancel makes dead is notified by the reclaim run.
   admin: { [AT_QUEUE]: { ...VIEWS.producer, ...VIEWS.worker, ...VIEWS.maintenance }, ...NO_NOTIFIER, [AT_SCHEDULES]: SCHEDULE_FIRE },
-  // Producers: enqueue, enqueueMany and get; waitFor polls get from the client.
-  // An enqueue makes no job dead: no maintenance view.
+  // Producers: enqueue, enqueueMany, addFlow and get; waitFor polls get from the client.
+  // No maintenance view: a job an enqueue makes dead is not marked notified here (see NO_NOTIFIER).
   enqueue: { [AT_QUEUE]: { ...VIEWS.worker, ...VIEWS.operator, ...VIEWS.maintenance }, ...NO_NOTIFIER },
   // The reclaim run: the maintenance view (fires schedules, reclaims, advances groups, measures).
   reclaim: { [AT_QUEUE]: { ...VIEWS.producer, ...VIEWS.worker, ...VIEWS.operator }, [AT_SCHEDULES]: SCHEDULE_WRITES },
@@ -176,6 +182,7 @@ const MAINTENANCE_NOTICES_ONLY = {
     'nextQueues',
     'get',
     'undeliveredDeadNotices',
+    'repairDependencies',
   ],
 };
 const AT_WORKER = 'src/views/worker-view.ts';
@@ -183,7 +190,9 @@ const AT_CORE = 'src/views/queue-core.ts';
 export const ABSENT_METHODS = {
   api: MAINTENANCE_NOTICES_ONLY,
   // The Lambda worker acks through the worker view itself: the API function's count ops are not its.
-  worker: { ...MAINTENANCE_NOTICES_ONLY, [AT_WORKER]: ['addCounts', 'countSettle'] },
+  // Its handlers (functions/example-handlers.ts) never read a job's dependencies: `dependencies`
+  // (and the batch reads only it needs) is the API function's; a dependent's end is still told.
+  worker: { ...MAINTENANCE_NOTICES_ONLY, [AT_WORKER]: ['addCounts', 'countSettle', 'dependencies'] },
   // The admin ops: schedules put, get, list, pause, resume, remove; none of the CLI's table, shard-layout and group calls.
   admin: { [AT_SCHEDULES]: ['fire', 'inspect'], [AT_OPERATOR]: ['ensureTable', 'configureShards', 'shardLayout', 'totals', 'groupPosition', 'counts'] },
   // The reclaim run: fire.
@@ -263,6 +272,10 @@ function lambdaShims(name) {
       });
       b.onLoad({ filter: /[\\/]@aws-sdk[\\/]client-[a-z0-9-]+[\\/]dist-es[\\/]schemas[\\/]schemas_\d+\.js$/ }, (a) => ({
         contents: treeShakeableSchemas(readFileSync(a.path, 'utf8'), a.path),
+        loader: 'js',
+      }));
+      b.onLoad({ filter: /[\\/]util-endpoints[\\/]lib[\\/]aws[\\/]partitions\.js$/ }, (a) => ({
+        contents: withoutRegionDescriptions(readFileSync(a.path, 'utf8'), a.path),
         loader: 'js',
       }));
       // The SDK clients import their whole package.json for the user agent's name and version; keep those two.

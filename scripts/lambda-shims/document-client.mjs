@@ -1,5 +1,5 @@
 // Stands in for @aws-sdk/lib-dynamodb inside fenceq's Lambda bundles (about 6 KB: every command
-// class of the document client, its key-path walker and middleware). fenceq's store sends six
+// class of the document client, its key-path walker and middleware). fenceq's store sends seven
 // document commands through `DynamoDBDocumentClient.from(client, { marshallOptions })`; this
 // translates exactly the attributes lib-dynamodb translates for them, with the same
 // @aws-sdk/util-dynamodb marshall/unmarshall and the same options (`convertTopLevelContainer` and
@@ -7,6 +7,7 @@
 // Errors pass through untouched, as lib-dynamodb leaves them. test/functions/bundles.test.ts runs
 // every function's operations through it.
 import {
+  BatchGetItemCommand,
   BatchWriteItemCommand,
   DeleteItemCommand,
   GetItemCommand,
@@ -80,6 +81,28 @@ export class BatchWriteCommand {
   }
   fromLow(output, u) {
     return { ...output, UnprocessedItems: writeRequests(output.UnprocessedItems, u) };
+  }
+}
+
+/** A BatchGetItem RequestItems / UnprocessedKeys map (`{ table: { Keys, ... } }`), its keys translated. */
+const keyRequests = (requests, f) =>
+  requests === undefined
+    ? undefined
+    : Object.fromEntries(Object.entries(requests).map(([table, r]) => [table, { ...r, Keys: r.Keys?.map((k) => each(k, f)) }]));
+
+export class BatchGetCommand {
+  constructor(input) {
+    this.input = input;
+  }
+  toLow(m) {
+    return new BatchGetItemCommand({ ...this.input, RequestItems: keyRequests(this.input.RequestItems, m) });
+  }
+  fromLow(output, u) {
+    const responses =
+      output.Responses === undefined
+        ? undefined
+        : Object.fromEntries(Object.entries(output.Responses).map(([table, items]) => [table, items.map((item) => each(item, u))]));
+    return { ...output, Responses: responses, UnprocessedKeys: keyRequests(output.UnprocessedKeys, u) };
   }
 }
 

@@ -1,4 +1,5 @@
 import {
+  DependencyError,
   EnqueueIncompleteError,
   FenceqError,
   InvalidStateError,
@@ -54,6 +55,9 @@ export interface ErrorPayload {
   readonly unwrittenIndexes?: readonly number[];
   /** A throttle's reasons, as DynamoDB gave them. */
   readonly reasons?: readonly string[];
+  /** A refused dependency's reason (`cycle`, `not-found`) and the jobs concerned (`jobId` the dependent). */
+  readonly reason?: string;
+  readonly ids?: readonly string[];
   /** The error behind this one, when it is one of fenceq's (an EnqueueIncompleteError's throttle). */
   readonly cause?: ErrorPayload;
 }
@@ -74,6 +78,7 @@ export function errorToPayload(err: unknown): ErrorPayload | undefined {
     const cause = errorToPayload(err.cause);
     return { name: err.name, message: err.message, unwrittenIds: err.unwrittenIds, unwrittenIndexes: err.unwrittenIndexes, ...(cause ? { cause } : {}) };
   }
+  if (err instanceof DependencyError) return { name: err.name, message: err.message, jobId: err.jobId, reason: err.reason, ids: err.ids };
   if (err instanceof FenceqError) return { name: err.name, message: err.message };
   return undefined;
 }
@@ -108,6 +113,9 @@ export function errorFromPayload(p: ErrorPayload): FenceqError {
         unwrittenIndexes: p.unwrittenIndexes ?? [],
         ...(p.cause ? { cause: errorFromPayload(p.cause) } : {}),
       });
+      break;
+    case 'DependencyError':
+      err = new DependencyError(p.reason === 'cycle' ? 'cycle' : 'not-found', p.jobId ?? '', p.ids ?? []);
       break;
     default:
       err = new FenceqError(p.message);

@@ -1,7 +1,9 @@
 import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
 import { ValidationError } from '../errors.js';
-import type { Job, Json, Lease } from '../job.js';
-import type { JobStore, LeaseRequest, LeaseResult } from '../job-store.js';
+import type { Job, Json, Lease, StaleOutcome } from '../job.js';
+import type { DependencyPage, JobStore, LeaseRequest, LeaseResult } from '../job-store.js';
+import type { FlowInput } from '../store/plans/flow-add.js';
+import type { FlowOutcome } from '../views/producer-view.js';
 import type { AckDoneOutcome } from '../types.js';
 import type { AckFailedOutcome } from '../types.js';
 import type { EnqueueInput, EnqueueOutcome } from '../types.js';
@@ -14,7 +16,7 @@ import { waitForJob, type WaitOptions, type WaitOutcome } from '../wait-for.js';
 import { lambdaClient } from './lambda-client.js';
 import { SYNC_INVOKE_REQUEST_BYTES } from './lambda-types.js';
 import { errorFromPayload, RemoteInvocationError, type InvokeReply } from './errors.js';
-import { checkEventNesting, type AdminEvent, type ApiEvent, type EnqueueEvent } from './operations.js';
+import { checkEventNesting, type AddFlowReply, type AdminEvent, type ApiEvent, type DependencyPageOptions, type EnqueueEvent } from './operations.js';
 import { countSettle, SettleCounts, type MinuteCounts, type SettleReply } from '../store/memory/settle-counts.js';
 import { MAX_COUNT_MINUTES } from '../views/op-inputs.js';
 import { checkCountFlushMs } from '../views/queue-core.js';
@@ -86,6 +88,14 @@ export class LambdaJobStore extends FunctionTransport<ApiEvent> implements JobSt
   /** Claims up to `max` due jobs; says why a limited queue held jobs back, and until when. */
   lease(req: LeaseRequest): Promise<LeaseResult> {
     return this.call({ op: 'lease', lease: req });
+  }
+
+  /**
+   * The leased job's dependencies with their results, a page at a time (a handler's
+   * `ctx.dependencies()`); `{ outcome: 'stale' }` when the lease no longer holds the job.
+   */
+  dependencies(lease: Lease, opts?: DependencyPageOptions): Promise<DependencyPage | StaleOutcome> {
+    return this.call({ op: 'dependencies', lease, ...(opts === undefined ? {} : { options: opts }) });
   }
 
   /** Marks the leased job done, and counts it (see `countFlushMs`). */
@@ -196,6 +206,19 @@ export class LambdaProducer extends FunctionTransport<EnqueueEvent> {
     return new Map(outcomes.map((o) => [o.id, o]));
   }
 
+  /**
+   * Adds a flow (see JobQueue.addFlow): a root job waiting for its children, each child for its
+   * own, in one invocation; the same call with the same `flowId` is safe to repeat. Validated whole
+   * by the function before anything is written. Over 6 MB of JSON, or nested deeper than an event may be
+   * (about 30 levels of children, less a payload's depth), it is a ValidationError and nothing is sent.
+   */
+  async addFlow(flow: FlowInput): Promise<FlowOutcome> {
+    // Checked before the flow is walked (wireFlow recurses): a value nested too deep is a ValidationError, not a stack overflow.
+    checkEventNesting({ op: 'addFlow', flow });
+    const out = await this.call<AddFlowReply>({ op: 'addFlow', flow: wireFlow(flow) });
+    return { flowId: out.flowId, root: out.root, jobs: new Map(out.jobs.map((o) => [o.id, o])) };
+  }
+
   /** Reads a job through the enqueue function (consistently); null when there is none. */
   get(id: string): Promise<Job | null> {
     return this.call({ op: 'get', id: checkId('id', id) });
@@ -274,4 +297,18 @@ function wireInput(input: EnqueueInput): EnqueueInput {
   const runAt = input.runAt instanceof Date ? input.runAt.getTime() : undefined;
   if (runAt === undefined && trace === undefined) return input;
   return { ...input, ...(runAt === undefined ? {} : { runAt }), ...(trace === undefined ? {} : { traceContext: trace }) };
+}
+
+/** A flow as the enqueue function takes it: each job as {@link wireInput} sends it (runAt as epoch ms, the caller's trace). */
+function wireFlow(flow: FlowInput): FlowInput {
+  if (typeof flow !== 'object' || flow === null || typeof flow.root !== 'object' || flow.root === null) return flow;
+  return { ...flow, root: wireFlowJob(flow.root) };
+}
+
+/** One flow job and its children, each as {@link wireInput} sends it. */
+function wireFlowJob(job: FlowInput['root']): FlowInput['root'] {
+  const wired = wireInput(job);
+  const children = job.children;
+  if (!Array.isArray(children)) return wired;
+  return { ...wired, children: children.map((c: FlowInput['root']) => (typeof c === 'object' && c !== null ? wireFlowJob(c) : c)) };
 }

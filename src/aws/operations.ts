@@ -14,8 +14,18 @@ import type { JobQueue } from '../job-queue.js';
 import type { LeaseRequest } from '../job-store.js';
 import type { MinuteCounts } from '../store/memory/settle-counts.js';
 import type { EnqueueInput, EnqueueOutcome } from '../types.js';
+import type { FlowInput } from '../store/plans/flow-add.js';
+import type { FlowOutcome } from '../views/producer-view.js';
 import { checkNesting, checkObject, MAX_JSON_DEPTH } from '../validate.js';
-import { checkOpEnvelope, countNow as checkCountNow, OPERATOR_OPS, PRODUCER_OPS, WORKER_OPS, type OpName } from '../views/op-inputs.js';
+import {
+  checkOpEnvelope,
+  countNow as checkCountNow,
+  dependencyPage as checkDependencyPage,
+  OPERATOR_OPS,
+  PRODUCER_OPS,
+  WORKER_OPS,
+  type OpName,
+} from '../views/op-inputs.js';
 
 /**
  * Deepest nesting an event may have: a payload's limit ({@link MAX_JSON_DEPTH}) plus the levels
@@ -29,15 +39,23 @@ export function checkEventNesting(event: unknown): void {
   checkNesting('', event, MAX_EVENT_DEPTH, 3);
 }
 
-/** Events of the producer-facing enqueue function: enqueue, and read the jobs it enqueued. */
+/** Events of the producer-facing enqueue function: enqueue (with dependencies, or a flow), and read the jobs it enqueued. */
 export type EnqueueEvent =
   | { readonly op: 'enqueue'; readonly job: EnqueueInput }
   | { readonly op: 'enqueueMany'; readonly jobs: readonly EnqueueInput[] }
+  | { readonly op: 'addFlow'; readonly flow: FlowInput }
   | { readonly op: 'get'; readonly id: string };
+
+/** Options of a page of dependencies (the worker's `dependencies`, the operator's `dependencyPage`). */
+export interface DependencyPageOptions {
+  readonly cursor?: string;
+  readonly limit?: number;
+}
 
 /** Events of the worker-facing API function: the lease-held operations, nothing else. */
 export type ApiEvent =
   | { readonly op: 'lease'; readonly lease: LeaseRequest }
+  | { readonly op: 'dependencies'; readonly lease: Lease; readonly options?: DependencyPageOptions }
   | { readonly op: 'ackDone'; readonly lease: Lease; readonly result?: Json; readonly countNow?: boolean }
   | { readonly op: 'ackFailed'; readonly lease: Lease; readonly error: Json; readonly options?: { readonly retryable?: boolean }; readonly countNow?: boolean }
   | { readonly op: 'renew'; readonly lease: Lease; readonly ttlMs: number; readonly progress?: Json }
@@ -46,7 +64,9 @@ export type ApiEvent =
 
 /** Events of the admin function. */
 export type AdminEvent =
-  | { readonly op: 'releaseUnowned' | 'requeueDead' | 'cancel' | 'runNow' | 'get' | 'inspect'; readonly id: string }
+  | { readonly op: 'releaseUnowned' | 'requeueDead' | 'cancel' | 'runNow' | 'get' | 'inspect' | 'cancelFlow' | 'dependencyWait'; readonly id: string }
+  | { readonly op: 'flowTree'; readonly id: string; readonly options?: { readonly maxNodes?: number } }
+  | { readonly op: 'dependencyPage'; readonly id: string; readonly options?: DependencyPageOptions }
   | { readonly op: 'list'; readonly list: { readonly queue: string; readonly state: string; readonly limit?: number; readonly cursor?: string } }
   | { readonly op: 'stats'; readonly queues?: readonly string[] }
   | { readonly op: 'queues'; readonly queues?: { readonly limit?: number; readonly cursor?: string } }
@@ -60,6 +80,13 @@ export type AdminEvent =
 
 /** One enqueueMany outcome per input, in input order. */
 export type EnqueueManyReply = EnqueueOutcome[];
+
+/** What addFlow replies: its FlowOutcome with the jobs' outcomes as a list (a Map does not survive JSON), in the flow's order, root first. */
+export interface AddFlowReply {
+  readonly flowId: string;
+  readonly root: string;
+  readonly jobs: EnqueueOutcome[];
+}
 
 /** The enqueue function's operations. */
 export const ENQUEUE_OPS: readonly EnqueueEvent['op'][] = PRODUCER_OPS;
@@ -106,6 +133,10 @@ export async function runEnqueueOp(queue: JobQueue, e: EnqueueEvent): Promise<un
       const outcomes = await producer.enqueueMany(e.jobs);
       return [...outcomes.values()] satisfies EnqueueManyReply;
     }
+    case 'addFlow': {
+      const out: FlowOutcome = await producer.addFlow(e.flow);
+      return { flowId: out.flowId, root: out.root, jobs: [...out.jobs.values()] } satisfies AddFlowReply;
+    }
     case 'get':
       return producer.get(e.id) satisfies Promise<Job | null>;
   }
@@ -117,6 +148,8 @@ export async function runApiOp(queue: JobQueue, e: ApiEvent): Promise<unknown> {
   switch (e.op) {
     case 'lease':
       return worker.lease(e.lease);
+    case 'dependencies':
+      return worker.dependencies(e.lease, e.options);
     case 'ackDone': {
       // Checked before the ack writes anything; with it, this settle's counts are written before the reply.
       const countNow = checkCountNow(e);
@@ -180,5 +213,16 @@ export async function runAdminOp(queue: JobQueue, e: AdminEvent): Promise<unknow
       return operator.setLimits(e.queue, e.limits);
     case 'flowStatus':
       return operator.flowStatus(e.queues);
+    case 'flowTree':
+      return operator.flowTree(e.id, e.options);
+    case 'cancelFlow':
+      return operator.cancelFlow(e.id);
+    case 'dependencyWait':
+      return operator.dependencyWait(e.id);
+    case 'dependencyPage': {
+      // The operator view reads the options as given: checked here, so a bad one names its field (`options.limit`).
+      const { id, ...page } = checkDependencyPage(e);
+      return operator.dependencyPage(id, page);
+    }
   }
 }

@@ -3,6 +3,7 @@ import type { Logger } from '../log.js';
 import type { ReclaimCounts } from '../types.js';
 import type { ShardCounts } from '../types.js';
 import type { FireCounts } from '../types.js';
+import type { DependencyRepairCounts } from '../store/deps/dep-repair.js';
 import type { MaintenanceView } from '../views/maintenance-view.js';
 import { emitCountMetrics, emitHealthMetrics, type HealthTotals, type QueueHealth, type QueueMinuteCounts } from './health-metrics.js';
 import type { ResendCounts } from './dead-job-notifier.js';
@@ -44,6 +45,11 @@ export interface ReclaimRunResult {
   readonly totals: HealthTotals;
   /** What firing the recurring schedules did (null when it failed: logged, and the rest still ran). */
   readonly schedules: FireCounts | null;
+  /**
+   * What repairing dependencies did: finished jobs whose dependents it told, waiting jobs it
+   * checked (null when it failed: logged, and the rest still ran).
+   */
+  readonly dependencies: DependencyRepairCounts | null;
   /** The exact counts emitted: the minutes of the totals record and each measured queue's minutes with counts (null when the read failed: logged). */
   readonly counts: { readonly minutes: number[]; readonly queues: QueueMinuteCounts[] } | null;
 }
@@ -91,7 +97,8 @@ export const HEALTH_QUEUES_PER_RUN = 50;
 
 /**
  * One run of the schedule: fire the recurring schedules' ticks due before the next run (ahead,
- * as delayed jobs), reclaim expired leases, re-send dead-job notifications that were not
+ * as delayed jobs), reclaim expired leases, advance stuck ordered groups, repair dependencies
+ * (tell untold dependents, check waiting jobs), re-send dead-job notifications that were not
  * delivered, then measure the next {@link HEALTH_QUEUES_PER_RUN} queues and emit the figures.
  * Running and dead totals come from the global partitions and always cover every queue; pending,
  * due and the oldest due age cover the queues measured this run (all of them while there are at
@@ -136,6 +143,13 @@ export async function reclaimRun(aws: AwsQueue, opts: ReclaimRunOptions): Promis
     } catch (error) {
       opts.logger.error('reclaim_run.groups_failed', { error });
     }
+    let dependencies: DependencyRepairCounts | null = null;
+    try {
+      // Dependents a crashed or throttled settler did not tell, and waiting jobs whose check is due (docs/flows.md).
+      dependencies = await queue.repairDependencies();
+    } catch (error) {
+      opts.logger.error('reclaim_run.dependencies_failed', { error });
+    }
     const notices = aws.notifier ? await aws.notifier.resendUndelivered({ minAgeMs: opts.noticeMinAgeMs }) : NO_NOTICES;
     const names = await queue.nextQueues('health', opts.healthQueues ?? HEALTH_QUEUES_PER_RUN);
     const [stats, global, reclaimedByQueue, counts] = await Promise.all([
@@ -164,8 +178,15 @@ export async function reclaimRun(aws: AwsQueue, opts: ReclaimRunOptions): Promis
     if (opts.metrics && counts) emitCountMetrics(opts.metrics, counts.minutes, counts.queues);
     const newest = counts?.minutes.at(-1);
     if (newest !== undefined) for (const name of names) opts.emitted?.mark(name, newest);
-    opts.logger.info('reclaim_run.finished', { ...totals, notices, queues: queues.length, schedules, countMinutes: counts?.minutes.length ?? 0 });
-    return { reclaim: totals, notices, queues, totals: healthTotals, schedules, counts };
+    opts.logger.info('reclaim_run.finished', {
+      ...totals,
+      notices,
+      queues: queues.length,
+      schedules,
+      dependencies,
+      countMinutes: counts?.minutes.length ?? 0,
+    });
+    return { reclaim: totals, notices, queues, totals: healthTotals, schedules, dependencies, counts };
   } finally {
     await aws.flush();
   }

@@ -14,6 +14,8 @@ export interface ReclaimSummary {
   readonly reclaimed: number;
   readonly dead: number;
   readonly lostRaces: number;
+  /** What repairing dependencies did (absent when the run did not say). */
+  readonly dependencies?: { readonly told: number; readonly checked: number };
 }
 
 /** A running timer. */
@@ -31,7 +33,7 @@ export interface ReclaimTimerOptions {
   readonly queue: JobQueue;
   readonly periodMs: number;
   readonly logger: Logger;
-  /** Does the pass; default `queue.reclaimOrphaned()`. The stack invokes the reclaim function instead. */
+  /** Does the pass; default {@link reclaimPass} on `queue`. The stack invokes the reclaim function instead. */
   readonly run?: () => Promise<ReclaimSummary>;
   /** Epoch ms now (tests pass a fake clock with fake timers). @default Date.now */
   readonly clock?: () => number;
@@ -43,9 +45,16 @@ export function nextSlot(previous: number, periodMs: number, now: number): numbe
   return next > now ? next : next + Math.ceil((now - next) / periodMs) * periodMs;
 }
 
+/** One pass straight on the table: lapsed leases reclaimed, then dependencies repaired (as the reclaim function's run does both). */
+export async function reclaimPass(queue: JobQueue): Promise<ReclaimSummary> {
+  const { expired, reclaimed, dead, lostRaces } = await queue.reclaimOrphaned();
+  const dependencies = await queue.repairDependencies();
+  return { expired, reclaimed, dead, lostRaces, dependencies };
+}
+
 /** Starts running a reclaim pass every `periodMs`, at a fixed rate. */
 export function startReclaimTimer(opts: ReclaimTimerOptions): ReclaimTimer {
-  const run = opts.run ?? (() => opts.queue.reclaimOrphaned());
+  const run = opts.run ?? (() => reclaimPass(opts.queue));
   const clock = opts.clock ?? Date.now;
   // Runs are chained, so a manual runOnce() and the timer never overlap.
   let chain: Promise<unknown> = Promise.resolve();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { errorFromPayload, errorToPayload } from '../../src/aws/errors.js';
-import { EnqueueIncompleteError, InvalidStateError, MalformedItemError, TableUnavailableError } from '../../src/errors.js';
+import { DependencyError, EnqueueIncompleteError, InvalidStateError, MalformedItemError, TableUnavailableError } from '../../src/errors.js';
 
 describe('typed errors across a direct invoke', () => {
   it('come back as their own class with their fields', () => {
@@ -17,6 +17,15 @@ describe('typed errors across a direct invoke', () => {
     expect(malformed).toBeInstanceOf(MalformedItemError);
     expect(malformed).toMatchObject({ kind: 'job', key: 'j-1', field: 'leaseGeneration', value: 'x' });
     expect(malformed.message).toMatch(/malformed job item "j-1": leaseGeneration \("x"\) must be a number/);
+    for (const [reason, ids] of [
+      ['cycle', ['a', 'b', 'a']],
+      ['not-found', ['x']],
+    ] as const) {
+      const dep = errorFromPayload(JSON.parse(JSON.stringify(errorToPayload(new DependencyError(reason, 'a', ids)))));
+      expect(dep).toBeInstanceOf(DependencyError);
+      expect(dep).toMatchObject({ reason, jobId: 'a', ids });
+      expect(dep.message).toBe(new DependencyError(reason, 'a', ids).message);
+    }
     expect(errorToPayload(new Error('not ours'))).toBeUndefined();
   });
 });

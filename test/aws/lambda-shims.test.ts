@@ -202,3 +202,65 @@ describe("the Lambda bundles' retry stand-ins", () => {
     expect((await strategy.acquireInitialRetryToken('dynamodb')).getRetryCount()).toBe(0);
   });
 });
+
+describe("the Lambda bundles' event-signing and partitions trims", () => {
+  const require = createRequire(import.meta.url);
+  const sdkFile = (pkg: string, ...path: string[]) => join(dirname(require.resolve(pkg)), '..', 'dist-es', ...path);
+
+  it('HeaderFormatter stands in only while SignatureV4 uses it in signMessage alone (event streams), and throws there', async () => {
+    const signer = readFileSync(sdkFile('@smithy/signature-v4', 'SignatureV4.js'), 'utf8');
+    const uses = signer.split('\n').filter((l) => l.includes('headerFormatter'));
+    expect(uses).toHaveLength(2);
+    expect(uses[0]).toMatch(/headerFormatter = new HeaderFormatter\(\)/);
+    const signMessage = signer.slice(signer.indexOf('async signMessage('));
+    expect(signMessage.slice(0, signMessage.indexOf('\n    }\n'))).toContain('this.headerFormatter.format(');
+    const { HeaderFormatter } = await shim<{ HeaderFormatter: new () => { format(h: object): Uint8Array } }>('no-event-signing.mjs');
+    expect(() => new HeaderFormatter().format({})).toThrow(/event-stream message signing is not part of fenceq Lambda bundles/);
+  });
+
+  it('the partitions table keeps every region and partition output, less the descriptions; a module of another layout fails the build', async () => {
+    const { withoutRegionDescriptions } = await shim<{ withoutRegionDescriptions: (source: string, file: string) => string }>('slim-partitions.mjs');
+    const file = sdkFile('@aws-sdk/core', 'submodules', 'client', 'util-endpoints', 'lib', 'aws', 'partitions.js');
+    const source = readFileSync(file, 'utf8');
+    type Info = { partitions: { id: string; outputs: object; regionRegex: string; regions: Record<string, object> }[] };
+    const parse = (text: string): Info => JSON.parse(text.slice(text.indexOf('{'), text.lastIndexOf('}') + 1)) as Info;
+    const real = parse(source);
+    const slim = parse(withoutRegionDescriptions(source, file));
+    expect(slim.partitions.map((p) => [p.id, p.outputs, p.regionRegex, Object.keys(p.regions)])).toEqual(
+      real.partitions.map((p) => [p.id, p.outputs, p.regionRegex, Object.keys(p.regions)]),
+    );
+    expect(slim.partitions.flatMap((p) => Object.values(p.regions)).every((r) => Object.keys(r).length === 0)).toBe(true);
+    expect(() => withoutRegionDescriptions('export default {};', 'x.js')).toThrow(/not the partitions module/);
+    expect(() => withoutRegionDescriptions('export const partitionsInfo = {"partitions":[{"id":"aws"}]};', 'x.js')).toThrow(/without regions or outputs/);
+    expect(() =>
+      withoutRegionDescriptions(
+        'export const partitionsInfo = {"partitions":[{"id":"aws","outputs":{},"regions":{"r":{"description":"d","dnsSuffix":"x"}}}]};',
+        'x.js',
+      ),
+    ).toThrow(/region r carries more than a description/);
+  });
+});
+
+describe("the Lambda bundles' document client: BatchGetCommand", () => {
+  it('translates keys in, items and unprocessed keys out, as lib-dynamodb does', async () => {
+    type Low = { input: { RequestItems: Record<string, { Keys: unknown[]; ConsistentRead?: boolean }> } };
+    const { BatchGetCommand } = await shim<{
+      BatchGetCommand: new (input: object) => {
+        toLow(m: (v: unknown) => unknown): Low;
+        fromLow(o: object, u: (v: unknown) => unknown): Record<string, unknown>;
+      };
+    }>('document-client.mjs');
+    const { marshall, unmarshall } = await import('@aws-sdk/util-dynamodb');
+    // Per attribute value, as the shim's client passes them (lib-dynamodb's options).
+    const m = (v: unknown) => marshall(v, { convertTopLevelContainer: true });
+    const u = (v: unknown) => unmarshall(v as Parameters<typeof unmarshall>[0], { convertWithoutMapWrapper: true });
+    const cmd = new BatchGetCommand({ RequestItems: { t: { Keys: [{ id: 'a' }, { id: 'b' }], ConsistentRead: true } } });
+    expect(cmd.toLow(m).input.RequestItems).toEqual({ t: { Keys: [{ id: { S: 'a' } }, { id: { S: 'b' } }], ConsistentRead: true } });
+    const out = cmd.fromLow(
+      { Responses: { t: [{ id: { S: 'a' }, n: { N: '1' }, s: { SS: ['x'] } }] }, UnprocessedKeys: { t: { Keys: [{ id: { S: 'b' } }], ConsistentRead: true } } },
+      u,
+    );
+    expect(out).toEqual({ Responses: { t: [{ id: 'a', n: 1, s: new Set(['x']) }] }, UnprocessedKeys: { t: { Keys: [{ id: 'b' }], ConsistentRead: true } } });
+    expect(cmd.fromLow({}, u)).toEqual({ Responses: undefined, UnprocessedKeys: undefined });
+  });
+});

@@ -205,8 +205,10 @@ describe('the pre-bundled functions on the emulators', () => {
     const [a, b, c] = leases as [Lease, Lease, Lease];
     const enqueueEvents: Record<string, unknown> = {
       get: { op: 'get', id: a.id },
+      addFlow: { op: 'addFlow', flow: { flowId: 'b-op-flow', root: { queue: 'ops-flow', payload: 1, children: [{ queue: 'ops-flow', payload: 2 }] } } },
     };
     const apiEvents: Record<string, unknown> = {
+      dependencies: { op: 'dependencies', lease: a, options: { limit: 10 } },
       renew: { op: 'renew', lease: a, ttlMs: 10_000, progress: { step: 1 } },
       ackFailed: { op: 'ackFailed', lease: a, error: 'boom', options: { retryable: false } },
       release: { op: 'release', lease: b, options: { reason: 'stop' } },
@@ -233,6 +235,10 @@ describe('the pre-bundled functions on the emulators', () => {
       limitsSet: { op: 'limitsSet', queue: 'ops', limits: { maxRunning: 2, ratePerSecond: 50, burst: 5 } },
       limitsGet: { op: 'limitsGet', queue: 'ops' },
       flowStatus: { op: 'flowStatus', queues: ['ops'] },
+      flowTree: { op: 'flowTree', id: 'b-op-flow', options: { maxNodes: 10 } },
+      dependencyWait: { op: 'dependencyWait', id: 'b-op-flow' },
+      dependencyPage: { op: 'dependencyPage', id: 'b-op-flow', options: { limit: 10 } },
+      cancelFlow: { op: 'cancelFlow', id: 'b-op-flow' },
     };
     const { ENQUEUE_OPS, API_OPS, ADMIN_OPS } = await import('../../src/aws/operations.js');
     expect(Object.keys(enqueueEvents).sort()).toEqual(ENQUEUE_OPS.filter((o) => !['enqueue', 'enqueueMany'].includes(o)).sort());
@@ -312,6 +318,38 @@ describe('the pre-bundled functions on the emulators', () => {
     expect(lines.filter((l) => l.includes('_failed') || l.includes('AbsentFromBundleError'))).toEqual([]);
     expect(lines.some((l) => l.includes('reclaim_run.finished'))).toBe(true);
     expect(run.reclaim.reclaimed).toBeGreaterThanOrEqual(1);
+  });
+
+  it('flows through the bundles: a flow added (enqueue), its children and then its root run (worker), a dependency read (api), the tree read and a cancel (admin), a late dependency found by the reclaim run', async () => {
+    await drain(wakeUrl, 0);
+    const flow = { flowId: 'b-fl', root: { queue: 'echo', payload: { root: true }, children: [1, 2].map((n) => ({ queue: 'echo', payload: { n } })) } };
+    expect(value<{ root: string; jobs: { outcome: string }[] }>(await enq({ op: 'addFlow', flow }))).toMatchObject({ root: 'b-fl', jobs: [{}, {}, {}] });
+    const messages = await drain(wakeUrl, 1);
+    const worker = await bundle('worker', env);
+    for (let round = 0; round < 5 && (await raw.get('b-fl'))?.state !== 'done'; round++) {
+      expect(await worker(sqsEvent(messages), fakeContext(60_000))).toEqual({ batchItemFailures: [] });
+    }
+    expect(await raw.get('b-fl')).toMatchObject({ state: 'done', result: JSON.stringify({ root: true }) });
+    expect(value(await admin({ op: 'flowTree', id: 'b-fl' }))).toMatchObject({ nodes: 3, root: { state: 'done' } });
+    expect(value(await admin({ op: 'dependencyWait', id: 'b-fl' }))).toMatchObject({ total: 2, finished: 2 });
+    expect(value(await admin({ op: 'dependencyPage', id: 'b-fl' }))).toMatchObject({ items: [{ id: 'b-fl.0', result: { n: 1 } }, { id: 'b-fl.1' }] });
+    expect(value(await admin({ op: 'cancelFlow', id: 'b-fl' }))).toEqual({ cancelled: [], finished: 3 });
+    value(await enq({ op: 'enqueue', job: { queue: 'bdep', payload: 1, id: 'b-dep-1', dependsOn: ['b-fl.0'] } }));
+    const [dependent] = value<LeaseResult>(await api({ op: 'lease', lease: { owner: 'w1', queues: ['bdep'], ttlMs: 10_000 } })).leases;
+    expect(value(await api({ op: 'dependencies', lease: dependent }))).toEqual({ items: [{ id: 'b-fl.0', state: 'done', queue: 'echo', result: { n: 1 } }] });
+    // A dependency already running when its dependent is enqueued: late (its worker does not tell), found by the reclaim run's check.
+    value(await enq({ op: 'enqueue', job: { queue: 'blate', payload: 1, id: 'b-late-a' } }));
+    const [running] = value<LeaseResult>(await api({ op: 'lease', lease: { owner: 'w1', queues: ['blate'], ttlMs: 10_000 } })).leases;
+    value(await enq({ op: 'enqueue', job: { queue: 'blate-child', payload: 1, id: 'b-late-b', dependsOn: ['b-late-a'] } }));
+    expect(value(await api({ op: 'ackDone', lease: running, result: 1 }))).toMatchObject({ outcome: 'done' });
+    expect(await raw.get('b-late-b')).toMatchObject({ gpk: expect.stringMatching(/^wait\|/) });
+    const reclaim = await bundle('reclaim', env);
+    const { result: run, lines } = await captured(async () => (await reclaim(scheduledEvent(), fakeContext(30_000, 'fenceq-reclaim'))) as ReclaimRunResult);
+    expect(lines.filter((l) => l.includes('_failed') || l.includes('AbsentFromBundleError'))).toEqual([]);
+    expect(run.dependencies?.checked).toBeGreaterThanOrEqual(1);
+    expect(value<LeaseResult>(await api({ op: 'lease', lease: { owner: 'w1', queues: ['blate-child'], ttlMs: 10_000 } })).leases).toMatchObject([
+      { id: 'b-late-b' },
+    ]);
   });
 
   it('worker: runs the jobs a wake-up announces', async () => {

@@ -8,6 +8,9 @@
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Lease } from '../../src/job.js';
+import { JobQueue } from '../../src/job-queue.js';
+import { notifyKeys } from '../../src/keys.js';
+import { silentLogger } from '../../src/log.js';
 import { bodies, drain, fakeContext, sqsEvent, testSqs } from '../aws/support.js';
 import { iamStack, type IamStack } from './support.js';
 
@@ -168,6 +171,119 @@ describe('the reclaim function, under the reclaim role', () => {
   });
 });
 
+describe('flows, each part under its own role', () => {
+  it('a producer adds a flow and enqueues with dependsOn on existing jobs: pending (registered), done, running (late), cancelled (ignore: counted) and dead (fail: the dependent made dead)', async () => {
+    const out = await s.producer(P).addFlow({ flowId: 'iam-fl', root: { queue: 'iam-fl-root', payload: 0, children: [{ queue: 'iam-fl-leaf', payload: 1 }] } });
+    expect([...out.jobs.values()].map((o) => o.outcome)).toEqual(['created', 'created']);
+    expect(await s.raw.get('~deps|iam-fl|0')).toMatchObject({ job: 'iam-fl', k: 0 });
+    await s
+      .producer(P)
+      .enqueueMany(['pending', 'done', 'running', 'cancelled', 'dead'].map((n) => ({ queue: `iam-dep-${n}`, payload: n, id: `iam-dep-${n}`, maxAttempts: 1 })));
+    await s.workerStore(W).ackDone(await leaseOne('iam-dep-done'), 'ok');
+    await leaseOne('iam-dep-running');
+    await s.admin(A, { op: 'cancel', id: 'iam-dep-cancelled' });
+    await s.workerStore(W).ackFailed(await leaseOne('iam-dep-dead'), 'fatal');
+    const deps = ['iam-dep-pending', 'iam-dep-done', 'iam-dep-running', 'iam-dep-cancelled'];
+    expect(
+      await s.producer(P).enqueue({ queue: 'iam-dep-child', payload: 1, id: 'iam-dep-child', dependsOn: deps, onDependencyFailure: 'ignore' }),
+    ).toMatchObject({
+      outcome: 'created',
+    });
+    expect(await s.raw.get('iam-dep-pending')).toMatchObject({ dependents: new Set(['iam-dep-child|0|ignore']) });
+    expect(await s.raw.get('~deps|iam-dep-child|0')).toMatchObject({
+      pending: new Set(['iam-dep-pending', 'iam-dep-running']),
+      late: new Set(['iam-dep-running']),
+      ignored: new Set(['iam-dep-cancelled']),
+    });
+    expect(await s.producer(P).enqueue({ queue: 'iam-dep-child', payload: 2, id: 'iam-dep-failed', dependsOn: ['iam-dep-dead'] })).toMatchObject({
+      outcome: 'created',
+    });
+    expect(await s.raw.get('iam-dep-failed')).toMatchObject({ state: 'dead', failedDependency: 'iam-dep-dead', deadNotified: false });
+    // Every dependency of a third one already done: due at once, nothing counted.
+    await s.producer(P).enqueue({ queue: 'iam-dep-due', payload: 3, id: 'iam-dep-due', dependsOn: ['iam-dep-done'] });
+    expect((await leaseOne('iam-dep-due')).dependencies).toBe(1);
+  });
+
+  it("a worker settles a job that has dependents (the API function tells them) and reads a dependent's dependencies; the dependent runs", async () => {
+    await s.producer(P).addFlow({
+      flowId: 'iam-fw',
+      root: {
+        queue: 'iam-fw-root',
+        payload: 0,
+        children: [
+          { queue: 'iam-fw-leaf', payload: 1 },
+          { queue: 'iam-fw-leaf', payload: 2, maxAttempts: 1 },
+        ],
+      },
+    });
+    await s.producer(P).enqueue({ queue: 'iam-fw-fail', payload: 3, id: 'iam-fw-fail', dependsOn: ['iam-fw.1'] });
+    const first = await leaseOne('iam-fw-leaf');
+    expect(first.hasDependents).toBe(true);
+    await s.workerStore(W).ackDone(first, { n: 1 });
+    const second = await leaseOne('iam-fw-leaf');
+    await s.workerStore(W).ackFailed(second, 'fatal', { retryable: false });
+    // Its end under the fail policy (the default): both its dependents made dead, naming it.
+    expect(await s.raw.get('iam-fw-fail')).toMatchObject({ state: 'dead', failedDependency: 'iam-fw.1' });
+    expect(await s.raw.get('iam-fw')).toMatchObject({ state: 'dead', failedDependency: 'iam-fw.1' });
+    await s.producer(P).addFlow({ flowId: 'iam-fo', root: { queue: 'iam-fo-root', payload: 0, children: [{ queue: 'iam-fo-leaf', payload: 1 }] } });
+    await s.workerStore(W).ackDone(await leaseOne('iam-fo-leaf'), 'leaf');
+    const root = await leaseOne('iam-fo-root');
+    expect(await s.workerStore(W).dependencies(root)).toEqual({ items: [{ id: 'iam-fo.0', state: 'done', queue: 'iam-fo-leaf', result: 'leaf' }] });
+    expect(await s.workerStore(W).ackDone(root, 'root')).toMatchObject({ outcome: 'done' });
+  });
+
+  it('an operator reads a flow (tree, what a job waits for, a page of its dependencies) and cancels it', async () => {
+    await s.producer(P).addFlow({
+      flowId: 'iam-fa',
+      root: {
+        queue: 'iam-fa-root',
+        payload: 0,
+        children: [
+          { queue: 'iam-fa-leaf', payload: 1 },
+          { queue: 'iam-fa-leaf', payload: 2 },
+        ],
+      },
+    });
+    expect(await s.admin(A, { op: 'flowTree', id: 'iam-fa' })).toMatchObject({ nodes: 3, truncated: false });
+    expect(await s.admin(A, { op: 'dependencyWait', id: 'iam-fa' })).toMatchObject({ total: 2, finished: 0 });
+    expect(await s.admin(A, { op: 'dependencyPage', id: 'iam-fa' })).toMatchObject({ items: [{ id: 'iam-fa.0' }, { id: 'iam-fa.1' }] });
+    await leaseOne('iam-fa-leaf');
+    expect(await s.admin(A, { op: 'cancelFlow', id: 'iam-fa' })).toMatchObject({ cancelled: ['iam-fa', 'iam-fa.0', 'iam-fa.1'], finished: 0 });
+  });
+
+  it("the reclaim run repairs: a job left in the notify partition (its settler's notify step failed) has its dependents told; a waiting job is checked", async () => {
+    await s.producer(P).enqueue({ queue: 'iam-rp', payload: 1, id: 'iam-rp-a' });
+    await s.producer(P).enqueue({ queue: 'iam-rp-child', payload: 1, id: 'iam-rp-b', dependsOn: ['iam-rp-a'] });
+    // A settler (full trust, straight on the table) whose every bucket update fails: the ack lands, the telling does not.
+    const settler = new JobQueue({ tableName: s.tableName, endpoint: s.iam.env('fullTrust').FENCEQ_DYNAMODB_ENDPOINT, logger: silentLogger });
+    settler.client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const id = (args.input as { Key?: { id?: string | { S?: string } } }).Key?.id;
+        if (context.commandName === 'UpdateItemCommand' && (typeof id === 'string' ? id : id?.S)?.startsWith('~deps|')) throw new Error('notify step failed');
+        return next(args);
+      },
+      { step: 'initialize', name: 'fail-bucket-updates' },
+    );
+    const [lease] = (await settler.lease({ owner: 'iam-settler', queues: ['iam-rp'], ttlMs: 30_000 })).leases;
+    expect(await settler.ackDone(lease!, 'a')).toMatchObject({ outcome: 'done' });
+    settler.client.destroy();
+    const left = (await s.raw.get('iam-rp-a'))!;
+    expect(left.gpk).toMatch(/^notify\|/);
+    // Finished long enough ago that the reclaim run takes it over from its settler.
+    await s.raw.set('iam-rp-a', { gsk: notifyKeys('iam-rp-a', Date.now() - 60_000).gsk });
+    // A waiting job whose check is due: the run checks it against its dependency, still pending.
+    await s.producer(P).enqueue({ queue: 'iam-rp', payload: 2, id: 'iam-rp-c' });
+    await s.producer(P).enqueue({ queue: 'iam-rp-child', payload: 2, id: 'iam-rp-d', dependsOn: ['iam-rp-c'] });
+    const waiting = (await s.raw.get('iam-rp-d'))!;
+    await s.raw.set('iam-rp-d', { gsk: `${'0'.repeat(15)}|iam-rp-d`, gpk: waiting.gpk });
+    const run = await s.reclaim();
+    expect(run.dependencies).toMatchObject({ told: 1 });
+    expect(run.dependencies!.checked).toBeGreaterThanOrEqual(1);
+    expect((await s.raw.get('iam-rp-a'))?.gpk).toBeUndefined();
+    expect(await leaseOne('iam-rp-child')).toMatchObject({ id: 'iam-rp-b', dependencies: 1 });
+  });
+});
+
 describe('the Lambda worker, under the worker role', () => {
   it('runs the jobs its wake-ups announce, acks them, and a failing job dies with its notice', async () => {
     await drain(s.wakeUrl);
@@ -194,9 +310,17 @@ describe('the Lambda worker, under the worker role', () => {
 describe('coverage', () => {
   it('every function exercised every action its role grants (so removing one is visible)', () => {
     const used = (principal: string) => new Set(s.decisions.filter((d) => d.principal === principal && d.allowed).map((d) => d.action));
-    expect([...used('enqueue')].sort()).toEqual(['dynamodb:BatchWriteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'sqs:SendMessage']);
-    expect([...used('api')].sort()).toEqual(['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem', 'sqs:SendMessage']);
+    expect([...used('enqueue')].sort()).toEqual([
+      'dynamodb:BatchGetItem',
+      'dynamodb:BatchWriteItem',
+      'dynamodb:GetItem',
+      'dynamodb:PutItem',
+      'dynamodb:UpdateItem',
+      'sqs:SendMessage',
+    ]);
+    expect([...used('api')].sort()).toEqual(['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem', 'sqs:SendMessage']);
     expect([...used('admin')].sort()).toEqual([
+      'dynamodb:BatchGetItem',
       'dynamodb:DeleteItem',
       'dynamodb:GetItem',
       'dynamodb:PutItem',
@@ -204,7 +328,14 @@ describe('coverage', () => {
       'dynamodb:UpdateItem',
       'sqs:SendMessage',
     ]);
-    expect([...used('reclaim')].sort()).toEqual(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem', 'sqs:SendMessage']);
+    expect([...used('reclaim')].sort()).toEqual([
+      'dynamodb:BatchGetItem',
+      'dynamodb:GetItem',
+      'dynamodb:PutItem',
+      'dynamodb:Query',
+      'dynamodb:UpdateItem',
+      'sqs:SendMessage',
+    ]);
     // The Lambda worker shares the worker profile with the API; it GetItems each queue's flow
     // limits as it leases (cached for 2 s).
     expect([...used('worker')].sort()).toEqual(['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem', 'sqs:SendMessage']);

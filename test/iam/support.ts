@@ -8,6 +8,7 @@
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { IConstruct } from 'constructs';
+import { ACCESS } from '../../infra/access.js';
 import { awsQueue, type AwsQueue } from '../../src/aws/runtime.js';
 import { dynamoClient } from '../../src/job-queue.js';
 import { invokeFenceq, LambdaJobStore, LambdaProducer } from '../../src/aws/lambda-job-store.js';
@@ -23,6 +24,9 @@ import type { IamDecision } from '../../src/local/iam-proxy.js';
 
 /** Local names of the functions. */
 export const FN = { enqueue: 'fenceq-enqueue', api: 'fenceq-api', admin: 'fenceq-admin', reclaim: 'fenceq-reclaim', worker: 'fenceq-worker' } as const;
+
+/** Each function's access profile (infra/job-functions.ts). */
+const ROLE = { enqueue: 'producer', api: 'worker', admin: 'admin', reclaim: 'reclaim', worker: 'worker' } as const;
 
 /** Principals granted through the construct, by name. */
 export const GRANTED = ['producerLambda', 'producerDirect', 'workerLambda', 'workerDirect', 'adminLambda', 'adminDirect', 'fullTrust'] as const;
@@ -83,9 +87,11 @@ export async function iamStack(): Promise<IamStack> {
       },
     },
   );
-  const env = (principal: string, extra: Record<string, string> = {}) =>
-    handlerEnv(table.tableName, { FENCEQ_WAKE_QUEUE_URL: wakeUrl, FENCEQ_DEAD_QUEUE_URL: deadUrl, ...iam.env(principal), ...extra });
-  const load = async (file: string, principal: string, extra?: Record<string, string>) =>
+  // Each function gets the URLs of exactly the queues its role sends to, as the stack gives them (infra/job-functions.ts).
+  const urls = { wake: { FENCEQ_WAKE_QUEUE_URL: wakeUrl }, dead: { FENCEQ_DEAD_QUEUE_URL: deadUrl } };
+  const env = (principal: keyof typeof ROLE, extra: Record<string, string> = {}) =>
+    handlerEnv(table.tableName, { ...Object.assign({}, ...ACCESS[ROLE[principal]].sendTo.map((q) => urls[q])), ...iam.env(principal), ...extra });
+  const load = async (file: string, principal: keyof typeof ROLE, extra?: Record<string, string>) =>
     (await coldStart(() => import(/* @vite-ignore */ `../../functions/${file}.js`) as Promise<{ handler: LocalHandler }>, env(principal, extra))).handler;
   const functions = {
     [FN.enqueue]: await load('enqueue', 'enqueue'),

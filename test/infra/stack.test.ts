@@ -177,35 +177,42 @@ describe('least privilege', () => {
   const logs = (name: string) => [`Allow logs:CreateLogStream -> QueueFunctions${name}Logs`, `Allow logs:PutLogEvents -> QueueFunctions${name}Logs`];
 
   const dynamo = (...actions: string[]) => actions.map((a) => `Allow dynamodb:${a} -> ${table()}`);
-  // One UpdateItem statement per kind of item, each with its key and attribute conditions (infra/access.ts; test/iam/grants.test.ts tries each).
-  const PRODUCER_UPDATES = ['UpdateItem', 'UpdateItem'];
-  // One statement per kind of item a worker updates: jobs, readers, slots, rate buckets, groups, settle counts.
-  const WORKER_UPDATES = ['UpdateItem', 'UpdateItem', 'UpdateItem', 'UpdateItem', 'UpdateItem', 'UpdateItem'];
+  // One UpdateItem statement per kind of item, each with its key and attribute conditions (infra/access.ts; test/iam/grants.test.ts tries each):
+  // registry, groups, dependency buckets, jobs (a dependent registered and told), dead counts.
+  const PRODUCER_UPDATES = ['UpdateItem', 'UpdateItem', 'UpdateItem', 'UpdateItem', 'UpdateItem'];
+  // One PutItem statement per kind of item a producer creates: jobs, dependency buckets.
+  const PRODUCER_PUTS = ['PutItem', 'PutItem'];
+  // One statement per kind of item a worker updates: jobs, dependency buckets, readers, slots, rate buckets, groups, settle counts.
+  const WORKER_UPDATES = ['UpdateItem', 'UpdateItem', 'UpdateItem', 'UpdateItem', 'UpdateItem', 'UpdateItem', 'UpdateItem'];
 
-  it('the enqueue function (producers) may Get/Put/BatchWrite/UpdateItem the table and wake: no Query, no DeleteItem, no dead-job queue', () => {
+  it('the enqueue function (producers) may Get/BatchGet/Put/BatchWrite/UpdateItem the table and wake: no Query, no DeleteItem, no dead-job queue', () => {
     const got = grantsOfRole(template, roleOf('Enqueue'));
     expect(got.filter((g) => !g.includes('logs:')).sort()).toEqual(
-      [...dynamo('GetItem', 'PutItem', 'BatchWriteItem', ...PRODUCER_UPDATES), send('wake')].sort(),
+      [...dynamo('GetItem', 'BatchGetItem', ...PRODUCER_PUTS, 'BatchWriteItem', ...PRODUCER_UPDATES), send('wake')].sort(),
     );
     expect(got.filter((g) => g.includes('logs:')).map((g) => g.replace(/[0-9A-F]{8}\.Arn$/, ''))).toEqual(logs('Enqueue'));
   });
 
-  it('the API (workers) may Get/UpdateItem the table, Query the index, and send to both queues: no PutItem, no DeleteItem', () => {
+  it('the API (workers) may Get/BatchGet/UpdateItem the table, Query the index, and send to both queues: no PutItem, no DeleteItem', () => {
     const got = grantsOfRole(template, roleOf('Api'));
     expect(got.filter((g) => !g.includes('logs:')).sort()).toEqual(
-      [...dynamo('GetItem', ...WORKER_UPDATES), `Allow dynamodb:Query -> ${index()}`, send('wake'), send('dead')].sort(),
+      [...dynamo('GetItem', 'BatchGetItem', ...WORKER_UPDATES), `Allow dynamodb:Query -> ${index()}`, send('wake'), send('dead')].sort(),
     );
     expect(got.filter((g) => g.includes('logs:')).map((g) => g.replace(/[0-9A-F]{8}\.Arn$/, ''))).toEqual(logs('Api'));
   });
 
-  it('admin may Get/Put/Update/DeleteItem the table (schedules, purge), Query the index, and wake: no BatchWriteItem, no dead-job queue', () => {
+  it('admin may Get/BatchGet/Put/Update/DeleteItem the table (schedules, purge, flows), Query the index, and wake: no BatchWriteItem, no dead-job queue', () => {
     const got = grantsOfRole(template, roleOf('Admin')).filter((g) => !g.includes('logs:'));
-    expect(got.sort()).toEqual([...dynamo('GetItem', 'UpdateItem', 'PutItem', 'DeleteItem'), `Allow dynamodb:Query -> ${index()}`, send('wake')].sort());
+    expect(got.sort()).toEqual(
+      [...dynamo('GetItem', 'BatchGetItem', 'UpdateItem', 'PutItem', 'DeleteItem'), `Allow dynamodb:Query -> ${index()}`, send('wake')].sort(),
+    );
   });
 
-  it('reclaim may Get/Put/UpdateItem the table (schedules fired ahead), Query the index, and send to both queues', () => {
+  it('reclaim may Get/BatchGet/Put/UpdateItem the table (schedules fired ahead, dependencies repaired), Query the index, and send to both queues', () => {
     const got = grantsOfRole(template, roleOf('Reclaim')).filter((g) => !g.includes('logs:'));
-    expect(got.sort()).toEqual([...dynamo('GetItem', 'UpdateItem', 'PutItem'), `Allow dynamodb:Query -> ${index()}`, send('wake'), send('dead')].sort());
+    expect(got.sort()).toEqual(
+      [...dynamo('GetItem', 'BatchGetItem', 'UpdateItem', 'PutItem'), `Allow dynamodb:Query -> ${index()}`, send('wake'), send('dead')].sort(),
+    );
   });
 
   it('the worker also consumes the wake-up queue (its event source), and nothing more', () => {
@@ -213,7 +220,9 @@ describe('least privilege', () => {
     const consume = ['ChangeMessageVisibility', 'DeleteMessage', 'GetQueueAttributes', 'GetQueueUrl', 'ReceiveMessage'].map(
       (a) => `Allow sqs:${a} -> ${ids().wake}.Arn`,
     );
-    expect(got.sort()).toEqual([...dynamo('GetItem', ...WORKER_UPDATES), `Allow dynamodb:Query -> ${index()}`, send('wake'), send('dead'), ...consume].sort());
+    expect(got.sort()).toEqual(
+      [...dynamo('GetItem', 'BatchGetItem', ...WORKER_UPDATES), `Allow dynamodb:Query -> ${index()}`, send('wake'), send('dead'), ...consume].sort(),
+    );
   });
 
   it('no statement anywhere allows dynamodb:Scan, a wildcard action, or a `*` resource', () => {
