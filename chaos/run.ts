@@ -1,6 +1,6 @@
 /**
  * `npm run chaos [-- --seed N] [--jobs N] [--workers N] [--quick]`: the chaos run (see
- * chaos/scenario.ts). Prints the verdict and exits 1 on any violation; the seed is printed
+ * chaos/scenario.ts; its dependency traffic: chaos/deps.ts, checked by chaos/check-deps.ts). Prints the verdict and exits 1 on any violation; the seed is printed
  * first so a failure can be replayed.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -53,7 +53,7 @@ try {
     ...(o.staleIndexMs !== undefined ? { staleIndexMs: o.staleIndexMs } : {}),
     seed,
     log,
-    ...(o.quick ? { flow: { ...CHAOS_DEFAULTS.flow!, jobs: 100, ratePerSecond: 5, burst: 3 } } : {}),
+    ...(o.quick ? { flow: { ...CHAOS_DEFAULTS.flow!, jobs: 100, ratePerSecond: 5, burst: 3 }, deps: { ...CHAOS_DEFAULTS.deps!, flows: 5, fanIns: 4 } } : {}),
     ...(o.break ? { breaks: o.break } : {}),
   });
 } catch (err) {
@@ -85,6 +85,20 @@ function flowLines(r: ChaosReport): string[] {
   ];
 }
 
+function depLines(r: ChaosReport): string[] {
+  const d = r.deps;
+  if (!d) return [];
+  const ok = (n: number) => (n === 0 ? 'ok ' : 'FAIL');
+  return [
+    `  dependencies: ${d.jobs} jobs in ${r.options.deps?.flows} flows and ${r.options.deps?.fanIns} fan-ins, ${d.dependents} of them waiting for others; ${d.cancelledFlows} flows cancelled mid-run; ${d.repeatedCalls} faulty addFlow calls repeated`,
+    `    seen: ${d.seen.startedDependents} dependents started, ${d.seen.countedLines} dependency.counted lines, ${d.seen.seenWaiting} dependents seen waiting`,
+    `  [${ok(d.counts.startedEarly)}] no dependent started before its dependencies finished (first starts against skew-corrected ends)`,
+    `  [${ok(d.counts.countedTwice)}] each dependency counted once (every process's dependency.counted lines; no bucket counted one unfinished)`,
+    `  [${ok(d.counts.leftWaiting)}] no dependent seen waiting more than ${d.waitBoundMs} ms after its dependencies finished (longest reclaim period ${d.longestReclaimPeriodMs} ms + 5 s notify age + skew)`,
+    `  [${ok(d.counts.cancelLeftLive)}] cancelFlow left nothing pending or running below the root, and nothing there done after it`,
+  ];
+}
+
 function printReport(r: ChaosReport): void {
   const v = r.verdict;
   const ok = (n: number) => (n === 0 ? 'ok ' : 'FAIL');
@@ -104,6 +118,7 @@ function printReport(r: ChaosReport): void {
     `  longest wait past due: ${v.waitPastDueMs.firstStartMax} ms to the first start (p99 ${v.waitPastDueMs.firstStartP99} ms), ${v.waitPastDueMs.finalStartMax} ms to the start of the run that settled it`,
     `  by queue: plain ${r.waitsByQueue.plain.firstStartMax} ms longest to the first start (p99 ${r.waitsByQueue.plain.firstStartP99} ms)${r.waitsByQueue.flow ? `; flow-limited ${r.waitsByQueue.flow.firstStartMax} ms (p99 ${r.waitsByQueue.flow.firstStartP99} ms; its rate alone makes the last arrival wait at least ${r.waitsByQueue.flowRateFloor ?? 0} ms)` : ''}`,
     ...flowLines(r),
+    ...depLines(r),
     `  schedule: ${r.scheduleTicks} ticks of an every-second schedule fired by two racing schedulers (one through the fault proxy): one job per tick, none missing unless listed below`,
     ...(v.violations.length ? ['  violations:', ...v.violations.map((x) => `    ${x}`)] : []),
     v.violations.length ? `FAILED (replay: ${replay})` : 'PASSED',

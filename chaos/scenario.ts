@@ -20,6 +20,10 @@ import { DEFAULT_FAULTS, startFaultProxy, type FaultRates, type ProxyCounts } fr
 import { startThrottleProxy } from '../tools/throttle-proxy.js';
 import { between, pick, prng } from './prng.js';
 import type { WorkerEvent } from '../tools/worker-process.js';
+import type { Logger } from '../src/log.js';
+import { NOTIFY_MIN_AGE_MS } from '../src/store/deps/dep-repair.js';
+import { checkDeps, type DepVerdict } from './check-deps.js';
+import { DepTraffic, type DepsScenario } from './deps.js';
 
 /** Knobs of a chaos run. */
 export interface ChaosOptions {
@@ -65,6 +69,8 @@ export interface ChaosOptions {
   readonly clockSkewMs: number;
   /** Index Queries through the proxy may be answered from a view up to this old (eventually consistent reads); 0: fresh. */
   readonly staleIndexMs: number;
+  /** Flows and fan-ins among the plain queue's jobs, some flows cancelled (none when absent). */
+  readonly deps?: DepsScenario;
 }
 
 /** The flow-limited queue of a chaos run. */
@@ -79,6 +85,9 @@ interface FlowScenario {
 
 /** The flow queue's name. */
 const FLOW_QUEUE = 'chaos-flow';
+
+/** How often the orchestrator looks at the dependents still waiting. */
+const DEP_LOOK_EVERY_MS = 500;
 
 /** Defaults of `npm run chaos`: a few thousand jobs in a few minutes at most. */
 export const CHAOS_DEFAULTS: Omit<ChaosOptions, 'seed' | 'log' | 'endpoint'> = {
@@ -98,6 +107,7 @@ export const CHAOS_DEFAULTS: Omit<ChaosOptions, 'seed' | 'log' | 'endpoint'> = {
   flow: { jobs: 300, maxRunning: 3, ratePerSecond: 2, burst: 3, groups: 8 },
   clockSkewMs: 2_000,
   staleIndexMs: 1_000,
+  deps: { flows: 16, fanIns: 12, cancelShare: 0.25 },
 };
 
 /** What a run did and found. */
@@ -119,6 +129,17 @@ export interface ChaosReport {
   readonly scheduleTicks: number;
   /** The flow queue's invariants (absent without a flow queue). */
   readonly flow?: FlowVerdict;
+  /** The dependency traffic's invariants (absent without it). */
+  readonly deps?: DepVerdict & {
+    /** Flows cancelled mid-run. */
+    readonly cancelledFlows: number;
+    /** Calls of the faulty producer that failed and were repeated with the same flow id. */
+    readonly repeatedCalls: number;
+    /** The longest reclaim period seen (its sleep plus its work: schedules, reclaim, repair), ms. */
+    readonly longestReclaimPeriodMs: number;
+    /** How long after its dependencies finished a dependent may still be seen waiting, ms. */
+    readonly waitBoundMs: number;
+  };
   /** Longest waits past due of the plain queue's jobs and of the flow queue's, apart (ms). */
   readonly waitsByQueue: {
     readonly plain: ChaosVerdict['waitPastDueMs'];
@@ -186,8 +207,18 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   // Skews come from their own PRNG, so a seed's faults and signals stay what they were.
   const skewRandom = prng(opts.seed + 1);
   const skews: number[] = [];
-  const queue = benchQueue(table.tableName, admin);
-  const starts: { id: string; generation: number; t: number }[] = [];
+  // Every process's `dependency.counted` lines: the workers print theirs, the orchestrator's queues log here.
+  const counted: { id: string; dependency: string }[] = [];
+  const logger: Logger = {
+    info: (event, fields) => {
+      if (event === 'dependency.counted') counted.push({ id: String(fields?.id), dependency: String(fields?.dependency) });
+    },
+    warn: () => undefined,
+    error: () => undefined,
+  };
+  const queue = benchQueue(table.tableName, admin, { logger });
+  const deps = opts.deps ? new DepTraffic(opts.seed, opts.deps, opts.enqueueOverMs, doc, table.tableName) : undefined;
+  const starts: { id: string; generation: number; t: number; owner: string }[] = [];
   let fencedOut = 0;
   let effectErrors = 0;
   const slots: (WorkerChild | undefined)[] = [];
@@ -225,7 +256,8 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
           ...(r.abortedAt === undefined && e.abortedAt !== undefined ? { abortedAt: e.abortedAt } : {}),
         });
     }
-    if (e.ev === 'start') starts.push({ id: e.id, generation: e.generation, t: e.t });
+    if (e.ev === 'start') starts.push({ id: e.id, generation: e.generation, t: e.t, owner: e.owner });
+    else if (e.ev === 'counted') counted.push({ id: e.id, dependency: e.dependency });
     else if (e.ev === 'effect') {
       if (e.outcome === 'fenced-out') fencedOut++;
       else if (e.outcome !== 'written') effectErrors++;
@@ -284,22 +316,39 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       `chaos: seed ${opts.seed}, ${opts.jobs} jobs, ${opts.workers} worker processes x ${opts.concurrency} slots, lease ${opts.leaseTtlMs} ms, proxy ${proxy.endpoint}`,
     );
     const planned = planJobs(random, opts.jobs, opts.enqueueOverMs);
-    const enqueueing = Promise.all([enqueuePlanned(queue, planned, t0, opts.enqueueOverMs), enqueueFlowOverTime(queue, flowPlanned.slice(1), t0)]);
+    // Half the flows come from a producer behind the fault proxy: a failed call is repeated with the same flow id.
+    const faultyProducer = benchQueue(table.tableName, benchClient(proxy.endpoint), { logger });
+    const enqueueing = Promise.all([
+      enqueuePlanned(queue, planned, t0, opts.enqueueOverMs),
+      enqueueFlowOverTime(queue, flowPlanned.slice(1), t0),
+      deps?.enqueue(queue, faultyProducer, t0),
+    ]);
     // A recurring schedule (every second), fired by two racing schedulers each period: one
     // directly, one through the fault proxy (its answers get lost, its requests fail).
     await queue.schedules.put({ name: CHAOS_SCHEDULE, cron: '* * * * * *', queue: 'chaos-sched', catchUp: { max: 1000 } });
     const firstTick = (await queue.schedules.get(CHAOS_SCHEDULE))!.nextTick!;
     const faultyScheduler = benchQueue(table.tableName, benchClient(proxy.endpoint));
+    let longestReclaimPeriodMs = 0;
     const reclaiming = (async () => {
-      while (!finished) {
+      for (let last = Date.now(); !finished;) {
         await sleep(opts.reclaimEveryMs);
         await Promise.all([queue, faultyScheduler].map((q) => q.schedules.fire({ horizonMs: 3 * opts.reclaimEveryMs }).catch(() => undefined)));
         try {
           reclaimed += (await queue.reclaimOrphaned()).reclaimed;
           if (opts.flow?.groups && !opts.breaks?.includes('stuck')) await queue.advanceGroups();
+          // The reclaim run's repair: dependents of jobs left in the notify partition, waiting jobs whose check is due.
+          if (deps) await queue.repairDependencies();
         } catch {
           // the next period retries
         }
+        longestReclaimPeriodMs = Math.max(longestReclaimPeriodMs, Date.now() - last);
+        last = Date.now();
+      }
+    })();
+    const looking = (async () => {
+      while (deps && !finished) {
+        await deps.look().catch(() => undefined);
+        await sleep(DEP_LOOK_EVERY_MS);
       }
     })();
     const disrupting = (async () => {
@@ -337,7 +386,9 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     for (let lastLog = Date.now(); ;) {
       // Parked jobs of ordered groups are in no partition stats reads: a listed group is live work.
       const groupsLive = opts.flow?.groups && !opts.breaks?.includes('stuck') ? await queue.advanceGroups() : 0;
-      const live = groupsLive + (await queue.stats(opts.flow ? ['chaos', FLOW_QUEUE] : ['chaos'])).reduce((n, s) => n + s.pending + s.running, 0);
+      // Dependents still waiting are in no partition stats reads either.
+      const live =
+        groupsLive + (deps?.waiting ?? 0) + (await queue.stats(opts.flow ? ['chaos', FLOW_QUEUE] : ['chaos'])).reduce((n, s) => n + s.pending + s.running, 0);
       if (live === 0) break;
       if (Date.now() - t0 > opts.deadlineMs) {
         opts.log(`chaos: deadline of ${opts.deadlineMs} ms reached with ${live} jobs still live`);
@@ -352,6 +403,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     finished = true;
     await disrupting;
     await reclaiming;
+    await looking;
     for (const w of paused) w.signal('SIGCONT');
     const survivors = slots.filter((w): w is WorkerChild => w !== undefined);
     for (const w of survivors) w.signal('SIGTERM');
@@ -364,7 +416,9 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     const base = checkRun([...planned, ...flowPlanned], jobs, effects, starts);
     const scheduleCheck = checkScheduleTicks(jobs, CHAOS_SCHEDULE, firstTick, schedule.lastTick ?? firstTick - 1000, 1000);
     const flow = opts.flow ? checkFlow([...flowRuns.values()], { ...opts.flow, leaseTtlMs: opts.leaseTtlMs }) : undefined;
-    const verdict = { ...base, violations: [...base.violations, ...scheduleCheck.violations, ...(flow?.violations ?? [])] };
+    const waitBoundMs = longestReclaimPeriodMs + NOTIFY_MIN_AGE_MS + 2 * opts.clockSkewMs + 2 * DEP_LOOK_EVERY_MS;
+    const depVerdict = deps ? checkDeps(deps.history(jobs, starts, ownerSkews, counted, opts.clockSkewMs), waitBoundMs) : undefined;
+    const verdict = { ...base, violations: [...base.violations, ...scheduleCheck.violations, ...(flow?.violations ?? []), ...(depVerdict?.violations ?? [])] };
     const { log: _log, ...options } = opts;
     return {
       seed: opts.seed,
@@ -380,6 +434,9 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       verdict,
       scheduleTicks: scheduleCheck.ticks,
       ...(flow ? { flow } : {}),
+      ...(deps && depVerdict
+        ? { deps: { ...depVerdict, cancelledFlows: deps.cancelledFlows, repeatedCalls: deps.repeatedCalls, longestReclaimPeriodMs, waitBoundMs } }
+        : {}),
       waitsByQueue: {
         plain: checkRun(planned, jobs, effects, starts).waitPastDueMs,
         ...(opts.flow && flow

@@ -1,7 +1,7 @@
 /**
  * One worker process of the chaos run and the takeover bench. Configured by the JSON in
- * FENCEQ_WORKER_CONFIG; writes one JSON event per line on stdout (ready, start, effect, stopped, and
- * flow-start/-abort/-end for the flow queue) for the orchestrator, which reads the table for everything it checks.
+ * FENCEQ_WORKER_CONFIG; writes one JSON event per line on stdout (ready, start, effect, stopped,
+ * flow-start/-abort/-end for the flow queue, and counted for each dependency its store counted) for the orchestrator, which reads the table for everything it checks.
  *
  * Handlers:
  * - `hold`: runs until aborted (the takeover bench kills or stops the process meanwhile).
@@ -15,6 +15,7 @@ import { fencedWrite } from '../src/fencing/fenced-write.js';
 import { benchClient, benchQueue } from './env.js';
 import { createWorker, type BenchHandler } from './workers.js';
 import { applyBreaks } from './breaks.js';
+import type { Logger } from '../src/log.js';
 
 /** What the orchestrator passes in FENCEQ_WORKER_CONFIG. */
 export interface WorkerProcessConfig {
@@ -48,7 +49,8 @@ export type WorkerEvent =
   | { ev: 'flow-start'; owner: string; id: string; generation: number; t: number; expiresAt: number; group?: string; seq?: number }
   | { ev: 'flow-abort'; owner: string; id: string; generation: number; t: number }
   | { ev: 'flow-end'; owner: string; id: string; generation: number; t: number; expiresAt: number; abortedAt?: number }
-  | { ev: 'stopped'; owner: string; rssMb: number; heapUsedMb: number; t: number };
+  | { ev: 'stopped'; owner: string; rssMb: number; heapUsedMb: number; t: number }
+  | { ev: 'counted'; owner: string; id: string; dependency: string; t: number };
 
 const config = JSON.parse(process.env.FENCEQ_WORKER_CONFIG ?? '{}') as WorkerProcessConfig;
 const emit = (e: WorkerEvent): void => {
@@ -155,7 +157,16 @@ if (config.flowQueue) {
 
 const skew = config.clockSkewMs ?? 0;
 const clock = () => Date.now() + skew;
-const jobQueue = benchQueue(config.tableName, client, skew === 0 ? {} : { clock });
+// The store's `dependency.counted` lines (its settlers tell dependents): the chaos check counts each pair once.
+const logger: Logger = {
+  info: (event, fields) => {
+    if (event === 'dependency.counted')
+      emit({ ev: 'counted', owner: config.owner, id: String(fields?.id), dependency: String(fields?.dependency), t: Date.now() });
+  },
+  warn: () => undefined,
+  error: () => undefined,
+};
+const jobQueue = benchQueue(config.tableName, client, { logger, ...(skew === 0 ? {} : { clock }) });
 applyBreaks(jobQueue, config.breaks ?? []);
 const worker = createWorker({
   store: jobQueue,

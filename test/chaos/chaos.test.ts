@@ -21,6 +21,7 @@ describe('chaos run (short, seed 7)', () => {
       disruptForMs: 30_000,
       deadlineMs: 100_000,
       flow: { jobs: 60, maxRunning: 2, ratePerSecond: 10, burst: 3, groups: 4 },
+      deps: { flows: 3, fanIns: 2, cancelShare: 0.34 },
       log: () => undefined,
     });
     const v = report.verdict;
@@ -30,6 +31,9 @@ describe('chaos run (short, seed 7)', () => {
     expect(report.flow!.counts).toEqual({ overConcurrency: 0, overRate: 0, groupOverlap: 0, groupOutOfOrder: 0 });
     expect(report.flow!.peakRunning).toBeLessThanOrEqual(2);
     expect(report.flow!.runs).toBeGreaterThanOrEqual(60);
+    // Flows and fan-ins: none started early, counted twice, left waiting or live below a cancelled root.
+    expect(report.deps!.counts).toEqual({ startedEarly: 0, countedTwice: 0, leftWaiting: 0, cancelLeftLive: 0 });
+    expect(report.deps!.seen.startedDependents).toBeGreaterThan(0);
     // The every-second schedule fired by two racing schedulers (one through the faults): one job per tick, none missing.
     expect(report.scheduleTicks).toBeGreaterThan(2);
     // The run did disrupt something and the proxy did inject faults, or it proved nothing.
