@@ -18,3 +18,8 @@ export { WORKER_DEFAULTS } from './worker/options.js';
 export { DEFAULT_FIRE_HORIZON_MS, DEFAULT_LATE_GRACE_MS } from './schedules.js';
 export { WAIT_MAX_INTERVAL_MS } from './wait-for.js';
 export { DEFAULT_COUNT_FLUSH_MS } from './views/queue-core.js';
+export { MAX_DEPENDENCIES } from './store/jobs/enqueue.js';
+export { MAX_DEPENDENTS, DEPENDENCY_GRACE_MS } from './store/deps/dep-items.js';
+export { MAX_DEPENDENCY_PAGE } from './store/deps/dep-read.js';
+export { NOTIFY_MIN_AGE_MS } from './store/deps/dep-repair.js';
+export { MAX_FLOW_JOBS } from './store/plans/flow-add.js';

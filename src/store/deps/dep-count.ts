@@ -26,7 +26,7 @@ import { fields } from '../core/codec.js';
 import { fireHook, type StoreContext } from '../core/context.js';
 import { buildUpdate } from '../core/expression.js';
 import { bucketUnfinished, dependenciesFinished, dependencyPending, guarded, present, waitingForDependencies } from '../core/guards.js';
-import { readItem, translate, updateElseLoss, updateElseNull } from '../core/io.js';
+import { translate, updateElseLoss, updateElseNull } from '../core/io.js';
 import { shardLayout } from '../layout/shard-layout.js';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { decodeBucket, depBucketId, type DependentEntry } from './dep-items.js';
@@ -199,9 +199,4 @@ export function isWaiting(item: Item): boolean {
 /** The reason a dependent fails with when `end` failed it. */
 function failReason(end: DependencyEnd): string {
   return `dependency ${end.id} ended ${end.state}${end.error ? `: ${end.error}` : ''}`;
-}
-
-/** Reads a bucket (consistently). */
-export async function readBucket(ctx: StoreContext, job: string, k: number): Promise<Item | undefined> {
-  return readItem(ctx, depBucketId(job, k));
 }

@@ -26,9 +26,9 @@ export const DEPENDENCY_GRACE_MS = 60_000;
 export const MAX_DEPENDENTS = 1_000;
 
 /** Most dependency ids in one bucket. */
-export const BUCKET_MAX_IDS = 25;
+const BUCKET_MAX_IDS = 25;
 /** A bucket is closed once its ids reach this many bytes (a bucket item then stays under 1 KB). */
-export const BUCKET_ID_BYTES = 400;
+const BUCKET_ID_BYTES = 400;
 
 /** The id of bucket `k` of job `job`'s dependencies. */
 export function depBucketId(job: string, k: number): string {

@@ -246,7 +246,7 @@ export async function flowTree(ctx: StoreContext, root: string, maxNodes = 1000)
 }
 
 /** The ids job `id` (its item `item`) depends on, in the order given. */
-export async function dependencyIds(ctx: StoreContext, id: string, item: Item): Promise<string[]> {
+async function dependencyIds(ctx: StoreContext, id: string, item: Item): Promise<string[]> {
   const count = fields('job', item).optNum('depBucketCount') ?? 0;
   if (count === 0) return [];
   const buckets = await readItems(

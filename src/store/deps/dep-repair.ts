@@ -28,7 +28,7 @@ import { registerDependent } from './dep-register.js';
 /** A finished job is left to its settler this long before the reclaim run tells its dependents. */
 export const NOTIFY_MIN_AGE_MS = 5_000;
 /** A waiting job with nothing late or missing is checked again after this long (a backstop). */
-export const SAFETY_CHECK_MS = 60 * 60 * 1000;
+const SAFETY_CHECK_MS = 60 * 60 * 1000;
 
 /** What one repair pass did. */
 export interface DependencyRepairCounts {
@@ -47,7 +47,7 @@ export async function repairDependencies(ctx: StoreContext, max: number): Promis
 }
 
 /** Tells the dependents of up to `max` finished jobs left in the notify partition; returns how many jobs. */
-export async function tellUntoldDependents(ctx: StoreContext, max: number): Promise<number> {
+async function tellUntoldDependents(ctx: StoreContext, max: number): Promise<number> {
   const entries = await dueEntries(ctx, notifyPartition, ctx.clock() - NOTIFY_MIN_AGE_MS, max);
   // tellDependents logs and swallows its own failure: one job that cannot be told stops no other.
   for (const e of entries) await tellDependents(ctx, fields('job', e).str('id'));
@@ -55,7 +55,7 @@ export async function tellUntoldDependents(ctx: StoreContext, max: number): Prom
 }
 
 /** Checks up to `max` waiting jobs whose check is due; returns how many. */
-export async function checkWaitingJobs(ctx: StoreContext, max: number): Promise<number> {
+async function checkWaitingJobs(ctx: StoreContext, max: number): Promise<number> {
   const entries = await dueEntries(ctx, waitingPartition, ctx.clock(), max);
   for (const e of entries) {
     const id = fields('job', e).str('id');

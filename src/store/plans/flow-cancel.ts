@@ -9,7 +9,7 @@ import { flowTree, type FlowTreeNode } from '../deps/dep-read.js';
 import { cancelWithGroup } from './settle.js';
 
 /** Most jobs one cancelFlow walks. */
-export const MAX_CANCEL_FLOW_JOBS = 100_000;
+const MAX_CANCEL_FLOW_JOBS = 100_000;
 
 /** What cancelFlow did. */
 export interface CancelFlowOutcome {
