@@ -8,6 +8,7 @@ import { setSchedulePaused } from './store/schedules/schedule-pause.js';
 import { putSchedule, removeSchedule, type ScheduleChangeOutcome, type SchedulePutOutcome } from './store/schedules/schedule-put.js';
 import {
   checkScheduleInput,
+  loadCron,
   checkScheduleName,
   cronOf,
   itemToSchedule,
@@ -42,6 +43,7 @@ export class Schedules {
 
   /** Creates or replaces a schedule; bad input is a ValidationError naming the field, and nothing is written. */
   async put(input: ScheduleInput): Promise<SchedulePutOutcome> {
+    await loadCron();
     const def = checkScheduleInput('schedule', input);
     await this.register([def.queue]);
     return putSchedule(this.ctx, def);
@@ -79,6 +81,7 @@ export class Schedules {
    * the queue's stats); null when there is no such schedule.
    */
   async inspect(name: string): Promise<{ readonly schedule: Schedule; readonly facts: ScheduleFacts } | null> {
+    await loadCron();
     const schedule = await this.get(name);
     if (!schedule) return null;
     const now = this.ctx.clock();
@@ -97,11 +100,13 @@ export class Schedules {
    * catchUp on resume; withdrawn ticks still ahead then fire again.
    */
   async pause(name: string): Promise<ScheduleChangeOutcome> {
+    await loadCron();
     return setSchedulePaused(this.ctx, checkScheduleName('name', name), true);
   }
 
   /** Lets a paused schedule fire again. */
   async resume(name: string): Promise<ScheduleChangeOutcome> {
+    await loadCron();
     return setSchedulePaused(this.ctx, checkScheduleName('name', name), false);
   }
 

@@ -4,14 +4,17 @@
  * its cause), nothing written; what a put leaves out takes its documented default; a stored
  * schedule reads back exactly as written, with no lastTick before its first fire.
  */
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { ValidationError } from '../../src/errors.js';
 import { DEFAULT_MAX_ATTEMPTS } from '../../src/store/jobs/enqueue.js';
-import { checkScheduleInput } from '../../src/store/schedules/schedule-item.js';
+import { checkScheduleInput, loadCron } from '../../src/store/schedules/schedule-item.js';
 import { rejectedWith, thrownWith } from '../support/errors.js';
 import { freshQueue } from '../support/harness.js';
 
 const base = { name: 'ok', cron: '* * * * *', queue: 'q' };
+
+// checkScheduleInput evaluates the expression: croner is loaded on first use (every Schedules method awaits it).
+beforeAll(loadCron);
 
 describe('schedule definitions at their bounds', () => {
   it('refuses each bad field with a ValidationError naming it, and writes nothing', async () => {

@@ -8,7 +8,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { MalformedItemError, ValidationError } from '../../src/errors.js';
-import { checkScheduleInput, itemToSchedule, scheduleToItem } from '../../src/store/schedules/schedule-item.js';
+import { checkScheduleInput, itemToSchedule, loadCron, scheduleToItem } from '../../src/store/schedules/schedule-item.js';
+
+// checkScheduleInput evaluates the expression: croner is loaded on first use (every Schedules method awaits it).
+await loadCron();
 
 const BASE = { name: 'nightly', cron: '0 3 * * *', queue: 'reports', payload: { all: true } };
 

@@ -16,8 +16,18 @@
 import type { Lease } from '../../job.js';
 import { isUnlimited, type QueueLimits } from '../../flow-limits.js';
 import type { StoreContext } from '../core/context.js';
-import { claimInLane, prepareLane, type LimitWait } from '../flow/flow-lease.js';
+import type { LimitWait } from '../flow/flow-lease.js';
 import { leaseDue, type Lane } from '../lease/lease.js';
+
+/** Stands in for flow-lease.ts when no queue of a call is limited (nothing calls it then). */
+const NO_LANES = {
+  prepareLane: (): never => {
+    throw new Error('no limited queue to prepare');
+  },
+  claimInLane: (): never => {
+    throw new Error('no limited lane to claim in');
+  },
+};
 
 /** What one lease call got: its leases, and why a limited queue held jobs back (the earliest wait). */
 export interface LeasePlanResult {
@@ -40,6 +50,9 @@ export async function leaseAcrossQueues(
   const limited = args.queues.filter((q) => !plain.includes(q));
   const waits = new Map<string, LimitWait>();
   const now = ctx.clock();
+  // Flow control's code (lanes, slots, rate tokens) is loaded on the first call that reads a limited
+  // queue: a worker whose queues have no limits never loads it (nor does a Lambda cold start).
+  const { claimInLane, prepareLane } = limited.length > 0 ? await import('../flow/flow-lease.js') : NO_LANES;
   const prepared = await Promise.all(limited.map((queue) => prepareLane(ctx, { queue, limits: limitsOf(queue)!, max, now })));
   const lanes: Lane[] = [];
   for (const p of prepared) {

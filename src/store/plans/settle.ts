@@ -23,16 +23,23 @@ import type { Lease } from '../../job.js';
 import { ackDoneIfLeaseHeld, type AckDoneOutcome } from '../jobs/ack-done.js';
 import { ackFailedIfLeaseHeld, type AckFailedOutcome } from '../jobs/ack-failed.js';
 import { cancelIfLive, type CancelOutcome } from '../jobs/cancel.js';
-import { releaseSlotIfHeld, renewSlotIfHeld } from '../flow/concurrency-slots.js';
 import { fireHook, type StoreContext } from '../core/context.js';
-import { advanceGroup, groupOnDeadOf, listedGroups } from '../flow/group-order.js';
 import { readItem } from '../core/io.js';
 import type { Item } from '../core/codec.js';
 import { countSettle } from '../memory/settle-counts.js';
-import { tellDependents } from '../deps/dep-notify.js';
-import { expireBuckets } from '../deps/dep-expire.js';
 import { releaseIfLeaseHeld, type ReleaseOutcome } from '../jobs/release.js';
 import { renewIfLeaseHeld, type RenewOutcome } from '../jobs/renew.js';
+
+/**
+ * The code that tells a finished job's dependents, and expires a dependent's buckets: loaded on the
+ * first settle that needs it, so a process (or a Lambda bundle's cold start) without flows never loads it.
+ */
+const depsCode = () => import('../deps/dep-notify.js');
+const expiryCode = () => import('../deps/dep-expire.js');
+/** Ordered groups' code, loaded on the first settle of a grouped job (or the reclaim run's advance). */
+const groupCode = () => import('../flow/group-order.js');
+/** Concurrency slots' code, loaded on the first settle or renewal of a lease that holds a slot. */
+const slotCode = () => import('../flow/concurrency-slots.js');
 
 /** Marks the leased job done with `resultText` (its JSON), frees its slot and lets its group go on. */
 export async function settleDone(ctx: StoreContext, lease: Lease, resultText: string): Promise<AckDoneOutcome> {
@@ -43,8 +50,8 @@ export async function settleDone(ctx: StoreContext, lease: Lease, resultText: st
   await freeSlot(ctx, lease);
   if (out.outcome === 'done') await advanceGroupOf(ctx, lease);
   // The item as the ack wrote it, when it sent one back (a repeated ack reads it).
-  if (out.outcome === 'done' && (lease.hasDependents === true || out.notify === true)) await tellDependents(ctx, item ?? lease.id);
-  if (out.outcome === 'done' && lease.dependencies !== undefined) await expireBuckets(ctx, item ?? lease.id);
+  if (out.outcome === 'done' && (lease.hasDependents === true || out.notify === true)) await (await depsCode()).tellDependents(ctx, item ?? lease.id);
+  if (out.outcome === 'done' && lease.dependencies !== undefined) await (await expiryCode()).expireBuckets(ctx, item ?? lease.id);
   return out;
 }
 
@@ -55,7 +62,7 @@ export async function settleFailed(ctx: StoreContext, lease: Lease, error: strin
   countSettle(ctx.counts, lease.queue, out, ctx.clock());
   await freeSlot(ctx, lease);
   if (out.outcome === 'dead') await advanceGroupOf(ctx, lease);
-  if (out.outcome === 'dead' && (lease.hasDependents === true || out.notify === true)) await tellDependents(ctx, item ?? lease.id);
+  if (out.outcome === 'dead' && (lease.hasDependents === true || out.notify === true)) await (await depsCode()).tellDependents(ctx, item ?? lease.id);
   return out;
 }
 
@@ -74,7 +81,7 @@ export async function settleReleased(ctx: StoreContext, lease: Lease, reason: st
 export async function renewUnderLimits(ctx: StoreContext, lease: Lease, ttlMs: number, progress: string | undefined): Promise<RenewOutcome> {
   if (lease.slot === undefined) return renewIfLeaseHeld(ctx, lease, ttlMs, progress);
   const at = ctx.clock();
-  if (!(await renewSlotIfHeld(ctx, lease, at + ttlMs))) {
+  if (!(await (await slotCode()).renewSlotIfHeld(ctx, lease, at + ttlMs))) {
     const back = await releaseIfLeaseHeld(ctx, lease, `concurrency slot ${lease.slot} of ${lease.queue} lapsed and was taken; job handed back`);
     if (back.outcome === 'released' && !back.repeated)
       return { outcome: 'stale', id: lease.id, generation: lease.generation, currentGeneration: back.generation, currentState: 'pending' };
@@ -93,14 +100,15 @@ export async function cancelWithGroup(ctx: StoreContext, id: string): Promise<Ca
     const job = await readItem(ctx, id);
     if (typeof job?.queue === 'string') ctx.counts.add(job.queue, 'cancelled', ctx.clock());
     if (typeof job?.group === 'string' && typeof job.queue === 'string') await advanceGroupOf(ctx, { queue: job.queue, group: job.group });
-    if (out.notify === true && job) await tellDependents(ctx, job);
-    if (job?.depBucketCount !== undefined) await expireBuckets(ctx, job);
+    if (out.notify === true && job) await (await depsCode()).tellDependents(ctx, job);
+    if (job?.depBucketCount !== undefined) await (await expiryCode()).expireBuckets(ctx, job);
   }
   return out;
 }
 
 /** Advances every ordered group that has members (at most `max`); returns how many it looked at. */
 export async function advanceAllGroups(ctx: StoreContext, max: number): Promise<number> {
+  const { advanceGroup, groupOnDeadOf, listedGroups } = await groupCode();
   const groups = await listedGroups(ctx, max);
   for (const g of groups) await advanceGroup(ctx, g.queue, g.group, await groupOnDeadOf(ctx, g.queue));
   return groups.length;
@@ -109,11 +117,12 @@ export async function advanceAllGroups(ctx: StoreContext, max: number): Promise<
 /** Frees the concurrency slot a settled lease held, and wakes local workers: a slot is free. */
 async function freeSlot(ctx: StoreContext, lease: Lease): Promise<void> {
   if (lease.slot === undefined) return;
-  if (await releaseSlotIfHeld(ctx, lease)) fireHook(ctx, 'onJobsDue', () => ctx.hooks.onJobsDue?.([lease.queue]));
+  if (await (await slotCode()).releaseSlotIfHeld(ctx, lease)) fireHook(ctx, 'onJobsDue', () => ctx.hooks.onJobsDue?.([lease.queue]));
 }
 
 /** Lets a finished grouped job's group go on: pops it and unparks the next job. */
 async function advanceGroupOf(ctx: StoreContext, job: { readonly queue: string; readonly group?: string }): Promise<void> {
   if (job.group === undefined) return;
+  const { advanceGroup, groupOnDeadOf } = await groupCode();
   await advanceGroup(ctx, job.queue, job.group, await groupOnDeadOf(ctx, job.queue));
 }

@@ -39,7 +39,7 @@ import { withdrawJobs } from './schedule-withdraw.js';
 import { readItem, updateElseLoss } from '../core/io.js';
 import { FAN_OUT_LANES, inLanes, queryItems } from '../core/query.js';
 import { shardLayout } from '../layout/shard-layout.js';
-import { cronOf, itemToSchedule, MAX_TICKS_PER_FIRE, tickAfter, tickJobId, tickJobIds, type Schedule } from './schedule-item.js';
+import { cronOf, itemToSchedule, loadCron, MAX_TICKS_PER_FIRE, tickAfter, tickJobId, tickJobIds, type Schedule } from './schedule-item.js';
 import { enqueueWithDependencies } from '../plans/enqueue-dependents.js';
 import { treeJobs } from '../plans/flow-add.js';
 import { scheduleKeys } from '../../keys.js';
@@ -82,6 +82,8 @@ export async function fireDueSchedules(ctx: StoreContext, opts: FireOptions): Pr
   });
   const totals = { schedules: 0, created: 0, existed: 0, squatted: 0, missed: 0, lostRaces: 0 };
   const todo = due.map((i) => fields('schedule', i).str(sortKey));
+  // croner is loaded only when a schedule is due (a reclaim run with none never loads it).
+  if (todo.length > 0) await loadCron();
   await inLanes(todo, FAN_OUT_LANES, async (n) => {
     const item = await readItem(ctx, scheduleKeys(n).id);
     if (!item) return;

@@ -5,7 +5,7 @@
  * behave exactly as croner defines (a time skipped by spring-forward fires at the first instant
  * after the gap; a time repeated by fall-back fires once, at its first occurrence).
  */
-import { Cron } from 'croner';
+import type { Cron } from 'croner';
 import { MalformedItemError, ValidationError } from '../../errors.js';
 import type { Json } from '../../job.js';
 import { scheduleJobId, scheduleKeys } from '../../keys.js';
@@ -103,11 +103,27 @@ function checkCronText(field: string, cron: unknown): string {
   return cron;
 }
 
-/** Builds croner's evaluator for an expression in a zone; a ValidationError on `field` when croner refuses it. */
+/** croner's Cron, once {@link loadCron} has loaded it. */
+let CronClass: typeof Cron | undefined;
+
+/**
+ * Loads croner (once). Every schedule operation (the Schedules class's methods) awaits it before
+ * it evaluates an expression, so a process or Lambda function that runs none never loads croner's
+ * 33 KB (the admin and reclaim bundles carry it as a chunk loaded on first use).
+ */
+export async function loadCron(): Promise<void> {
+  CronClass ??= (await import('croner')).Cron;
+}
+
+/**
+ * Builds croner's evaluator for an expression in a zone; a ValidationError on `field` when croner
+ * refuses it. {@link loadCron} must have been awaited (an Error says so otherwise: a bug, never input).
+ */
 export function cronOf(field: string, cron: unknown, timezone: string): Cron {
   const text = checkCronText(field, cron);
+  if (CronClass === undefined) throw new Error('cron expressions need croner: await loadCron() first');
   try {
-    return new Cron(text, { timezone, paused: true, mode: '5-or-6-parts' });
+    return new CronClass(text, { timezone, paused: true, mode: '5-or-6-parts' });
   } catch (err) {
     throw new ValidationError(field, text, `is not a valid cron expression: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
   }
