@@ -21,6 +21,7 @@ const built: [string, Error][] = [
   ['WaitTimeoutError', new core.WaitTimeoutError('j-1', 100, 'running', { cause })],
   ['UnknownQueueError', new core.UnknownQueueError('queue', 'nosuch', { cause })],
   ['ShardLayoutBusyError', new core.ShardLayoutBusyError(5, { cause })],
+  ['DependencyError', new core.DependencyError('cycle', 'p', ['p', 'a', 'p'], { cause })],
   ['MalformedItemError', new core.MalformedItemError('job', 'j-1', 'leaseGeneration', 'x', 'a number', { cause })],
   ['ConfigError', new ConfigError('FENCEQ_TABLE_NAME', 'missing', { cause })],
   ['RemoteInvocationError', new RemoteInvocationError('fn', 'Sandbox.Timedout', 'timed out', { cause })],

@@ -217,10 +217,12 @@ describe('flows, each part under its own role', () => {
       },
     });
     await s.producer(P).enqueue({ queue: 'iam-fw-fail', payload: 3, id: 'iam-fw-fail', dependsOn: ['iam-fw.1'] });
-    const first = await leaseOne('iam-fw-leaf');
+    // Both leaves at once, told apart by id (which a single lease gets first is the shards' order).
+    const both = (await s.workerStore(W).lease({ owner: 'iam-worker', queues: ['iam-fw-leaf'], ttlMs: 10_000, max: 2 })).leases;
+    const first = both.find((l) => l.id === 'iam-fw.0')!;
+    const second = both.find((l) => l.id === 'iam-fw.1')!;
     expect(first.hasDependents).toBe(true);
     await s.workerStore(W).ackDone(first, { n: 1 });
-    const second = await leaseOne('iam-fw-leaf');
     await s.workerStore(W).ackFailed(second, 'fatal', { retryable: false });
     // Its end under the fail policy (the default): both its dependents made dead, naming it.
     expect(await s.raw.get('iam-fw-fail')).toMatchObject({ state: 'dead', failedDependency: 'iam-fw.1' });

@@ -272,13 +272,15 @@ describe('backlog scaling', () => {
 
 describe('task role: exactly the worker grant', () => {
   const tableArn = () => `${logicalId(jobs.table)}.Arn`;
-  it('direct: Get/UpdateItem on the table, Query on the work index, SendMessage to the wake and dead queues; nothing else', () => {
+  it('direct: Get/BatchGet/UpdateItem on the table, Query on the work index, SendMessage to the wake and dead queues; nothing else', () => {
     expect(grantsOfRole(t, roleId(direct)).sort()).toEqual(
       [
         `Allow dynamodb:GetItem -> ${tableArn()}`,
+        // A handler's dependencies and their results (docs/flows.md).
+        `Allow dynamodb:BatchGetItem -> ${tableArn()}`,
         `Allow dynamodb:Query -> ${tableArn()}/index/work`,
-        // One statement per kind of item a worker updates (infra/access.ts): jobs, readers, slots, rate buckets, groups, settle counts.
-        ...Array.from({ length: 6 }, () => `Allow dynamodb:UpdateItem -> ${tableArn()}`),
+        // One statement per kind of item a worker updates (infra/access.ts): jobs, readers, slots, rate buckets, groups, settle counts, dependency buckets.
+        ...Array.from({ length: 7 }, () => `Allow dynamodb:UpdateItem -> ${tableArn()}`),
         `Allow sqs:SendMessage -> ${logicalId(jobs.queues.dead)}.Arn`,
         `Allow sqs:SendMessage -> ${logicalId(jobs.queues.wake)}.Arn`,
       ].sort(),
