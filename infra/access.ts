@@ -60,25 +60,21 @@ const JOB_PUT = [
   'gsk',
 ];
 
-/** What an enqueue with dependencies adds to a new job (src/store/plans/enqueue-dependents.ts): its buckets' summary, and its in-call dependents. */
-const JOB_DEPS_PUT = ['dependents', 'depsTotal', 'depBucketCount', 'depPolicy', 'depBuckets'];
+/**
+ * What an enqueue with dependencies adds to a new job (src/store/plans/enqueue-dependents.ts): its
+ * buckets' summary, its in-call dependents, and, for a job a dependency it saw had failed, its
+ * death (written dead at birth, the dependency named).
+ */
+const JOB_DEPS_PUT = ['dependents', 'depsTotal', 'depBucketCount', 'depPolicy', 'depBuckets', 'lastError', 'failedDependency', 'deadNotified'];
 
 /** A new dependency bucket (`~deps|<job>|<k>`, src/store/deps/dep-items.ts bucketItem). */
-const BUCKET_PUT = ['id', 'job', 'k', 'all', 'pending', 'policy', 'createdAt'];
+const BUCKET_PUT = ['id', 'job', 'k', 'all', 'pending', 'ignored', 'failedBy', 'failedReason', 'policy', 'createdAt'];
 
 /**
  * A dependency's end counted in a bucket (src/store/deps/dep-count.ts countDependency; condition on
  * `pending`), and a finished dependent's buckets given its TTL (dep-expire.ts; condition on `id`).
  */
 const BUCKET_COUNT = ['id', 'pending', 'ignored', 'failedBy', 'failedReason', 'updatedAt', 'expireAt'];
-
-/**
- * What telling a waiting job of a dependency's end writes in it (src/store/deps/dep-count.ts):
- * a bucket cleared (`depBuckets`, its next check in `gsk`), the job let go (its pending keys) or
- * failed by the `fail` policy (dead, with the dependency named, its generation bumped), its next
- * check moved; each guarded on `state` and the `wait|` partition.
- */
-const JOB_TOLD = ['id', 'state', 'gpk', 'gsk', 'updatedAt', 'depBuckets', 'lastError', 'failedDependency', 'deadNotified', 'leaseGeneration'];
 
 /** What the worker's transitions read in their conditions and write in a job (lease, renew, ack-done, ack-failed, release, group unpark): never its queue or payload. */
 const JOB_WORK = [
@@ -144,10 +140,10 @@ export const ACCESS = {
    * Producers: enqueue one (conditional PutItem of a job) or many (BatchWriteItem, store-made ids
    * only), read any item, wait for jobs; register a queue name and append to an ordered group
    * (UpdateItem of those items, not their flow limits); wake the worker. Dependencies and flows:
-   * put a dependent's buckets, register it with an existing dependency (UpdateItem of a job's
-   * `dependents`), and when that dependency already finished, count it (the bucket, then the
-   * dependent's JOB_TOLD attributes; a dependent failed by it is counted dead). A producer's job
-   * UpdateItem names no result, lease or settlement attribute: it cannot ack, renew or release.
+   * put a dependent's buckets and the dependent (dead at birth when a dependency it saw failed it:
+   * counted dead in the count items); it never writes an existing job: the reclaim run registers a
+   * dependent with an existing dependency. No job UpdateItem: a producer cannot ack, release,
+   * cancel or fail a job.
    */
   producer: {
     table: ['dynamodb:GetItem', 'dynamodb:BatchGetItem'],
@@ -157,8 +153,6 @@ export const ACCESS = {
       { actions: ['dynamodb:UpdateItem'], items: [`${QUEUE_REGISTRY_ID_PREFIX}*`], attributes: REGISTRY_ENTRY },
       { actions: ['dynamodb:UpdateItem'], items: [`${GROUP_ID_PREFIX}*`], attributes: GROUP_ENTRY },
       { actions: ['dynamodb:PutItem'], items: [`${DEPS_ID_PREFIX}*`], attributes: BUCKET_PUT },
-      { actions: ['dynamodb:UpdateItem'], items: [`${DEPS_ID_PREFIX}*`], attributes: [...BUCKET_COUNT, 'late'] },
-      { actions: ['dynamodb:UpdateItem'], items: 'jobs', attributes: [...JOB_TOLD, 'dependents'] },
       { actions: ['dynamodb:UpdateItem'], items: [`${COUNT_ID_PREFIX}*`], attributes: COUNT_DEAD },
     ],
     index: [],

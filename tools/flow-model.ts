@@ -5,8 +5,8 @@
  *   read): per dependent a consistent GetItem (does it exist?), its buckets (`~deps|<job>|<k>`,
  *   chunked by chunkDependencies) one guarded PutItem each, then every job one guarded PutItem
  *   (index: 1 put each, into a ready or a `wait|` partition); dependencies outside the call are
- *   read first (BatchGetItem, 100 ids a request) and each pending one gets the dependent's entry
- *   (UpdateItem ADD dependents: `dependents` is not projected, so no index write);
+ *   read first (BatchGetItem, 100 ids a request); the dependent's entry on each pending one is the
+ *   reclaim run's to write (its first check), not modelled here;
  * - settle: every job's ackDone, leaves first. A job with dependents moves to `notify|<shard>`
  *   (index key change: 2 writes, not the plain ack's 1 delete; the ack sends the item back), each
  *   entry counts in its bucket (UpdateItem DELETE pending; a bucket is not in the index), the job
@@ -142,12 +142,7 @@ export function modelFlow(flow: ModelFlow): FlowModel {
   add.write('PutItem', buckets, 1, 0);
   add.write('PutItem', flow.jobs.length - dependents.length, 1, 1);
   add.write('PutItem', dependents.length, units, 1);
-  add.write(
-    'UpdateItem',
-    dependents.reduce((n, d) => n + d.dependsOn!.filter((id) => !inCall.has(id)).length, 0),
-    1,
-    0,
-  );
+  // A dependent of existing jobs is registered with them by the reclaim run, not the producer: not in `add`.
 
   const settle = new Tally();
   for (const id of [...existing, ...flow.jobs.map((j) => j.id)]) {

@@ -15,6 +15,7 @@ import type { DependencyPage } from '../../src/job-store.js';
 import { startLambdaInvokeServer, type LambdaInvokeServer } from '../../src/local/lambda-invoke-server.js';
 import { silentLogger } from '../../src/log.js';
 import { Worker } from '../../src/worker/worker.js';
+import { JobQueue } from '../../src/job-queue.js';
 import { freshTable, rawAccess } from '../support/harness.js';
 import { rejectedWith } from '../support/errors.js';
 import { coldStart, handlerEnv } from './support.js';
@@ -23,11 +24,14 @@ let server: LambdaInvokeServer;
 let store: LambdaJobStore;
 let producer: LambdaProducer;
 let raw: ReturnType<typeof rawAccess>;
+/** The reclaim run's dependency repair, on the same table (it registers dependents with existing jobs). */
+let reclaim: JobQueue;
 let admin: <T>(event: AdminEvent) => Promise<T>;
 let invoke: <T>(fn: string, event: EnqueueEvent | ApiEvent) => Promise<T>;
 
 beforeAll(async () => {
   const table = await freshTable();
+  reclaim = new JobQueue({ tableName: table.tableName, client: table.client, logger: silentLogger });
   raw = rawAccess(table.doc, table.tableName);
   const env = handlerEnv(table.tableName);
   const enq = (await coldStart(() => import('../../functions/enqueue.js'), env)).handler;
@@ -100,14 +104,17 @@ describe('flows over the Lambda transport', () => {
     expect(await producer.get('lf-1')).toMatchObject({ state: 'done', result: 'root done', dependencies: 26 });
   });
 
-  it('enqueue with dependsOn on an existing job (registered with it), then settling it over the API function lets the dependent go', async () => {
+  it('enqueue with dependsOn on an existing job (registered with it by the reclaim run), then settling it over the API function lets the dependent go', async () => {
     await producer.enqueue({ queue: 'lf-dep', payload: 1, id: 'lf-dep-a' });
     expect(await producer.enqueue({ queue: 'lf-dep2', payload: 2, id: 'lf-dep-b', dependsOn: ['lf-dep-a'], onDependencyFailure: 'ignore' })).toMatchObject({
       outcome: 'created',
     });
-    expect(await producer.get('lf-dep-a')).toMatchObject({ dependents: ['lf-dep-b'] });
+    // The producer writes only new items: the reclaim run's repair registers the dependent with `lf-dep-a`.
+    expect((await producer.get('lf-dep-a'))?.dependents).toBeUndefined();
     const [b] = await producer.enqueueMany([{ queue: 'lf-dep2', payload: 3, id: 'lf-dep-c', dependsOn: ['lf-dep-a'] }]).then((m) => [...m.values()]);
     expect(b).toMatchObject({ outcome: 'created', id: 'lf-dep-c' });
+    expect(await reclaim.repairDependencies()).toMatchObject({ checked: 2 });
+    expect((await producer.get('lf-dep-a'))?.dependents?.slice().sort()).toEqual(['lf-dep-b', 'lf-dep-c']);
     const a = await leaseOne('lf-dep');
     expect(a.hasDependents).toBe(true);
     expect(await store.ackDone(a, 'a done')).toMatchObject({ outcome: 'done' });

@@ -33,8 +33,11 @@ function failBucketUpdates(client: DynamoDBClient): void {
 /** A dependent `b` waiting for `a`, and `a` acked done by a process whose notify step failed 10 s ago: `a` is left in the notify partition. */
 async function untold(tableName: string, client: DynamoDBClient, prefix: string): Promise<void> {
   const queue = new JobQueue({ tableName, client, logger: silentLogger });
-  await queue.enqueue({ queue: `${prefix}-a`, payload: 1, id: `${prefix}-a` });
-  await queue.enqueue({ queue: `${prefix}-b`, payload: 2, id: `${prefix}-b`, dependsOn: [`${prefix}-a`] });
+  // One call: `a` is written with `b`'s entry, so its lease says it has dependents.
+  await queue.enqueueMany([
+    { queue: `${prefix}-a`, payload: 1, id: `${prefix}-a` },
+    { queue: `${prefix}-b`, payload: 2, id: `${prefix}-b`, dependsOn: [`${prefix}-a`] },
+  ]);
   const { client: failing } = await freshTable();
   failBucketUpdates(failing);
   const settler = new JobQueue({ tableName, client: failing, logger: silentLogger, clock: () => Date.now() - 10_000 });

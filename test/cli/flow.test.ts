@@ -122,7 +122,9 @@ describe('flow ID', () => {
   it('marks a job two dependents share, and says when --max-nodes truncated the tree', async () => {
     await queue.enqueue({ queue: 'fetch', id: 'sh-leaf', payload: null });
     await queue.enqueue({ queue: 'fetch', id: 'sh-a', payload: null, dependsOn: ['sh-leaf'] });
+    await queue.repairDependencies(); // the reclaim run registers it with the existing jobs
     await queue.enqueue({ queue: 'report', id: 'sh-root', payload: null, dependsOn: ['sh-a', 'sh-leaf'] });
+    await queue.repairDependencies(); // the reclaim run registers it with the existing jobs
     const run = await cli(['flow', 'sh-root'], { env });
     // Under sh-a it is marked shared; under the root it is shown in full (the tree is read level by level).
     expect(run.stdout).toMatch(/^ {4}sh-leaf\s+fetch\s+pending {2}\(shared: shown in full elsewhere in the tree\)$/m);
@@ -170,6 +172,7 @@ describe('enqueue --depends-on', () => {
     const run = await cli(['enqueue', 'report', '{}', '--id', 'dependent-1', '--depends-on', 'dep-1, dep-2', '--on-dependency-failure', 'ignore'], { env });
     expect(run.code, run.stderr).toBe(EXIT.ok);
     expect(await queue.get('dependent-1')).toMatchObject({ dependencies: 2, onDependencyFailure: 'ignore' });
+    await queue.repairDependencies(); // the reclaim run registers it with the existing jobs
     expect((await queue.get('dep-1'))?.dependents).toEqual(['dependent-1']);
   });
 
@@ -196,6 +199,7 @@ describe('inspect and get of jobs with dependencies', () => {
     await queue.enqueue({ queue: 'fetch', id: 'w-a', payload: null });
     await queue.enqueue({ queue: 'fetch', id: 'w-b', payload: null });
     await queue.enqueue({ queue: 'report', id: 'w-root', payload: null, dependsOn: ['w-a', 'w-b'], onDependencyFailure: 'wait' });
+    await queue.repairDependencies(); // the reclaim run registers it with the existing jobs
     const run = await cli(['--json', 'inspect', 'w-root'], { env });
     expect(run.code, run.stderr).toBe(EXIT.ok);
     const out = json(run);
@@ -214,6 +218,7 @@ describe('inspect and get of jobs with dependencies', () => {
   it("a waiting job is not held back by its queue's limits yet: inspect leaves them out until it is due", async () => {
     await queue.enqueue({ queue: 'limited-dep', id: 'l-a', payload: null });
     await queue.enqueue({ queue: 'limited', id: 'l-root', payload: null, dependsOn: ['l-a'] });
+    await queue.repairDependencies(); // the reclaim run registers it with the existing jobs
     await queue.enqueue({ queue: 'limited', id: 'l-other', payload: null });
     await queue.setLimits('limited', { maxRunning: 1 });
     await queue.lease({ owner: 'w', queues: ['limited'], ttlMs: 60_000 });
@@ -229,6 +234,7 @@ describe('inspect and get of jobs with dependencies', () => {
   it('once its dependencies have finished, inspect says so and the job is due; a job failed by a dependency names it', async () => {
     await queue.enqueue({ queue: 'solo', id: 'd-a', payload: null });
     await queue.enqueue({ queue: 'solo-next', id: 'd-root', payload: null, dependsOn: ['d-a'] });
+    await queue.repairDependencies(); // the reclaim run registers it with the existing jobs
     const [lease] = (await queue.lease({ owner: 'w', queues: ['solo'], ttlMs: 60_000 })).leases;
     await queue.ackDone(lease!, null);
     const out = json(await cli(['--json', 'inspect', 'd-root'], { env }));
@@ -237,6 +243,7 @@ describe('inspect and get of jobs with dependencies', () => {
 
     await queue.enqueue({ queue: 'solo', id: 'x-a', payload: null, maxAttempts: 1 });
     await queue.enqueue({ queue: 'solo-next', id: 'x-root', payload: null, dependsOn: ['x-a'] });
+    await queue.repairDependencies(); // the reclaim run registers it with the existing jobs
     const [failing] = (await queue.lease({ owner: 'w', queues: ['solo'], ttlMs: 60_000 })).leases;
     await queue.ackFailed(failing!, new Error('broken'));
     const dead = json(await cli(['--json', 'inspect', 'x-root'], { env }));

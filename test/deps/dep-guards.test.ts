@@ -89,13 +89,14 @@ describe('dependency guards against a race already lost', () => {
   it('dependentsAsRead: a cancel decided before a dependent registered decides again and tells it', async () => {
     const t = await withOperator();
     await t.queue.enqueue({ id: 'a', queue: 'kids', payload: null });
+    await t.queue.enqueue({ id: 'p', queue: 'parents', payload: null, dependsOn: ['a'] });
     const gate = gateNext(
       t.opClient,
       (name, input) => name === 'UpdateItemCommand' && String(input.ConditionExpression).includes('attribute_not_exists(#dependents)'),
     );
     const cancelling = t.operator.cancel('a');
     await gate.reached; // the cancel read `a` with no dependents
-    await t.queue.enqueue({ id: 'p', queue: 'parents', payload: null, dependsOn: ['a'] });
+    await t.queue.repairDependencies(); // the reclaim run registers `p` with `a` meanwhile
     gate.release();
     expect((await cancelling).outcome).toBe('cancelled');
     expect(await t.queue.get('p')).toMatchObject({ state: 'dead', lastError: 'dependency a ended cancelled' });

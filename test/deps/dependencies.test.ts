@@ -55,10 +55,13 @@ describe('dependencies', () => {
     expect(await leasable(queue, 'parents')).toEqual(['p']);
   });
 
-  it('a dependency on an existing pending job registers with it, and its ack lets the dependent go', async () => {
+  it('a dependent of an existing pending job is registered with it by the next repair (the producer writes only new items), then its ack lets the dependent go', async () => {
     const { queue } = await freshQueue();
     await queue.enqueue({ id: 'a', queue: 'kids', payload: null });
     await queue.enqueue({ id: 'p', queue: 'parents', payload: null, dependsOn: ['a'] });
+    expect((await queue.get('a'))?.dependents).toBeUndefined();
+    // Its check is due at once: the next reclaim run's repair registers it.
+    expect((await queue.repairDependencies()).checked).toBe(1);
     expect((await queue.get('a'))?.dependents).toEqual(['p']);
     expect(await leasable(queue, 'parents')).toEqual([]);
     await runOne(queue, 'kids');
@@ -212,6 +215,19 @@ describe('dependencies', () => {
     expect((await queue.dependencyWait('p'))?.text).toBe('1 of 3 dependencies finished; waiting for: a pending, b pending');
     expect(await leasable(queue, 'parents')).toEqual([]);
     await runOne(queue, 'kids');
+    await runOne(queue, 'kids');
+    expect(await leasable(queue, 'parents')).toEqual(['p']);
+  });
+
+  it('a wait dependent of a job already dead is registered with it by the repair, so its requeue and run let the dependent go at once', async () => {
+    const { queue } = await freshQueue();
+    await queue.enqueue({ id: 'a', queue: 'kids', payload: null, maxAttempts: 1 });
+    const { leases } = await queue.lease({ owner: 'w', queues: ['kids'], ttlMs: 60_000 });
+    await queue.ackFailed(leases[0]!, new Error('boom'));
+    await queue.enqueue({ id: 'p', queue: 'parents', payload: null, dependsOn: ['a'], onDependencyFailure: 'wait' });
+    await queue.repairDependencies();
+    expect((await queue.get('a'))?.dependents).toEqual(['p']);
+    await queue.requeueDead('a');
     await runOne(queue, 'kids');
     expect(await leasable(queue, 'parents')).toEqual(['p']);
   });

@@ -127,22 +127,18 @@ class Model {
         lastSettle: undefined,
       });
     }
-    // In-call edges are written with the dependency; the others are registered, marked late or told.
+    // In-call edges are written with the dependency. An existing dependency is read, not written:
+    // one finished counts (or applies the policy) at once, and a dependent waiting for any other is
+    // checked by the next repair, which registers it (the producer writes only new items).
     for (const s of specs) for (const dep of s.dependsOn) if (inCall.has(dep)) this.job(dep).dependents.push(s.id);
     const died: string[] = [];
     for (const s of specs) {
-      // Its registrations run side by side: of two dependencies that fail it, either may land first.
-      const failing = s.dependsOn.filter((d) => !inCall.has(d) && s.policy === 'fail' && ['dead', 'cancelled'].includes(this.job(d).state));
-      if (failing.length > 1) this.job(s.id).failedByChoices = failing;
       for (const dep of s.dependsOn) {
         if (inCall.has(dep)) continue;
         const d = this.job(dep);
         if (d.state === 'done') continue;
-        if (d.state === 'pending' || d.state === 'waiting') d.dependents.push(s.id);
-        else if (d.state === 'running') {
-          this.edge(s.id, dep).late = true;
-          if (this.job(s.id).state === 'waiting') this.job(s.id).checkAt = this.now;
-        } else if (this.tell(s.id, dep, d.state)) died.push(s.id);
+        if ((d.state === 'dead' || d.state === 'cancelled') && this.tell(s.id, dep, d.state)) died.push(s.id);
+        if (!this.edge(s.id, dep).counted && this.job(s.id).state === 'waiting') this.job(s.id).checkAt = this.now;
       }
     }
     for (const id of died) this.cascade(id);
@@ -270,6 +266,8 @@ class Model {
             died = true;
             break;
           }
+          // A `wait` dependent of a dead job registers with it, for the end after its requeue.
+          if (s === 'dead' && j.policy === 'wait' && !known) this.job(e.dep).dependents.push(j.id);
         } else if (!known) {
           if (s === 'running') soon = true;
           else {

@@ -172,7 +172,7 @@ describe('the reclaim function, under the reclaim role', () => {
 });
 
 describe('flows, each part under its own role', () => {
-  it('a producer adds a flow and enqueues with dependsOn on existing jobs: pending (registered), done, running (late), cancelled (ignore: counted) and dead (fail: the dependent made dead)', async () => {
+  it('a producer adds a flow and enqueues with dependsOn on existing jobs, writing only new items: done and cancelled (ignore) counted, dead (fail) the dependent born dead; the reclaim run registers the rest (pending) and marks the running one late', async () => {
     const out = await s.producer(P).addFlow({ flowId: 'iam-fl', root: { queue: 'iam-fl-root', payload: 0, children: [{ queue: 'iam-fl-leaf', payload: 1 }] } });
     expect([...out.jobs.values()].map((o) => o.outcome)).toEqual(['created', 'created']);
     expect(await s.raw.get('~deps|iam-fl|0')).toMatchObject({ job: 'iam-fl', k: 0 });
@@ -189,12 +189,16 @@ describe('flows, each part under its own role', () => {
     ).toMatchObject({
       outcome: 'created',
     });
-    expect(await s.raw.get('iam-dep-pending')).toMatchObject({ dependents: new Set(['iam-dep-child|0|ignore']) });
+    // The producer wrote no existing job: its bucket says what is pending and what its policy counted.
+    expect((await s.raw.get('iam-dep-pending'))?.dependents).toBeUndefined();
     expect(await s.raw.get('~deps|iam-dep-child|0')).toMatchObject({
       pending: new Set(['iam-dep-pending', 'iam-dep-running']),
-      late: new Set(['iam-dep-running']),
       ignored: new Set(['iam-dep-cancelled']),
     });
+    // Its check is due at once: the reclaim run registers it with the pending one, marks the running one late.
+    await s.reclaim();
+    expect(await s.raw.get('iam-dep-pending')).toMatchObject({ dependents: new Set(['iam-dep-child|0|ignore']) });
+    expect(await s.raw.get('~deps|iam-dep-child|0')).toMatchObject({ late: new Set(['iam-dep-running']) });
     expect(await s.producer(P).enqueue({ queue: 'iam-dep-child', payload: 2, id: 'iam-dep-failed', dependsOn: ['iam-dep-dead'] })).toMatchObject({
       outcome: 'created',
     });
@@ -217,6 +221,7 @@ describe('flows, each part under its own role', () => {
       },
     });
     await s.producer(P).enqueue({ queue: 'iam-fw-fail', payload: 3, id: 'iam-fw-fail', dependsOn: ['iam-fw.1'] });
+    await s.reclaim(); // registers `iam-fw-fail` with the existing `iam-fw.1`
     // Both leaves at once, told apart by id (which a single lease gets first is the shards' order).
     const both = (await s.workerStore(W).lease({ owner: 'iam-worker', queues: ['iam-fw-leaf'], ttlMs: 10_000, max: 2 })).leases;
     const first = both.find((l) => l.id === 'iam-fw.0')!;
@@ -254,8 +259,11 @@ describe('flows, each part under its own role', () => {
   });
 
   it("the reclaim run repairs: a job left in the notify partition (its settler's notify step failed) has its dependents told; a waiting job is checked", async () => {
-    await s.producer(P).enqueue({ queue: 'iam-rp', payload: 1, id: 'iam-rp-a' });
-    await s.producer(P).enqueue({ queue: 'iam-rp-child', payload: 1, id: 'iam-rp-b', dependsOn: ['iam-rp-a'] });
+    // One call: `a` is written with `b`'s entry, so its lease says it has dependents.
+    await s.producer(P).enqueueMany([
+      { queue: 'iam-rp', payload: 1, id: 'iam-rp-a' },
+      { queue: 'iam-rp-child', payload: 1, id: 'iam-rp-b', dependsOn: ['iam-rp-a'] },
+    ]);
     // A settler (full trust, straight on the table) whose every bucket update fails: the ack lands, the telling does not.
     const settler = new JobQueue({ tableName: s.tableName, endpoint: s.iam.env('fullTrust').FENCEQ_DYNAMODB_ENDPOINT, logger: silentLogger });
     settler.client.middlewareStack.add(

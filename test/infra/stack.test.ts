@@ -182,8 +182,8 @@ describe('least privilege', () => {
 
   const dynamo = (...actions: string[]) => actions.map((a) => `Allow dynamodb:${a} -> ${table()}`);
   // One UpdateItem statement per kind of item, each with its key and attribute conditions (infra/access.ts; test/iam/grants.test.ts tries each):
-  // registry, groups, dependency buckets, jobs (a dependent registered and told), dead counts.
-  const PRODUCER_UPDATES = ['UpdateItem', 'UpdateItem', 'UpdateItem', 'UpdateItem', 'UpdateItem'];
+  // registry, groups, dead counts (a dependent born dead). A producer updates no job and no bucket.
+  const PRODUCER_UPDATES = ['UpdateItem', 'UpdateItem', 'UpdateItem'];
   // One PutItem statement per kind of item a producer creates: jobs, dependency buckets.
   const PRODUCER_PUTS = ['PutItem', 'PutItem'];
   // One statement per kind of item a worker updates: jobs, dependency buckets, readers, slots, rate buckets, groups, settle counts.

@@ -68,6 +68,7 @@ describe('a job with dependencies', () => {
     const { url, producer } = await dashboardOnFreshTable({ refreshMs: 250 });
     await producer.enqueue({ queue: 'fetch', id: 'only-dep', payload: null });
     await producer.enqueue({ queue: 'render', id: 'after', payload: null, dependsOn: ['only-dep'] });
+    await producer.repairDependencies(); // the reclaim run registers it with the existing jobs
     const page = await openPage('job-dependencies-live');
     await page.goto(url('/job?id=after'));
     await seeText(page, '#explanation .summary', 'Waiting for its dependencies');
@@ -82,6 +83,7 @@ describe('a job with dependencies', () => {
     const ids = Array.from({ length: 150 }, (_, i) => `dep-${String(i).padStart(3, '0')}`);
     await producer.enqueueMany(ids.map((id) => ({ queue: 'fetch', id, payload: null })));
     await producer.enqueue({ queue: 'render', id: 'wide', payload: null, dependsOn: ids });
+    await producer.repairDependencies(); // the reclaim run registers it with the existing jobs
     const html = await (await fetch(url('/job?id=wide'))).text();
     const shown = [...html.matchAll(/<tr data-id="(dep-\d+)">/g)].map((m) => m[1]);
     expect(shown.length).toBeGreaterThanOrEqual(100);
@@ -91,6 +93,7 @@ describe('a job with dependencies', () => {
 
     await producer.enqueue({ queue: 'fetch', id: 'hub', payload: null });
     await producer.enqueueMany(Array.from({ length: 101 }, (_, i) => ({ queue: 'render', id: `fan-${i}`, payload: null, dependsOn: ['hub'] })));
+    await producer.repairDependencies(); // the reclaim run registers it with the existing jobs
     const hub = await (await fetch(url('/job?id=hub'))).text();
     expect(hub).toContain('101 jobs wait for this one; the first 100 are linked.');
     expect([...hub.matchAll(/<li data-id="fan-\d+"><a href="\/job\?id=fan-\d+">/g)]).toHaveLength(100);
@@ -100,6 +103,7 @@ describe('a job with dependencies', () => {
     const { url, producer } = await dashboardOnFreshTable({ refreshMs: 60_000 });
     await producer.enqueue({ queue: 'fetch', id: 'gone-dep', payload: null, maxAttempts: 1 });
     await producer.enqueue({ queue: 'render', id: 'patient', payload: null, dependsOn: ['gone-dep'], onDependencyFailure: 'wait' });
+    await producer.repairDependencies(); // the reclaim run registers it with the existing jobs
     const [lease] = (await producer.lease({ owner: 'w', queues: ['fetch'], ttlMs: 60_000 })).leases;
     await producer.ackFailed(lease!, new Error('no'));
     expect((await producer.purgeDead({ olderThanMs: 0 })).deleted).toBe(1);
@@ -127,6 +131,7 @@ describe('a job with dependencies', () => {
     const evil = '<img src=x onerror="window.pwned = 1"><script>window.pwned = 2</script>';
     await producer.enqueue({ queue: 'fetch', id: 'bad-dep', payload: null, maxAttempts: 1 });
     await producer.enqueue({ queue: 'render', id: 'victim', payload: null, dependsOn: ['bad-dep'] });
+    await producer.repairDependencies(); // the reclaim run registers it with the existing jobs
     const [lease] = (await producer.lease({ owner: 'w', queues: ['fetch'], ttlMs: 60_000 })).leases;
     await producer.ackFailed(lease!, new Error(evil));
     const page = await openPage('dependency-markup');

@@ -368,15 +368,16 @@ export function dependenciesFinished(): Guard {
 }
 
 /**
- * A pending job that may be told it has a new dependent: only a pending job (one not yet leased)
- * takes one, since a lease tells its worker whether the job has dependents and an ack relies on it;
+ * A job that may be told it has a new dependent: a pending one (not yet leased: a lease tells its
+ * worker whether the job has dependents and an ack relies on it), or a dead one (a `wait` dependent
+ * waits for its requeue, which puts it back to pending);
  * and only while it has fewer than `max` (its item must stay inside DynamoDB's 400 KB).
  */
 export function takesDependents(max: number): Guard {
   return {
-    ConditionExpression: '#state = :pending AND (attribute_not_exists(#dependents) OR size(#dependents) < :maxDependents)',
+    ConditionExpression: '#state IN (:pending, :dead) AND (attribute_not_exists(#dependents) OR size(#dependents) < :maxDependents)',
     ExpressionAttributeNames: { '#state': 'state', '#dependents': 'dependents' },
-    ExpressionAttributeValues: { ':pending': 'pending', ':maxDependents': max },
+    ExpressionAttributeValues: { ':pending': 'pending', ':dead': 'dead', ':maxDependents': max },
   };
 }
 

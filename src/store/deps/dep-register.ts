@@ -1,9 +1,10 @@
 /**
- * registerDependent: a pending dependency -> the same, with one more entry in `dependents`.
- * Guard:   takesDependents (state = pending): a job not yet leased, so the lease that later runs
- *          it tells its worker the job has dependents, and the ack that ends it tells them.
+ * registerDependent: a pending (or dead) dependency -> the same, with one more entry in `dependents`.
+ *          Made by the reclaim run's check of a waiting job (dep-repair.ts), never by a producer.
+ * Guard:   takesDependents (state = pending or dead): a job not yet leased, so the lease that later
+ *          runs it tells its worker the job has dependents, and the ack that ends it tells them.
  * Lost race: the dependency as it stands decides:
- *   running, or pending with MAX_DEPENDENTS entries already: the entry is not written; the
+ *   running, or holding MAX_DEPENDENTS entries already: the entry is not written; the
  *             dependency is marked late in its bucket, and the reclaim run's check of the
  *             dependent (every run while it is late) tells it the dependency's end;
  *   finished: its end is told at once (counted, or by the policy);
@@ -52,11 +53,11 @@ export async function registerDependent(ctx: StoreContext, dep: string, entry: D
   const job = decodeJob(current);
   // Running (its lease says no dependents), or pending with no room for one more entry (a race past
   // the enqueue's check): the reclaim run's check of the dependent finds its end.
-  if (job.state === 'running' || (job.state === 'pending' && job.dependents.length >= MAX_DEPENDENTS)) {
+  if (job.state === 'running' || job.dependents.length >= MAX_DEPENDENTS) {
     await markLate(ctx, entry, dep);
     return { outcome: 'late', died: null };
   }
-  if (job.state === 'pending') return registerDependent(ctx, dep, entry); // released between the write and the read
+  if (job.state === 'pending' || job.state === 'dead') return registerDependent(ctx, dep, entry); // changed between the write and the read
   const died = await countDependency(ctx, entry, { id: dep, state: job.state, ...(job.lastError === undefined ? {} : { error: job.lastError }) });
   return { outcome: 'counted', died };
 }

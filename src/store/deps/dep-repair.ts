@@ -122,6 +122,8 @@ export async function checkWaiting(ctx: StoreContext, id: string): Promise<void>
         await notifyDependents(ctx, died);
         return;
       }
+      // A `wait` dependent of a dead job waits for its requeue: registered, the end after it is told.
+      if (state === 'dead' && entry.policy === 'wait' && !known) await registerDependent(ctx, dep, entry);
     } else if (!known) {
       if (state === 'running') await markLate(ctx, entry, dep);
       else {
