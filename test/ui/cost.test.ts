@@ -49,6 +49,7 @@ describe('read cost', () => {
     const { dashboard, producer, requests, url } = await dashboardOnFreshTable({ refreshMs: 600_000 });
     await producer.enqueueMany(Array.from({ length: 3 }, (_, i) => ({ queue: 'd', id: `d-${i}`, payload: i })));
     await producer.enqueue({ queue: 'p', id: 'waits', payload: null, dependsOn: ['d-0', 'd-1', 'd-2'] });
+    await producer.repairDependencies(); // the reclaim run registers it with the existing jobs
     const [lease] = (await producer.lease({ owner: 'w', queues: ['d'], ttlMs: 60_000 })).leases;
     await producer.ackDone(lease!, null);
     await dashboard.sampler.sample(); // after the start-up reading: readings never overlap
