@@ -82,12 +82,23 @@ export const GROUP_ID_PREFIX = '~group|';
 /** The id prefix of a dependent job's dependency buckets (`~deps|<job id>|<k>`: src/store/deps/dep-items.ts). */
 export const DEPS_ID_PREFIX = '~deps|';
 
+/** The prefix of every waiting partition: a job whose `gpk` starts with it waits for its dependencies. */
+export const WAITING_PREFIX = 'wait|';
+
+/** The prefix of every notify partition: a finished job whose `gpk` starts with it has dependents still to be told. */
+export const NOTIFY_PREFIX = 'notify|';
+
+/** Whether an item's `gpk` is in a partition of `prefix` ({@link WAITING_PREFIX}, {@link NOTIFY_PREFIX}). */
+export function inPartitionOf(prefix: string, gpk: unknown): boolean {
+  return typeof gpk === 'string' && gpk.startsWith(prefix);
+}
+
 /**
  * Index partition of a pending job waiting for its dependencies (no lease call reads it), sorted by
  * when the reclaim run next checks it: `<check at>|<id>`.
  */
 export function waitingPartition(shard: number): string {
-  return `wait|${shard}`;
+  return `${WAITING_PREFIX}${shard}`;
 }
 
 /** Index keys of a job waiting for its dependencies, next checked at `checkAt`, on one of `globalShards` shards. */
@@ -100,7 +111,7 @@ export function waitingKeys(id: string, checkAt: number, globalShards: number = 
  * told yet, sorted by when it finished: the reclaim run tells them if its settler could not.
  */
 export function notifyPartition(shard: number): string {
-  return `notify|${shard}`;
+  return `${NOTIFY_PREFIX}${shard}`;
 }
 
 /** Index keys of a finished job whose dependents are still to be told, finished at `at`. */

@@ -5,7 +5,6 @@
  */
 import type { Job } from '../job.js';
 import { JobNotFoundError, UnknownQueueError } from '../errors.js';
-import { checkId } from '../validate.js';
 import { readItem } from '../store/core/io.js';
 import { dependencyPage, dependencyWait, flowTree, type DependencyPage, type DependencyWait, type FlowTreeNode } from '../store/deps/dep-read.js';
 import { cancelFlow, type CancelFlowOutcome } from '../store/plans/flow-cancel.js';
@@ -123,7 +122,8 @@ export class OperatorView {
 
   /** A job's dependencies with their results, a page at a time (see the worker view's `dependencies`). */
   async dependencyPage(id: string, opts: { cursor?: string; limit?: number } = {}): Promise<DependencyPage> {
-    return dependencyPage(this.core.ctx, checkId('id', id), opts);
+    const a = check.dependencyPage({ id, options: opts });
+    return dependencyPage(this.core.ctx, a.id, a);
   }
 
   /** Cancels a pending or running job (a running holder's acks become stale); a grouped job's group moves on. */

@@ -231,4 +231,26 @@ describe('dependencies', () => {
     await runOne(queue, 'kids');
     expect(await leasable(queue, 'parents')).toEqual(['p']);
   });
+
+  it('bad options of a dependency page are a ValidationError naming the field, at the library as at the admin function', async () => {
+    const { queue } = await freshQueue();
+    await queue.enqueueMany([
+      { id: 'a', queue: 'kids', payload: null },
+      { id: 'p', queue: 'parents', payload: null, dependsOn: ['a'] },
+    ]);
+    const cases: [unknown, string][] = [
+      [{ limit: 0 }, 'options.limit'],
+      [{ limit: 'x' }, 'options.limit'],
+      [{ cursor: 5 }, 'options.cursor'],
+      [{ cursor: 'abc' }, 'options.cursor'],
+      [{ page: 1 }, 'options.page'],
+    ];
+    for (const [opts, field] of cases) {
+      const err = await queue.dependencyPage('p', opts as never).catch((e: unknown) => e);
+      expect(err, JSON.stringify(opts)).toBeInstanceOf(ValidationError);
+      expect((err as ValidationError).field, JSON.stringify(opts)).toBe(field);
+    }
+    const badId = await queue.dependencyPage('bad id').catch((e: unknown) => e);
+    expect(badId).toMatchObject({ field: 'id' });
+  });
 });

@@ -6,8 +6,8 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../../src/errors.js';
-import type { JobQueue } from '../../src/job-queue.js';
 import { freshQueue } from '../support/harness.js';
+import { drain } from './support.js';
 
 /** Makes PutItems fail once `n` have been sent (a producer that dies half-way). */
 function failPutsAfter(client: DynamoDBClient, n: number): { stop(): void } {
@@ -21,19 +21,6 @@ function failPutsAfter(client: DynamoDBClient, n: number): { stop(): void } {
     { step: 'initialize', name: 'fail-puts' },
   );
   return { stop: () => (on = false) };
-}
-
-/** Runs every due job of `queues` until none is left, acking each done with its id; returns the order. */
-async function drain(queue: JobQueue, queues: string[]): Promise<string[]> {
-  const order: string[] = [];
-  for (;;) {
-    const { leases } = await queue.lease({ owner: 'w', queues, ttlMs: 60_000, max: 10 });
-    if (leases.length === 0) return order;
-    for (const l of leases) {
-      order.push(l.id);
-      await queue.ackDone(l, { from: l.id });
-    }
-  }
 }
 
 const tree = {

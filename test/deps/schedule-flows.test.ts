@@ -5,23 +5,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../../src/errors.js';
-import type { JobQueue } from '../../src/job-queue.js';
 import { scheduleJobId } from '../../src/keys.js';
 import { freshQueue } from '../support/harness.js';
+import { drain } from './support.js';
 
 const at = (iso: string) => Date.parse(iso);
-
-async function runAll(queue: JobQueue, queues: string[]): Promise<string[]> {
-  const order: string[] = [];
-  for (;;) {
-    const { leases } = await queue.lease({ owner: 'w', queues, ttlMs: 60_000, max: 10 });
-    if (leases.length === 0) return order;
-    for (const l of leases) {
-      order.push(l.id);
-      await queue.ackDone(l, { from: l.id });
-    }
-  }
-}
 
 describe('a schedule that fires a flow', () => {
   it('writes each tick as a flow; the tick job runs after its children, which run at the tick', async () => {
@@ -41,9 +29,9 @@ describe('a schedule that fires a flow', () => {
     const tick = scheduleJobId('nightly', at('2026-05-01T10:01:00Z'));
     expect((await queue.get(tick))?.dependencies).toBe(2);
     expect((await queue.get(`${tick}.1.0`))?.runAt).toBe(at('2026-05-01T10:01:00Z'));
-    expect(await runAll(queue, ['report', 'fetch'])).toEqual([]); // nothing due before the tick
+    expect(await drain(queue, ['report', 'fetch'])).toEqual([]); // nothing due before the tick
     clock.now = at('2026-05-01T10:01:00Z');
-    const order = await runAll(queue, ['report', 'fetch']);
+    const order = await drain(queue, ['report', 'fetch']);
     expect(order.at(-1)).toBe(tick);
     expect(order.sort()).toEqual([tick, `${tick}.0`, `${tick}.1`, `${tick}.1.0`].sort());
     // Fired again (another scheduler, a retry): nothing new.
@@ -64,7 +52,7 @@ describe('a schedule that fires a flow', () => {
     expect((await queue.get(tick))?.state).toBe('pending');
     expect((await queue.get(`${tick}.0`))?.state).toBe('pending');
     clock.now = at('2026-05-01T10:01:00Z');
-    expect((await runAll(queue, ['report', 'fetch'])).sort()).toEqual([tick, `${tick}.0`].sort());
+    expect((await drain(queue, ['report', 'fetch'])).sort()).toEqual([tick, `${tick}.0`].sort());
   });
 
   it('refuses a flow template with ids, or a bad child, naming the field, and writes nothing', async () => {

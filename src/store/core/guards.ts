@@ -1,5 +1,6 @@
 import type { Lease } from '../../job.js';
 import { leaseSecretHash } from './lease-secret.js';
+import { NOTIFY_PREFIX, WAITING_PREFIX } from '../../keys.js';
 
 /** A condition with the names and values it uses. */
 export interface Guard {
@@ -340,7 +341,7 @@ export function waitingForDependencies(): Guard {
   return {
     ConditionExpression: '#state = :pending AND begins_with(#gpk, :waitPrefix)',
     ExpressionAttributeNames: { '#state': 'state', '#gpk': 'gpk' },
-    ExpressionAttributeValues: { ':pending': 'pending', ':waitPrefix': 'wait|' },
+    ExpressionAttributeValues: { ':pending': 'pending', ':waitPrefix': WAITING_PREFIX },
   };
 }
 
@@ -386,7 +387,7 @@ export function notifyingAsRead(state: string, generation: number): Guard {
   return {
     ConditionExpression: '#state = :seenState AND #leaseGeneration = :seen AND begins_with(#gpk, :notifyPrefix)',
     ExpressionAttributeNames: { '#state': 'state', '#leaseGeneration': 'leaseGeneration', '#gpk': 'gpk' },
-    ExpressionAttributeValues: { ':seenState': state, ':seen': generation, ':notifyPrefix': 'notify|' },
+    ExpressionAttributeValues: { ':seenState': state, ':seen': generation, ':notifyPrefix': NOTIFY_PREFIX },
   };
 }
 

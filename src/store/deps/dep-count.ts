@@ -20,7 +20,7 @@
  * the job), so the steps a crash cut short are finished by whoever tells the same end again.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { notifyKeys, pendingKeys, waitingKeys } from '../../keys.js';
+import { inPartitionOf, notifyKeys, pendingKeys, WAITING_PREFIX, waitingKeys } from '../../keys.js';
 import type { Item } from '../core/codec.js';
 import { fields } from '../core/codec.js';
 import { fireHook, type StoreContext } from '../core/context.js';
@@ -193,7 +193,7 @@ export async function checkSoon(ctx: StoreContext, job: string, at = ctx.clock()
 
 /** Whether a job item is waiting for dependencies. */
 export function isWaiting(item: Item): boolean {
-  return item.state === 'pending' && typeof item.gpk === 'string' && item.gpk.startsWith('wait|');
+  return item.state === 'pending' && inPartitionOf(WAITING_PREFIX, item.gpk);
 }
 
 /** The reason a dependent fails with when `end` failed it. */

@@ -10,7 +10,7 @@
  * reclaim run for any finished job left in the notify partition (its settler crashed or gave up).
  * Telling twice is harmless: each count is guarded on the dependency being pending in its bucket.
  */
-import { deadKeys } from '../../keys.js';
+import { deadKeys, inPartitionOf, NOTIFY_PREFIX } from '../../keys.js';
 import { decodeJob, type Item } from '../core/codec.js';
 import type { StoreContext } from '../core/context.js';
 import { buildUpdate } from '../core/expression.js';
@@ -50,7 +50,7 @@ export async function notifyDependents(ctx: StoreContext, item: Item): Promise<n
 export async function tellDependents(ctx: StoreContext, idOrItem: string | Item): Promise<void> {
   try {
     const item = typeof idOrItem === 'string' ? await readItem(ctx, idOrItem) : idOrItem;
-    if (!item || typeof item.gpk !== 'string' || !item.gpk.startsWith('notify|')) return;
+    if (!item || !inPartitionOf(NOTIFY_PREFIX, item.gpk)) return;
     await notifyDependents(ctx, item);
   } catch (err) {
     ctx.logger.warn('dependents.notify_deferred', { id: typeof idOrItem === 'string' ? idOrItem : String(idOrItem.id), error: String(err) });

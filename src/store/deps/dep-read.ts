@@ -11,6 +11,7 @@ import type { StoreContext } from '../core/context.js';
 import { readItem } from '../core/io.js';
 import { readItems } from './batch-read.js';
 import { decodeBucket, depBucketId, type DepBucket } from './dep-items.js';
+import { isWaiting } from './dep-count.js';
 
 /** One dependency of a job, as its handler reads it. */
 export interface DependencyResult {
@@ -171,7 +172,7 @@ export async function dependencyWait(ctx: StoreContext, item: Item, show = 20): 
   const byState: Partial<Record<JobState | 'missing', number>> = {};
   for (const u of unfinished) byState[u.state] = (byState[u.state] ?? 0) + 1;
   const failedBy = buckets.find((b) => b.failedBy !== undefined)?.failedBy;
-  const waiting = job.state === 'pending' && typeof item.gpk === 'string' && item.gpk.startsWith('wait|');
+  const waiting = isWaiting(item);
   const finished = total - pending.length;
   const named = unfinished.map((u) => `${u.id} ${u.state}`);
   const more = pending.length > show ? `, and ${pending.length - show} more` : '';

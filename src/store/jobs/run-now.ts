@@ -18,7 +18,7 @@
  */
 import { JobNotFoundError } from '../../errors.js';
 import type { JobState } from '../../job.js';
-import { readyKeys } from '../../keys.js';
+import { inPartitionOf, readyKeys, WAITING_PREFIX } from '../../keys.js';
 import { traceLogFields } from '../../tracing.js';
 import { decodeJob } from '../core/codec.js';
 import { fireHook, type StoreContext } from '../core/context.js';
@@ -46,7 +46,7 @@ export async function runNowIfScheduled(ctx: StoreContext, id: string): Promise<
     const seen = job.leaseGeneration;
     const { queueShards } = await shardLayout(ctx);
     // A job waiting for dependencies stays waiting: it becomes due now once they have all finished.
-    const waiting = typeof item.gpk === 'string' && item.gpk.startsWith('wait|');
+    const waiting = inPartitionOf(WAITING_PREFIX, item.gpk);
     const update = buildUpdate({
       set: { runAt: now, updatedAt: now, ...(waiting ? {} : readyKeys(id, job.queue, job.priority, now, queueShards)) },
     });
