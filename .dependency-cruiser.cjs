@@ -4,7 +4,7 @@
 // sibling import or an import cycle. Bottom first.
 /** @type {[name: string, paths: string[]][]} */
 const LAYERS = [
-  ['core types', ['^src/(job|errors|schema|keys|log|retry-policy|validate|client-config|flow-limits|type-guards|tracing)\\.ts$']],
+  ['core types', ['^src/(job|errors|schema|keys|log|retry-policy|validate|client-config|dynamo-clients|flow-limits|type-guards|tracing)\\.ts$']],
   // The store, bottom first: the lease read path's memory (pure), the write helpers and item
   // codec, the shard layout, single-item job transitions, the lease read path, flow control,
   // the composite transitions (settle, batch enqueue, the lease plan), schedules, maintenance.

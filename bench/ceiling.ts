@@ -4,7 +4,8 @@
  * needs at least three writes (enqueue, lease, ack), so ceiling / 3 is the most jobs per second
  * this machine can do.
  */
-import { DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { documentClient } from '../src/dynamo-clients.js';
 import { benchClient, freshBenchTable } from '../tools/env.js';
 import { sleep } from '../tools/stats.js';
 import { processCpuMs } from './cpu.js';
@@ -26,7 +27,7 @@ export interface CeilingResult {
 /** Measures conditional UpdateItem/s with `concurrency` calls in flight for `durationMs` (after a short warm-up). */
 export async function measureCeiling(endpoint: string, concurrency: number, durationMs: number, emulatorPid: number | null = null): Promise<CeilingResult> {
   const client = benchClient(endpoint);
-  const doc = DynamoDBDocumentClient.from(client);
+  const doc = documentClient(client);
   const table = await freshBenchTable(client, 'bench-ceiling');
   try {
     const items = concurrency * 4;

@@ -3,7 +3,8 @@
  * payload sizes, from the real item images the store writes: each step's image is read back
  * and priced by the rules in tools/cost-model.ts. Also the failure paths (a retry, a release).
  */
-import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { documentClient } from '../src/dynamo-clients.js';
 import { benchClient, benchQueue, freshBenchTable } from '../tools/env.js';
 import { modelLife, type ModelledStep } from '../tools/cost-model.js';
 import { plainItemSize } from '../tools/item-size.js';
@@ -33,7 +34,7 @@ function payloadShapes(fitsIn1Kb: number): { label: string; payload: unknown }[]
 /** Runs each shape through enqueue, lease, ackDone (and a failed attempt and a release) and models every step. */
 export async function modelLives(endpoint: string): Promise<{ happy: LifeModel[]; retryStep: LifeModel; releaseStep: LifeModel }> {
   const client = benchClient(endpoint);
-  const doc = DynamoDBDocumentClient.from(client);
+  const doc = documentClient(client);
   const table = await freshBenchTable(client, 'bench-cost');
   const queue = benchQueue(table.tableName, client);
   const read = async (id: string) => (await doc.send(new GetCommand({ TableName: table.tableName, Key: { id }, ConsistentRead: true }))).Item;

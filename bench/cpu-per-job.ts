@@ -6,12 +6,14 @@
  * claim), an optional explicit renewal, its ack, the worker loop. The floor is one plain
  * conditional UpdateItem through a bare `DynamoDBClient` (no document client, no fenceq), measured
  * in the same run at the same concurrency against the same emulator, times the drain's requests
- * per job. The same update through the bench client (its request handler, the meter) and through
- * fenceq's document client separates the SDK configuration's cost from fenceq's own code.
+ * per job. The same update through the bench client (its request handler, the meter, the
+ * middleware cache of fenceq's own clients) and as fenceq's io.ts sends it (its marshalling)
+ * separates the SDK configuration's cost from fenceq's own code.
  * CPU time, not wall time, and ratios within one run: both survive a busy machine.
  */
 import { DynamoDBClient, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import { MARSHALL } from '../src/store/core/io.js';
 import { silentLogger } from '../src/log.js';
 import { Worker } from '../src/worker/worker.js';
 import { benchClient, benchQueue, freshBenchTable } from '../tools/env.js';
@@ -22,7 +24,12 @@ import { benchPayload } from './throughput.js';
 
 /** The clients a plain update is timed through. */
 export const UPDATE_CLIENTS = ['bare', 'bench client', 'fenceq'] as const;
-/** One of {@link UPDATE_CLIENTS}: bare (a default DynamoDBClient, AttributeValue input), bench client (the workers' DynamoDBClient: bench request handler, meter), fenceq (that client under fenceq's document client). */
+/**
+ * One of {@link UPDATE_CLIENTS}: bare (a default DynamoDBClient, AttributeValue input), bench client
+ * (the workers' DynamoDBClient: bench request handler, meter, and the middleware cache fenceq's own
+ * clients have), fenceq (that client as src/store/core/io.ts sends through it: plain values
+ * marshalled by fenceq, the returned item unmarshalled).
+ */
 export type UpdateClient = (typeof UPDATE_CLIENTS)[number];
 
 /** CPU of one plain conditional UpdateItem through one kind of client. */
@@ -71,8 +78,8 @@ export async function measureUpdateCpu(
     client === 'bare'
       ? new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } })
       : createMeter().attach(benchClient(endpoint));
-  // fenceq's document client, built with the options src/views/queue-core.ts gives it.
-  const doc = client === 'fenceq' ? DynamoDBDocumentClient.from(low, { marshallOptions: { removeUndefinedValues: true } }) : undefined;
+  // fenceq's way (src/store/core/io.ts): plain values marshalled by fenceq, a low-level command, the item unmarshalled.
+  const viaFenceq = client === 'fenceq';
   try {
     const items = args.concurrency * 4;
     const payload = JSON.stringify(benchPayload(0));
@@ -86,8 +93,9 @@ export async function measureUpdateCpu(
     }
     const one = async (id: string): Promise<void> => {
       const { docKey, docValues, ...u } = plainUpdate(table.tableName, id, Date.now());
-      if (doc) {
-        await doc.send(new UpdateCommand({ ...u, Key: docKey, ExpressionAttributeValues: docValues }));
+      if (viaFenceq) {
+        const out = await low.send(new UpdateItemCommand({ ...u, Key: { id: { S: docKey.id } }, ExpressionAttributeValues: marshall(docValues, MARSHALL) }));
+        if (out.Attributes) unmarshall(out.Attributes);
         return;
       }
       await low.send(

@@ -4,7 +4,8 @@
  * each write and priced by the rules in tools/cost-model.ts. A queue without limits or groups adds
  * nothing: `test/store/flow-concurrency.test.ts` and `flow-groups.test.ts` count its requests.
  */
-import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { documentClient } from '../src/dynamo-clients.js';
 import { benchClient, benchQueue, freshBenchTable } from '../tools/env.js';
 import { modelLife, queryReadUnits } from '../tools/cost-model.js';
 import { plainItemSize } from '../tools/item-size.js';
@@ -24,7 +25,7 @@ export interface FlowCostRow {
 /** Prices each control on a fresh table. */
 export async function modelFlowCost(endpoint: string): Promise<FlowCostRow[]> {
   const client = benchClient(endpoint);
-  const doc = DynamoDBDocumentClient.from(client);
+  const doc = documentClient(client);
   const table = await freshBenchTable(client, 'bench-flow-cost');
   const queue = benchQueue(table.tableName, client);
   const read = async (id: string) => (await doc.send(new GetCommand({ TableName: table.tableName, Key: { id }, ConsistentRead: true }))).Item;

@@ -11,7 +11,8 @@
  *   (the onJobsDue hook of the JobQueue whose ack let it go) and to its handler starting.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { documentClient } from '../src/dynamo-clients.js';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { EnqueueInput, JobQueue } from '../src/index.js';
 import { flowJobs, type FlowInput, type FlowJob } from '../src/store/plans/flow-add.js';
 import type { Lease } from '../src/job.js';
@@ -172,7 +173,7 @@ export async function measureShape(endpoint: string, shape: FlowShape): Promise<
   const client = meter.attach(benchClient(endpoint));
   const table = await freshBenchTable(client, 'bench-flows');
   const queue = benchQueue(table.tableName, client, { countFlushMs: 3_600_000 });
-  const doc = DynamoDBDocumentClient.from(client);
+  const doc = documentClient(client);
   try {
     // Warm-up: both queues registered, the layout read, each queue's limits read once.
     meter.phase = 'warm-up';
@@ -372,7 +373,7 @@ export async function measureFanIn(endpoint: string, args: { children: number; w
     await producer.addFlow(flow);
     const addSeconds = (performance.now() - t0) / 1000;
     meter.phase = 'warm-up';
-    const root = (await DynamoDBDocumentClient.from(clients[0]!).send(new GetCommand({ TableName: table.tableName, Key: { id: 'fanin' } }))).Item;
+    const root = (await documentClient(clients[0]!).send(new GetCommand({ TableName: table.tableName, Key: { id: 'fanin' } }))).Item;
     meter.phase = 'run';
     running = true;
     const t1 = performance.now();

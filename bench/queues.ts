@@ -19,10 +19,10 @@ const count = arg > 0 ? Number(process.argv[arg + 1]) : 10_000;
 if (!Number.isSafeInteger(count) || count < 1) throw new Error('--queues N: a positive integer');
 
 const emu = await emulator();
-const client = benchClient(emu.endpoint);
-const table = await freshBenchTable(client, 'fenceq-bench-queues');
 const meter = createMeter();
-meter.attach(client);
+const client = meter.attach(benchClient(emu.endpoint)); // before its first request: it caches its middleware
+const table = await freshBenchTable(client, 'fenceq-bench-queues');
+meter.reset();
 let now = Date.now() - 120_000;
 const queue = benchQueue(table.tableName, client, { clock: () => now });
 const names = Array.from({ length: count }, (_, i) => `q${String(i).padStart(6, '0')}-${'x'.repeat(56)}`);

@@ -622,7 +622,7 @@ try {
     );
     for (const s of summaries) {
       log(
-        `   ${s.workers} x ${s.slots}: producer side ${round(s.producerCpuMsPerJob, 3)} ms CPU and ${round(s.producerRequestsPerJob, 2)} requests per job (enqueueMany of 100, before the drain); floor, one conditional UpdateItem (ALL_NEW) with ${s.workers * s.slots} in flight: ${round(s.floorCpuMsPerUpdate.bare, 3)} ms through a bare DynamoDBClient, ${round(s.floorCpuMsPerUpdate['bench client'], 3)} through the workers' client (bench request handler, meter), ${round(s.floorCpuMsPerUpdate.fenceq, 3)} through fenceq's document client on it.`,
+        `   ${s.workers} x ${s.slots}: producer side ${round(s.producerCpuMsPerJob, 3)} ms CPU and ${round(s.producerRequestsPerJob, 2)} requests per job (enqueueMany of 100, before the drain); floor, one conditional UpdateItem (ALL_NEW) with ${s.workers * s.slots} in flight: ${round(s.floorCpuMsPerUpdate.bare, 3)} ms through a bare DynamoDBClient, ${round(s.floorCpuMsPerUpdate['bench client'], 3)} through the workers' client (bench request handler, meter, middleware cache), ${round(s.floorCpuMsPerUpdate.fenceq, 3)} as fenceq's io.ts sends it on that client.`,
       );
     }
     log(

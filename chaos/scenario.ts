@@ -7,7 +7,8 @@
  * the exact interleaving.
  */
 import { CreateTableCommand, DeleteTableCommand } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { documentClient } from '../src/dynamo-clients.js';
+import { ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { randomBytes } from 'node:crypto';
 import { benchClient, benchQueue, emulator, freshBenchTable } from '../tools/env.js';
 import { prepareWorkerBundle, spawnWorker, killAllWorkers, type WorkerChild } from '../tools/processes.js';
@@ -190,7 +191,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   const random = prng(opts.seed);
   const emu = opts.endpoint ? { endpoint: opts.endpoint, stop: async () => undefined } : await emulator();
   const admin = benchClient(emu.endpoint);
-  const doc = DynamoDBDocumentClient.from(admin);
+  const doc = documentClient(admin);
   const table = await freshBenchTable(admin, 'chaos-jobs');
   const effectsTable = `chaos-effects-${randomBytes(4).toString('hex')}`;
   await admin.send(

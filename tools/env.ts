@@ -7,12 +7,17 @@ import { JobQueue, type JobQueueOptions } from '../src/job-queue.js';
 import { silentLogger } from '../src/log.js';
 import { ensureTable } from '../src/store/core/ensure-table.js';
 
-/** A DynamoDB client for a loopback endpoint with room for many concurrent requests. */
+/**
+ * A DynamoDB client for a loopback endpoint with room for many concurrent requests, caching its
+ * middleware as fenceq's own clients do (src/dynamo-clients.ts): attach meters and other middleware
+ * before its first request, and build document clients over it with `documentClient`.
+ */
 export function benchClient(endpoint: string, maxAttempts = 3): DynamoDBClient {
   return new DynamoDBClient({
     ...clientConfig({ endpoint }),
     maxAttempts,
     requestHandler: { httpAgent: { keepAlive: true, maxSockets: 512 }, connectionTimeout: 2_000, requestTimeout: 10_000 },
+    cacheMiddleware: true,
   });
 }
 

@@ -10,7 +10,8 @@
  *   The effect item keeps `chain`, every generation whose write was accepted, in order, so the
  *   checker can see a stale generation accepted after a newer one.
  */
-import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { documentClient } from '../src/dynamo-clients.js';
 import { fencedWrite } from '../src/fencing/fenced-write.js';
 import { benchClient, benchQueue } from './env.js';
 import { createWorker, type BenchHandler } from './workers.js';
@@ -57,7 +58,7 @@ const emit = (e: WorkerEvent): void => {
   process.stdout.write(`${JSON.stringify(e)}\n`);
 };
 const client = benchClient(config.endpoint, config.maxAttempts ?? 3);
-const doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+const doc = documentClient(client);
 const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {
     const t = setTimeout(resolve, ms);

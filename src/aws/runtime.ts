@@ -1,5 +1,6 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import { JobQueue, dynamoClient } from '../job-queue.js';
+import { queueClient } from '../dynamo-clients.js';
+import { JobQueue } from '../job-queue.js';
 import type { Logger } from '../log.js';
 import type { QueueHooks } from '../types.js';
 import { sqsClient } from './sqs-client.js';
@@ -75,7 +76,7 @@ export function awsQueue(config: FunctionConfig, opts: AwsQueueOptions = {}): Aw
   const hooks: QueueHooks = { ...wake?.hooks(), ...notifier?.hooks() };
   queue = new JobQueue({
     tableName: config.tableName,
-    client: dynamoClient({ endpoint: config.dynamodbEndpoint, region: opts.region }),
+    client: queueClient({ endpoint: config.dynamodbEndpoint, region: opts.region }),
     hooks,
     ...(config.retentionMs !== undefined ? { retentionMs: config.retentionMs } : {}),
     ...(opts.countSettles === false ? { countSettles: false } : {}),

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ENV, refuseRenamedEnv } from '../aws/config.js';
 import { ConfigError } from '../aws/errors.js';
-import { clientConfig } from '../client-config.js';
+import { queueClient } from '../dynamo-clients.js';
 import { errorCode } from '../type-guards.js';
 import { JobQueue } from '../job-queue.js';
 import { defaultLogger, type Logger } from '../log.js';
@@ -91,7 +91,7 @@ export function reclaimPeriodMs(opts: GlobalOptions, env: NodeJS.ProcessEnv = pr
 
 /** A DynamoDB client for the CLI: few retries and short timeouts, so an unreachable endpoint fails fast. */
 function cliDynamoClient(conn: Connection, env: NodeJS.ProcessEnv = process.env): DynamoDBClient {
-  return new DynamoDBClient({ ...clientConfig(conn, env), maxAttempts: 2, requestHandler: { connectionTimeout: 3_000, requestTimeout: 15_000 } });
+  return queueClient(conn, { maxAttempts: 2, requestHandler: { connectionTimeout: 3_000, requestTimeout: 15_000 } }, env);
 }
 
 /** Opens the queue a command works on. */

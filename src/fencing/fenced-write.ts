@@ -20,6 +20,7 @@
 import { ConditionalCheckFailedException, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { documentClient } from '../dynamo-clients.js';
 import { ValidationError } from '../errors.js';
 import { checkInt, checkObject } from '../validate.js';
 import type { FencingToken } from '../worker/types.js';
@@ -78,7 +79,7 @@ function docClient(client: DynamoDBClient | DynamoDBDocumentClient): DynamoDBDoc
   if (client instanceof DynamoDBDocumentClient) return client;
   let doc = docs.get(client);
   if (!doc) {
-    doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+    doc = documentClient(client);
     docs.set(client, doc);
   }
   return doc;

@@ -9,7 +9,8 @@
 import { InvokeCommand } from '@aws-sdk/client-lambda';
 import { lambdaClient, sqsClient } from '../aws/clients.js';
 import { ENV } from '../aws/config.js';
-import { JobQueue, dynamoClient } from '../job-queue.js';
+import { queueClient } from '../dynamo-clients.js';
+import { JobQueue } from '../job-queue.js';
 import type { Logger } from '../log.js';
 import { ensureTable } from '../store/core/ensure-table.js';
 import { isRecord } from '../type-guards.js';
@@ -101,7 +102,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     const sqsEmulator = fulfilled(sqsSettled);
     const settings = fulfilled(settingsSettled);
     const dynamo = { endpoint: external ?? emulator!.endpoint };
-    const client = dynamoClient({ endpoint: dynamo.endpoint });
+    const client = queueClient({ endpoint: dynamo.endpoint });
     const sqs = sqsClient({ endpoint: sqsEmulator.endpoint });
     stops.push(
       () => client.destroy(),

@@ -4,8 +4,8 @@
  * of names; the one-time move of a pre-0.2 registry).
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { clientConfig } from '../client-config.js';
+import { documentClient, queueClient } from '../dynamo-clients.js';
 import { ValidationError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { defaultLogger } from '../log.js';
@@ -112,9 +112,10 @@ export class QueueCore {
     }
     this.tableName = options.tableName;
     const random = options.random ?? Math.random;
-    this.client = options.client ?? dynamoClient(options);
+    this.client = options.client ?? queueClient(options);
     this.ctx = {
-      doc: DynamoDBDocumentClient.from(this.client, { marshallOptions: { removeUndefinedValues: true } }),
+      doc: documentClient(this.client),
+      client: this.client,
       tableName: options.tableName,
       clock: options.clock ?? Date.now,
       logger: options.logger ?? defaultLogger(),

@@ -125,12 +125,14 @@ describe('io: a lost race', () => {
   });
 
   it('itemAfterLoss uses the copy sent with the failure and sends nothing', async () => {
-    const ctx = {
-      doc: {
-        send: () => {
-          throw new Error('no request expected');
-        },
+    const noRequest = {
+      send: () => {
+        throw new Error('no request expected');
       },
+    };
+    const ctx = {
+      doc: noRequest,
+      client: noRequest,
       tableName: 't',
     } as unknown as StoreContext;
     const err = new ConditionalCheckFailedException({ message: 'lost', $metadata: {}, Item: marshall({ id: 'j', state: 'done', n: 2 }) });

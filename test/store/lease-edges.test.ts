@@ -34,9 +34,9 @@ function loseFirstClaim(client: DynamoDBClient, raw: ReturnType<typeof rawAccess
   const seen = { claims: 0 };
   client.middlewareStack.add(
     (next, context) => async (args) => {
-      const input = args.input as { ConditionExpression?: string; Key?: { id?: string } };
+      const input = args.input as { ConditionExpression?: string; Key?: { id?: { S?: string } } };
       if (context.commandName === 'UpdateItemCommand' && String(input.ConditionExpression).includes(':seen') && seen.claims++ < times) {
-        const id = input.Key!.id!;
+        const id = input.Key!.id!.S!; // io.ts sends the claim through the low-level client
         const item = (await raw.get(id))!;
         await raw.set(id, {
           state: 'running',

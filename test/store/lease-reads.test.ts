@@ -138,7 +138,7 @@ describe('lease reads (how few index partitions a call reads)', () => {
     // hold the read of that shard; meanwhile time passes and a job is enqueued there, due at once
     const gate = gateNext(
       w.client,
-      (cmd, input) => cmd === 'QueryCommand' && (input.ExpressionAttributeValues as Record<string, unknown>)[':pk'] === `ready|q|${shard}`,
+      (cmd, input) => cmd === 'QueryCommand' && (input.ExpressionAttributeValues as Record<string, { S?: string }>)[':pk']?.S === `ready|q|${shard}`, // query.ts sends low-level Queries
     );
     const leasing = w.queue.lease({ owner: 'w', queues: ['q'], ttlMs: TTL, max: 1 });
     await gate.reached;

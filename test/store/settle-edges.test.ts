@@ -163,9 +163,9 @@ describe('cancel', () => {
     let armed = true;
     t.client.middlewareStack.add(
       (next, context) => async (args) => {
-        const input = args.input as { Key?: { id?: unknown } };
+        const input = args.input as { Key?: { id?: { S?: string } } };
         const out = await next(args);
-        if (armed && context.commandName === 'UpdateItemCommand' && input.Key?.id === 'x') {
+        if (armed && context.commandName === 'UpdateItemCommand' && input.Key?.id?.S === 'x') {
           armed = false; // a purge removes the cancelled job at once
           await t.raw.delete('x');
         }

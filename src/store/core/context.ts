@@ -1,3 +1,4 @@
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Logger } from '../../log.js';
 import type { LeaseHints } from '../memory/lease-hints.js';
@@ -30,7 +31,10 @@ export interface QueueHooks {
 
 /** Everything a store transition needs: the table, the clock, and where to log. */
 export interface StoreContext {
+  /** The document client (plain values in, plain values out), for every request but io.ts's. */
   readonly doc: DynamoDBDocumentClient;
+  /** The low-level client under `doc`: io.ts sends the transitions' UpdateItems and GetItems through it, marshalling them itself. */
+  readonly client: DynamoDBClient;
   readonly tableName: string;
   /** Epoch ms; every condition takes `:now` from here. */
   readonly clock: () => number;

@@ -1,12 +1,14 @@
 import {
   ConditionalCheckFailedException,
+  GetItemCommand,
   ProvisionedThroughputExceededException,
   RequestLimitExceeded,
   ResourceNotFoundException,
   ThrottlingException,
+  UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import { GetCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import { marshall, unmarshall, type marshallOptions } from '@aws-sdk/util-dynamodb';
 import { TableUnavailableError, ThrottledError } from '../../errors.js';
 import type { Item } from './codec.js';
 import type { StoreContext } from './context.js';
@@ -20,17 +22,19 @@ import type { StoreContext } from './context.js';
  * that leaves the job pending tells this JobQueue's lease hints where it put it. With
  * `returnItem` false the item is not sent back, and success yields an empty object.
  */
-export async function updateElseNull(
-  ctx: StoreContext,
-  input: Omit<UpdateCommandInput, 'TableName' | 'ReturnValues'>,
-  returnItem = true,
-): Promise<Item | null> {
+export async function updateElseNull(ctx: StoreContext, input: KeyedUpdate, returnItem = true): Promise<Item | null> {
   const out = await updateOrLoss(ctx, input, returnItem);
   return out instanceof ConditionalCheckFailedException ? null : out;
 }
 
-/** An UpdateItem of one item by its id, as {@link updateElseLoss} takes it (a lost race reads the item again by that id). */
-export type KeyedUpdate = Omit<UpdateCommandInput, 'TableName' | 'ReturnValues' | 'Key'> & { readonly Key: { readonly id: string } };
+/**
+ * An UpdateItem of one item by its id, as {@link updateElseNull} and {@link updateElseLoss} take
+ * it (a lost race reads the item again by that id): plain values in `ExpressionAttributeValues`
+ * (the document client's form), no legacy `AttributeUpdates` or `Expected`.
+ */
+export type KeyedUpdate = Omit<UpdateCommandInput, 'TableName' | 'ReturnValues' | 'AttributeUpdates' | 'Expected' | 'Key'> & {
+  readonly Key: { readonly id: string };
+};
 
 /** A guarded write's result: the item as written, or (lost race) a way to the item as it stands. */
 export type WrittenOrLoss = { readonly written: Item } | { readonly written: null; current(): Promise<Item | undefined> };
@@ -48,14 +52,28 @@ export async function updateElseLoss(ctx: StoreContext, input: KeyedUpdate, retu
   return { written: null, current: () => (current ??= itemAfterLoss(ctx, out, input.Key.id)) };
 }
 
-async function updateOrLoss(
-  ctx: StoreContext,
-  input: Omit<UpdateCommandInput, 'TableName' | 'ReturnValues'>,
-  returnItem: boolean,
-): Promise<Item | ConditionalCheckFailedException> {
+/**
+ * The document client's marshalling, as `src/views/queue-core.ts` builds it (`removeUndefinedValues`).
+ * io.ts sends through the low-level client and marshals here: the document client wraps every send
+ * in a command of its own and resolves a middleware stack for it, a cost every job's lease, renew
+ * and ack paid (docs/bench.md, "CPU per job").
+ */
+export const MARSHALL: marshallOptions = { removeUndefinedValues: true };
+
+/** One conditional UpdateItem: the item written (unmarshalled as the document client would), or the lost race's failure. */
+async function updateOrLoss(ctx: StoreContext, input: KeyedUpdate, returnItem: boolean): Promise<Item | ConditionalCheckFailedException> {
+  const { Key, ExpressionAttributeValues, ...rest } = input;
   try {
-    const out = await ctx.doc.send(new UpdateCommand({ ...input, TableName: ctx.tableName, ReturnValues: returnItem ? 'ALL_NEW' : 'NONE' }));
-    const item: Item = returnItem ? (out.Attributes ?? {}) : {};
+    const out = await ctx.client.send(
+      new UpdateItemCommand({
+        ...rest,
+        Key: { id: { S: Key.id } },
+        ExpressionAttributeValues: ExpressionAttributeValues && marshall(ExpressionAttributeValues, MARSHALL),
+        TableName: ctx.tableName,
+        ReturnValues: returnItem ? 'ALL_NEW' : 'NONE',
+      }),
+    );
+    const item: Item = returnItem && out.Attributes ? unmarshall(out.Attributes) : {};
     notePending(ctx, item);
     return item;
   } catch (err) {
@@ -83,8 +101,8 @@ export function notePending(ctx: StoreContext, item: Item): void {
 /** Reads one item with a consistent read (the failure path of a transition classifies from it). */
 export async function readItem(ctx: StoreContext, id: string): Promise<Item | undefined> {
   try {
-    const out = await ctx.doc.send(new GetCommand({ TableName: ctx.tableName, Key: { id }, ConsistentRead: true }));
-    return out.Item;
+    const out = await ctx.client.send(new GetItemCommand({ TableName: ctx.tableName, Key: { id: { S: id } }, ConsistentRead: true }));
+    return out.Item && unmarshall(out.Item);
   } catch (err) {
     throw translate(ctx, err);
   }

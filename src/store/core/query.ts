@@ -4,11 +4,26 @@
  * calls a few at a time. Every index read of the store goes through here, so a read's cost in
  * requests is the number of pages it follows and nothing else: no retry, no read-ahead.
  */
-import { QueryCommand, type QueryCommandInput, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand } from '@aws-sdk/client-dynamodb';
+import type { QueryCommandInput as DocQueryInput } from '@aws-sdk/lib-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { TABLE_SCHEMA } from '../../schema.js';
 import type { Item } from './codec.js';
 import type { StoreContext } from './context.js';
-import { translate } from './io.js';
+import { MARSHALL, translate } from './io.js';
+
+/**
+ * A Query as the store writes it: plain values in `ExpressionAttributeValues` and
+ * `ExclusiveStartKey` (the document client's form), no legacy `KeyConditions` or `QueryFilter`.
+ */
+export type QueryCommandInput = Omit<DocQueryInput, 'KeyConditions' | 'QueryFilter'>;
+
+/** One page of a Query's answer, in plain values. */
+export interface QueryPage {
+  readonly Items?: Item[];
+  readonly Count?: number;
+  readonly LastEvaluatedKey?: Record<string, unknown>;
+}
 
 /** How many calls a fan-out over many items (queues, names, slots) runs at once by default. */
 export const FAN_OUT_LANES = 8;
@@ -53,10 +68,26 @@ export function shardPartitions(count: number, partition: (shard: number) => str
   return Array.from({ length: count }, (_, shard) => partition(shard));
 }
 
-/** One page of a Query (one request); an SDK error becomes the store's error. */
-export async function queryPage(ctx: StoreContext, input: QueryCommandInput): Promise<QueryCommandOutput> {
+/**
+ * One page of a Query (one request); an SDK error becomes the store's error. Sent through the
+ * low-level client and marshalled here, as io.ts does its writes (the lease path's reads are the
+ * most frequent request a worker makes; docs/bench.md, "CPU per job").
+ */
+export async function queryPage(ctx: StoreContext, input: QueryCommandInput): Promise<QueryPage> {
+  const { ExpressionAttributeValues, ExclusiveStartKey, ...rest } = input;
   try {
-    return await ctx.doc.send(new QueryCommand(input));
+    const out = await ctx.client.send(
+      new QueryCommand({
+        ...rest,
+        ExpressionAttributeValues: ExpressionAttributeValues && marshall(ExpressionAttributeValues, MARSHALL),
+        ExclusiveStartKey: ExclusiveStartKey && marshall(ExclusiveStartKey, MARSHALL),
+      }),
+    );
+    return {
+      Items: out.Items?.map((item) => unmarshall(item)),
+      Count: out.Count,
+      LastEvaluatedKey: out.LastEvaluatedKey && unmarshall(out.LastEvaluatedKey),
+    };
   } catch (err) {
     throw translate(ctx, err);
   }

@@ -3,7 +3,7 @@
  * the work index only (never a Scan); done and cancelled jobs are not indexed, so they are
  * reached by id (`get`).
  */
-import type { QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { QueryCommandInput } from '../core/query.js';
 import { ValidationError } from '../../errors.js';
 import { deadPartition, leasePartition, prioritizedPartition, readyPartition, scheduledPartition, waitingPartition } from '../../keys.js';
 import { isRecord } from '../../type-guards.js';
