@@ -23,12 +23,24 @@ import { Agent, createServer, request as httpRequest, type IncomingMessage, type
 import { listenOnLoopback } from './loopback.js';
 import { TABLE_SCHEMA } from '../src/schema.js';
 
+/** Seconds of unused capacity a key may burst unless told: small, fixed, well below DynamoDB's own (up to 300 s). */
+export const DEFAULT_BURST_SEC = 0.5;
+
 /** The proxy's settings. */
 export interface ThrottleOptions {
   /** Write units a second each partition key takes (the base item's and each index partition's). */
   readonly writeUnitsPerSec: number;
-  /** Seconds of unused capacity a key may burst. @default 0.5 */
+  /** Seconds of unused capacity a key may burst. @default {@link DEFAULT_BURST_SEC} */
   readonly burstSec?: number;
+  /**
+   * Items whose writes come from each process's clock, not from jobs (a reader's heartbeat, a
+   * process's count flush): their keys take {@link clockWriteUnitsPerSec}. Their load does not
+   * shrink when the job-driven limit is scaled down, so neither may their limit.
+   * @default none
+   */
+  readonly clockDriven?: (id: string) => boolean;
+  /** Write units a second a clock-driven item's key takes (DynamoDB's own 1,000 when scaling). @default writeUnitsPerSec */
+  readonly clockWriteUnitsPerSec?: number;
   /** Answer index Queries from a view up to this old (ms); 0: always fresh. @default 0 */
   readonly staleIndexMs?: number;
   /** Source of randomness in [0, 1) (the stale view's age). @default Math.random */
@@ -43,7 +55,7 @@ export interface ThrottleCounts {
   throttled: number;
   /** BatchWriteItem items sent back unprocessed. */
   unprocessed: number;
-  /** Throttles by the kind of key that ran out: `base` or an index partition kind (`ready`, `lease`...). */
+  /** Throttles by the kind of key that ran out: `base` (a job), `base ~<kind>` (another item, such as `base ~readers`) or an index partition kind (`ready`, `lease`...). */
   byKind: Record<string, number>;
   /** Index Queries answered from a stale view. */
   staleReads: number;
@@ -71,8 +83,11 @@ type Charges = Map<string, number>;
 /** The index partition an item image is in (or undefined). */
 const gpkOf = (item: Record<string, Av> | undefined): string | undefined => item?.[GPK]?.S as string | undefined;
 
-/** Kind of a charged key: `base`, or the prefix of an index partition. */
-const kindOf = (key: string): string => (key.startsWith('base|') ? 'base' : key.slice(4, key.indexOf('|', 4) === -1 ? undefined : key.indexOf('|', 4)));
+/** Kind of a charged key: `base` (a job's item), `base ~<kind>` (an item of the queue's own, such as `~readers|q`), or the prefix of an index partition. */
+export const kindOf = (key: string): string => {
+  if (!key.startsWith('base|')) return key.slice(4, key.indexOf('|', 4) === -1 ? undefined : key.indexOf('|', 4));
+  return key.startsWith('base|~') ? `base ${key.slice(5).split('|')[0]}` : 'base';
+};
 
 /**
  * What an UpdateItem does to the item's index entry: its new `gpk` (a string), `null` when it
@@ -106,8 +121,12 @@ export function updateIndexEffect(body: {
 export async function startThrottleProxy(target: string, opts: ThrottleOptions): Promise<ThrottleProxy> {
   const upstream = new URL(target);
   const agent = new Agent({ keepAlive: true, maxSockets: 256 });
-  const rate = opts.writeUnitsPerSec;
-  const burst = Math.max(1, rate * (opts.burstSec ?? 0.5));
+  const clockRate = opts.clockWriteUnitsPerSec ?? opts.writeUnitsPerSec;
+  /** A key's rate and burst: a clock-driven item's base key takes the clock rate, every other key the scaled one. */
+  const limitOf = (key: string): { rate: number; burst: number } => {
+    const rate = key.startsWith('base|') && opts.clockDriven?.(key.slice(5)) ? clockRate : opts.writeUnitsPerSec;
+    return { rate, burst: Math.max(1, rate * (opts.burstSec ?? DEFAULT_BURST_SEC)) };
+  };
   const random = opts.random ?? Math.random;
   const counts: ThrottleCounts = { requests: 0, writes: 0, throttled: 0, unprocessed: 0, byKind: {}, staleReads: 0, byKey: {} };
   const keyCount = (key: string) => (counts.byKey[key] ??= { units: 0, throttled: 0, unused: 0 });
@@ -116,6 +135,7 @@ export async function startThrottleProxy(target: string, opts: ThrottleOptions):
   const views = new Map<string, { at: number; status: number; headers: Record<string, string | string[]>; payload: Buffer }>();
 
   const level = (key: string, now: number) => {
+    const { rate, burst } = limitOf(key);
     const b = buckets.get(key) ?? { tokens: burst, at: now };
     const refilled = b.tokens + ((now - b.at) / 1000) * rate;
     if (refilled > burst && !key.startsWith('base|') && Number.isFinite(refilled)) keyCount(key).unused += refilled - burst;

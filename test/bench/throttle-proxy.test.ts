@@ -1,6 +1,9 @@
-import { ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
+import { ProvisionedThroughputExceededException, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startThrottleProxy, updateIndexEffect, type ThrottleProxy } from '../../tools/throttle-proxy.js';
+import { kindOf, startThrottleProxy, updateIndexEffect, type ThrottleProxy } from '../../tools/throttle-proxy.js';
+import { isClockDriven } from '../../bench/throttle.js';
+import { COUNT_ID_PREFIX } from '../../src/keys.js';
+import { readersId } from '../../src/store/lease/readers.js';
 import { benchClient } from '../../tools/env.js';
 import { ThrottledError } from '../../src/errors.js';
 import { JobQueue } from '../../src/job-queue.js';
@@ -68,5 +71,51 @@ describe('throttle proxy', () => {
     expect(key.unused).toBeGreaterThan(20 * 0.3 - 1);
     expect(key.unused).toBeLessThanOrEqual(20 * elapsed);
     client.destroy();
+  });
+});
+
+describe("throttle proxy: items written on each process's clock", () => {
+  it("takes the clock rate on a clock-driven item's key and the scaled rate on every other key, naming the kind that ran out", async () => {
+    const { tableName } = await freshTable();
+    const proxy = await startThrottleProxy(endpoint(), {
+      writeUnitsPerSec: 1,
+      burstSec: 1,
+      clockDriven: isClockDriven,
+      clockWriteUnitsPerSec: 1_000,
+    });
+    proxies.push(proxy);
+    const client = benchClient(proxy.endpoint, 1); // no SDK retries: see the throttle itself
+    const touch = (id: string, n: number) =>
+      client
+        .send(
+          new UpdateItemCommand({
+            TableName: tableName,
+            Key: { id: { S: id } },
+            UpdateExpression: 'SET #n = :n',
+            ExpressionAttributeNames: { '#n': 'n' },
+            ExpressionAttributeValues: { ':n': { N: String(n) } },
+          }),
+        )
+        .then(
+          () => 'written',
+          (e: unknown) => (e instanceof ProvisionedThroughputExceededException ? 'throttled' : e),
+        );
+    const readers = [];
+    for (let n = 0; n < 5; n++) readers.push(await touch(readersId('q'), n));
+    expect(readers).toEqual(['written', 'written', 'written', 'written', 'written']);
+    expect([await touch(`${COUNT_ID_PREFIX}q|1`, 1), await touch(`${COUNT_ID_PREFIX}q|1`, 2)]).toEqual(['written', 'written']);
+    expect([await touch('job-1', 1), await touch('job-1', 2)]).toEqual(['written', 'throttled']);
+    expect([await touch('~group|q|g', 1), await touch('~group|q|g', 2)]).toEqual(['written', 'throttled']);
+    expect(proxy.counts.byKind).toEqual({ base: 1, 'base ~group': 1 });
+  });
+
+  it('counts as clock-driven the readers and count items only', () => {
+    expect(isClockDriven(readersId('q'))).toBe(true);
+    expect(isClockDriven(`${COUNT_ID_PREFIX}q|2026-12-05T05:00`)).toBe(true);
+    expect(isClockDriven('job-1')).toBe(false);
+    expect(isClockDriven('~queue|q')).toBe(false);
+    expect(kindOf('base|~readers|q')).toBe('base ~readers');
+    expect(kindOf('base|job-1')).toBe('base');
+    expect(kindOf('gsi|lease|3')).toBe('lease');
   });
 });
