@@ -434,7 +434,7 @@ try {
       ]),
     );
     log(
-      '   model: 1,000 WCU/s per partition key scaled to the rate shown; 2 ready-shard and 2 lease-shard writes per job; 4 workers per shard, 1 at 25 x 25 (docs/capacity.md); readers and count items (written on each process\'s clock, not per job) keep 1,000 WCU/s.',
+      "   model: 1,000 WCU/s per partition key scaled to the rate shown; 2 ready-shard and 2 lease-shard writes per job; 4 workers per shard, 1 at 25 x 25 (docs/capacity.md); readers and count items (written on each process's clock, not per job) keep 1,000 WCU/s.",
     );
     log(
       '   lease-shard units/s: the mean over lease shards of the write units each accepted, and of those its bucket refilled past full (capacity no write asked for), in the steady state.',
