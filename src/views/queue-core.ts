@@ -72,7 +72,12 @@ export function checkCountFlushMs(field: string, value: unknown): number {
   return checkInt(field, value, 100, 3_600_000);
 }
 
-/** Builds a DynamoDB client for an endpoint; a loopback endpoint gets placeholder credentials when none are set (see {@link clientConfig}). */
+/**
+ * Builds a DynamoDB client for an endpoint; a loopback endpoint gets placeholder credentials when
+ * none are set (see {@link clientConfig}). For your own use: it caches no middleware, so middleware
+ * you add at any time is seen and a document client may be built on it. The client a JobQueue
+ * builds for itself is `queueClient` (src/dynamo-clients.ts), which caches.
+ */
 export function dynamoClient(opts: { endpoint?: string; region?: string } = {}): DynamoDBClient {
   return new DynamoDBClient(clientConfig(opts));
 }
