@@ -140,13 +140,17 @@ export async function checkWaiting(ctx: StoreContext, id: string): Promise<void>
   await checkSoon(ctx, id, soon ? now : now + SAFETY_CHECK_MS);
 }
 
-/** Index entries of `partition`'s shards whose sort key (`<at>|<id>`) is due by `at`, up to `max`. */
+/**
+ * Index entries of `partition`'s shards whose sort key (`<at>|<id>`) is due by `at`, up to `max` in
+ * all (each shard's read stops at `max`, then the merge is cut to `max`, as reclaim's is).
+ */
 async function dueEntries(ctx: StoreContext, partition: (shard: number) => string, at: number, max: number): Promise<Item[]> {
   const { read } = await shardLayout(ctx);
-  return queryPartitions(
+  const due = await queryPartitions(
     ctx,
     shardPartitions(read.globalShards, partition),
     { sortKey: '#sk < :bound', names: { '#sk': 'gsk' }, values: { ':bound': dueSortKeyBound(at) }, projection: 'id' },
     { max },
   );
+  return due.slice(0, max);
 }
