@@ -15,21 +15,30 @@
  * it as those files' whole report): move it to reports/mutation/lines/.
  */
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 const args = process.argv.slice(2);
 const rangesOnly = args[0] === '--ranges';
 const linesReport = rangesOnly ? undefined : args[0];
-const since = Object.fromEntries(
-  args
-    .slice(1)
-    .map((a) => a.split('='))
-    .filter((p) => p.length === 2 && /^[\w-]+$/.test(p[0]) && /^[0-9a-f]{7,40}$/.test(p[1])),
-);
-if ((!rangesOnly && !linesReport) || Object.keys(since).length !== args.length - 1 || args.length < 2) {
-  console.error('usage: node scripts/mutation-lines.mjs (--ranges | <lines-report.json>) <folder>=<commit> ...');
+/** Stops with the usage line and what was wrong, naming the argument. */
+function refuse(why) {
+  console.error(`mutation-lines: ${why}\nusage: node scripts/mutation-lines.mjs (--ranges | <lines-report.json>) <folder>=<commit> ...`);
   process.exit(2);
+}
+if (args.length < 2) refuse('expected --ranges or a report, then at least one <folder>=<commit>');
+if (linesReport !== undefined && !existsSync(linesReport)) refuse(`no such report: ${JSON.stringify(linesReport)}`);
+const since = {};
+for (const arg of args.slice(1)) {
+  const [folder, commit, ...rest] = arg.split('=');
+  if (rest.length > 0 || !/^[\w-]+$/.test(folder ?? '') || !/^[0-9a-f]{7,40}$/.test(commit ?? '')) refuse(`not <folder>=<commit>: ${JSON.stringify(arg)}`);
+  if (!existsSync(`src/store/${folder}`)) refuse(`no folder src/store/${folder} (in ${JSON.stringify(arg)})`);
+  try {
+    execFileSync('git', ['rev-parse', '--verify', '--quiet', `${commit}^{commit}`], { stdio: 'ignore' });
+  } catch {
+    refuse(`no such commit: ${JSON.stringify(commit)} (in ${JSON.stringify(arg)})`);
+  }
+  since[folder] = commit;
 }
 
 /** The diff's hunks of `file` since `commit`: old start and length, new start and length. */

@@ -15,14 +15,11 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { JobNotFoundError, MalformedItemError, ValidationError } from '../../src/errors.js';
-import type { JobQueue } from '../../src/job-queue.js';
-import type { StoreContext } from '../../src/store/core/context.js';
 import { readItem } from '../../src/store/core/io.js';
 import { dependenciesOfLease, dependencyPage, dependencyWait, flowTree } from '../../src/store/deps/dep-read.js';
 import { depBucketId } from '../../src/store/deps/dep-items.js';
 import { freshQueue } from '../support/harness.js';
-
-const ctxOf = (queue: JobQueue): StoreContext => (queue as unknown as { core: { ctx: StoreContext } }).core.ctx;
+import { ctxOf } from './edges-support.js';
 
 /** Records the ids each BatchGetItem request of the real client asks for, in order. */
 function recordBatchGets(client: DynamoDBClient): { readonly requests: string[][]; buckets(): string[][]; reset(): void } {

@@ -21,8 +21,7 @@ import { prepareEnqueue, type EnqueueInput } from '../../src/store/jobs/enqueue.
 import { shardLayout } from '../../src/store/layout/shard-layout.js';
 import { enqueueWithDependencies } from '../../src/store/plans/enqueue-dependents.js';
 import { freshQueue } from '../support/harness.js';
-import { ctxOf } from './edges-support.js';
-import { failPutsOf, putBeforePutOf, putJob, recordRequests } from './flow-plans-support.js';
+import { ctxOf, failPutsOf, jobItem, putBeforePutOf, putJob, recordRequests } from './edges-support.js';
 
 /** A fresh queue (its counts kept in memory for the test), its store context and its table's shard layout. */
 async function setup() {
@@ -308,20 +307,7 @@ describe('enqueueWithDependencies: order, repeats and existing items', () => {
     const { queue, raw, clock, logger, ctx, client, doc, tableName } = await setup();
     const now = clock();
     await putJob(raw, 'x', 'dead', now, { lastError: 'E' });
-    const theirs = {
-      id: 'p',
-      queue: 'parents',
-      state: 'dead',
-      leaseGeneration: 1,
-      incarnation: 'theirs',
-      attempts: 0,
-      maxAttempts: 5,
-      runAt: now,
-      priority: 0,
-      payload: 'null',
-      createdAt: now,
-      updatedAt: now,
-    };
+    const theirs = jobItem('p', 'parents', 'dead', now, { incarnation: 'theirs' });
     const race = putBeforePutOf(client, doc, tableName, theirs);
     const racedIgnore = putBeforePutOf(client, doc, tableName, { ...theirs, id: 'q', state: 'pending', incarnation: 'theirs-q' });
     const out = await queue.enqueueMany([

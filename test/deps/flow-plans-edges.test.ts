@@ -19,8 +19,7 @@ import { flowJobs, MAX_FLOW_JOBS, treeJobs } from '../../src/store/plans/flow-ad
 import { requeueDeadJob } from '../../src/store/plans/flow-requeue.js';
 import { shardLayout } from '../../src/store/layout/shard-layout.js';
 import { freshQueue } from '../support/harness.js';
-import { ctxOf } from './edges-support.js';
-import { recordRequests, writeBeforeUpdateOf } from './flow-plans-support.js';
+import { ctxOf, recordRequests, writeBefore } from './edges-support.js';
 
 /** The strings of a set attribute, sorted (undefined when the attribute is absent). */
 function setOf(value: unknown): string[] | undefined {
@@ -209,7 +208,7 @@ describe('cancelFlow', () => {
       { id: 'a', queue: 'kids', payload: null },
       { id: 'b', queue: 'kids', payload: null },
     ]);
-    const race = writeBeforeUpdateOf(client, doc, tableName, 'a', { state: 'cancelled' });
+    const race = writeBefore(client, doc, tableName, 'a', { state: 'cancelled' });
     expect(await queue.cancelFlow('p')).toEqual({ cancelled: ['p', 'b'], finished: 1 });
     expect(race.fired).toBe(true);
   });

@@ -15,8 +15,7 @@ import { deadKeys, scheduleJobId } from '../../src/keys.js';
 import { fireSchedule } from '../../src/store/schedules/schedule-fire.js';
 import { checkScheduleInput, cronOf, itemToSchedule, loadCron, scheduleToItem, tickJobIds } from '../../src/store/schedules/schedule-item.js';
 import { freshQueue } from '../support/harness.js';
-import { ctxOf } from './edges-support.js';
-import { recordRequests } from './flow-plans-support.js';
+import { ctxOf, recordRequests } from './edges-support.js';
 
 const at = (iso: string) => Date.parse(iso);
 
