@@ -12,7 +12,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { MalformedItemError } from '../../src/errors.js';
-import { notifyKeys, waitingKeys } from '../../src/keys.js';
+import { notifyKeys, shardOf, waitingKeys } from '../../src/keys.js';
 import { DEPENDENCY_GRACE_MS, decodeBucket, depBucketId } from '../../src/store/deps/dep-items.js';
 import { checkWaiting, repairDependencies } from '../../src/store/deps/dep-repair.js';
 import { freshQueue } from '../support/harness.js';
@@ -71,6 +71,22 @@ describe('repairDependencies: counts and log', () => {
     expect(await queue.repairDependencies({ max: 2 })).toEqual({ told: 0, checked: 2 });
     // Those two are next checked in an hour: the next pass checks the one left.
     expect(await queue.repairDependencies({ max: 2 })).toEqual({ told: 0, checked: 1 });
+  });
+
+  it('a pass cut to `max` takes the longest due first across the shards, not the first shard read', async () => {
+    const { queue, raw, clock, nextCheck } = await setup();
+    await queue.configureShards({ queueShards: 1, globalShards: 4 });
+    // Two jobs in different shards; the one in the shard read later has waited longer.
+    const ids = Array.from({ length: 40 }, (_, i) => `p${i}`);
+    const first = ids.find((id) => shardOf(id, 4) === 0)!;
+    const later = ids.find((id) => shardOf(id, 4) === 3)!;
+    await queue.enqueue({ id: 'a', queue: 'kids', payload: null });
+    for (const id of [first, later]) await queue.enqueue({ id, queue: 'parents', payload: null, dependsOn: ['a'] });
+    await raw.set(first, { gsk: waitingKeys(first, clock.now - 1_000, 4).gsk });
+    await raw.set(later, { gsk: waitingKeys(later, clock.now - 5_000, 4).gsk });
+    expect(await queue.repairDependencies({ max: 1 })).toEqual({ told: 0, checked: 1 });
+    expect(await nextCheck(later)).toBe(clock.now + SAFETY_CHECK_MS);
+    expect(await nextCheck(first)).toBe(clock.now - 1_000);
   });
 
   it('a check that fails is logged with the job and the error, and the other jobs are still checked', async () => {

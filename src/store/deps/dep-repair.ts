@@ -142,15 +142,18 @@ export async function checkWaiting(ctx: StoreContext, id: string): Promise<void>
 
 /**
  * Index entries of `partition`'s shards whose sort key (`<at>|<id>`) is due by `at`, up to `max` in
- * all (each shard's read stops at `max`, then the merge is cut to `max`, as reclaim's is).
+ * all, the longest due first across the shards (each shard's read stops at `max`; the merge is
+ * ordered by the sort key and cut to `max`, as reclaim's is by expiry), so a shard with a backlog of
+ * jobs checked again at once does not keep the other shards' older entries waiting.
  */
 async function dueEntries(ctx: StoreContext, partition: (shard: number) => string, at: number, max: number): Promise<Item[]> {
   const { read } = await shardLayout(ctx);
   const due = await queryPartitions(
     ctx,
     shardPartitions(read.globalShards, partition),
-    { sortKey: '#sk < :bound', names: { '#sk': 'gsk' }, values: { ':bound': dueSortKeyBound(at) }, projection: 'id' },
+    { sortKey: '#sk < :bound', names: { '#sk': 'gsk' }, values: { ':bound': dueSortKeyBound(at) }, projection: 'id, #sk' },
     { max },
   );
-  return due.slice(0, max);
+  const dueKey = (item: Item): string => fields('job', item).str('gsk');
+  return due.sort((a, b) => (dueKey(a) < dueKey(b) ? -1 : dueKey(a) > dueKey(b) ? 1 : 0)).slice(0, max);
 }
